@@ -1,0 +1,20 @@
+import type { RecordTypeSpec } from './types.js';
+
+export const modelDriftEvent: RecordTypeSpec = {
+  type: 'model_drift_event',
+  method: 'modelDriftEvent',
+  title: 'Model drift event',
+  summary: 'A monitored metric drifted past its threshold (EU AI Act Art 72 post-market monitoring)',
+  fields: [
+    { wire: 'model_id', input: 'modelName', kind: 'string', required: true, description: 'model monitored (fills resource)' },
+    { wire: 'metric', input: 'metricName', kind: 'string', required: true, description: 'metric that drifted' },
+    { wire: 'baseline', input: 'baselineValue', kind: 'number', required: true, description: 'baseline value' },
+    { wire: 'current', input: 'observedValue', kind: 'number', required: true, description: 'observed value' },
+    { wire: 'threshold', input: 'threshold', kind: 'number', required: true, description: 'alerting threshold' },
+    { wire: 'drift_type', input: 'driftType', kind: 'string', required: true, enum: ['performance', 'data', 'concept'], default: 'performance', description: 'kind of drift' },
+    { wire: 'detected_by', input: 'detectedBy', kind: 'string', required: true, description: 'monitor or person that detected it (fills identity)' },
+    { wire: 'action_taken', input: 'actionTaken', kind: 'string', required: false, description: 'response' },
+  ],
+  topInputs: [],
+  topLevel: (payload) => ({ identity: payload.detected_by as string, resource: payload.model_id as string }),
+};

@@ -1,0 +1,32 @@
+import type { RecordTypeSpec } from './types.js';
+
+/** `policy:<slug>:<version>`, slug = lower-case name with whitespace runs as `-` (wire.md §1) */
+export function policyResource(name: string, version: string): string {
+  return `policy:${name.trim().toLowerCase().replace(/\s+/g, '-')}:${version}`;
+}
+
+export const policyAcknowledged: RecordTypeSpec = {
+  type: 'policy_acknowledged',
+  method: 'policyAcknowledged',
+  title: 'Policy acknowledged',
+  summary: 'A person acknowledged an AI or security policy (EU AI Act Art 4 literacy)',
+  fields: [
+    { wire: 'decision', input: 'decision', kind: 'string', required: true, enum: ['acknowledged'], default: 'acknowledged', fixed: true, description: 'always acknowledged' },
+    { wire: 'policy_name', input: 'policyName', kind: 'string', required: true, description: 'policy acknowledged' },
+    { wire: 'policy_version', input: 'version', kind: 'string', required: true, description: 'policy version' },
+    { wire: 'acknowledgment_type', input: 'acknowledgmentType', kind: 'string', required: true, enum: ['initial', 'renewal', 'update'], default: 'initial', description: 'kind of acknowledgment' },
+    { wire: 'channel', input: 'channel', kind: 'string', required: true, default: 'in-app', description: 'where it was acknowledged' },
+    { wire: 'policy_url', input: 'policyUrl', kind: 'string', required: false, description: 'link to the policy text' },
+    { wire: 'session_id', input: 'sessionId', kind: 'string', required: false, description: 'session in which it was acknowledged' },
+  ],
+  topInputs: [
+    { input: 'acknowledgingIdentity', flag: 'acknowledging-identity', kind: 'string', required: true, description: 'who acknowledged (fills identity)' },
+  ],
+  topLevel: (payload, top) => ({
+    identity: top.acknowledgingIdentity,
+    resource:
+      typeof payload.policy_name === 'string' && typeof payload.policy_version === 'string'
+        ? policyResource(payload.policy_name, payload.policy_version)
+        : undefined,
+  }),
+};

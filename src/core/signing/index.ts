@@ -1,0 +1,3 @@
+export * from './keys.js';
+export * from './hmac.js';
+export * from './ed25519.js';
