@@ -47,13 +47,14 @@ function publicKeyObject(hex: string): KeyObject | null {
   return key;
 }
 
-/** Verifies a hex Ed25519 signature over a UTF-8 message with a hex public key. Never throws. */
-export function verifyEd25519(message: string, signatureHex: string, publicKeyHex: string): boolean {
+/** Verifies a hex Ed25519 signature over a message (a string as its UTF-8 bytes) with a hex public key. Never throws. */
+export function verifyEd25519(message: string | Uint8Array, signatureHex: string, publicKeyHex: string): boolean {
   if (!HEX_SIG.test(signatureHex) || !HEX_KEY.test(publicKeyHex)) return false;
   const key = publicKeyObject(publicKeyHex.toLowerCase());
   if (!key) return false;
   try {
-    return verify(null, Buffer.from(message, 'utf8'), key, Buffer.from(signatureHex, 'hex'));
+    const bytes = typeof message === 'string' ? Buffer.from(message, 'utf8') : message;
+    return verify(null, bytes, key, Buffer.from(signatureHex, 'hex'));
   } catch {
     return false;
   }

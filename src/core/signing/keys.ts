@@ -52,9 +52,10 @@ export class SigningKey {
     return createHmac('sha256', this.#seed).update(message, 'utf8').digest('hex');
   }
 
-  /** Lower-case hex Ed25519 signature (64 bytes) of the UTF-8 bytes of `message`. */
-  ed25519SignHex(message: string): string {
-    return sign(null, Buffer.from(message, 'utf8'), this.#ed25519PrivateKey()).toString('hex');
+  /** Lower-case hex Ed25519 signature (64 bytes) of `message` (a string is signed as its UTF-8 bytes). */
+  ed25519SignHex(message: string | Uint8Array): string {
+    const bytes = typeof message === 'string' ? Buffer.from(message, 'utf8') : message;
+    return sign(null, bytes, this.#ed25519PrivateKey()).toString('hex');
   }
 
   /** The Ed25519 public key derived from the seed, 32 bytes as lower-case hex. */
