@@ -4,3 +4,4 @@ export * from './records/index.js';
 export * from './signing/index.js';
 export * from './hashing.js';
 export * from './attestations.js';
+export * from './controls/index.js';
