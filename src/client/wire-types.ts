@@ -1,0 +1,140 @@
+/**
+ * The service's reply bodies as they travel (snake_case, spec §2 and §4). Bodies are read with the
+ * lossless JSON reader, so a number written with a fraction (`85.0`) arrives as a `JsonFloat` and
+ * an integer beyond 2^53 as a `bigint`; the integer fields typed `number` here are small integers.
+ */
+import type { JsonValue } from '../core/canonical-json.js';
+import type { RecordType } from '../core/records/types.js';
+
+/** GET /api/me (spec §2.1). */
+export interface Identity {
+  user_id: string;
+  workspace_id: string;
+  org_id: string;
+}
+
+/** POST grc/evidence (spec §2.3). `record_id` is the nil UUID and `detail` `dry_run` in a dry run. */
+export interface GrcWriteResult {
+  record_id: string;
+  record_type: RecordType;
+  mapped_controls: string[];
+  detail: string;
+}
+
+/** One item of GET grc/evidence (spec §2.4). */
+export interface EvidenceListItem {
+  record_id: string;
+  record_type: RecordType;
+  system_name: string;
+  occurred_at: string;
+  mapped_controls: string[];
+  source: string;
+  signed: boolean;
+  [extension: string]: JsonValue;
+}
+
+/** GET grc/evidence; `next_cursor` is the service's paging extension (wire.md §5). */
+export interface EvidenceList {
+  records: EvidenceListItem[];
+  next_cursor?: string | null;
+}
+
+/** Query of GET grc/evidence (spec §4.3). */
+export interface EvidenceQuery {
+  system_name?: string;
+  record_type?: string;
+  /** lookback in days (service default 90) */
+  days?: number;
+  /** page size (service default 50, max 200) */
+  limit?: number;
+  /** `next_cursor` of the previous page */
+  cursor?: string;
+}
+
+/**
+ * GET grc/evidence/{record_id} (the service's extension): the whole stored record, with the
+ * signed members exactly as stored so that `client_sig` can be checked again.
+ */
+export interface StoredEvidenceRecord {
+  record_id: string;
+  record_type: RecordType;
+  system_name: string;
+  payload: { [key: string]: JsonValue };
+  occurred_at: string;
+  identity?: string;
+  resource?: string;
+  environment?: string;
+  client_sig?: string;
+  client_sig_algo?: string;
+  mapped_controls?: string[];
+  [extension: string]: JsonValue | undefined;
+}
+
+/** Trust tiers: both value sets of spec §2.7 are accepted. */
+export type TrustTier = 'witnessed' | 'declared' | 'verified' | 'attested' | 'observed';
+
+/** POST attestations/external (spec §2.6). */
+export interface AttestationResultBody {
+  attestation_id: string;
+  external_verified: boolean;
+  trust_tier: TrustTier;
+  detail: string;
+}
+
+/** One item of a batch reply; `status` is `accepted` for a stored item (spec §4.5). */
+export interface BatchItemResult {
+  status: string;
+  attestation_id?: string;
+  error?: string;
+  message?: string;
+  field?: string;
+  [extension: string]: JsonValue | undefined;
+}
+
+/** POST attestations/batch (spec §4.5). */
+export interface BatchResultBody {
+  accepted: number;
+  rejected: number;
+  results: BatchItemResult[];
+}
+
+/** GET grc/posture-brief (spec §2.8). */
+export interface PostureBrief {
+  overall_pct: number;
+  frameworks: { framework: string; score_pct: number }[];
+  failing_gates: string[];
+  unattested_24h: number;
+}
+
+/** One system of GET grc/systems (spec §2.9). */
+export interface SystemInfo {
+  system_id: string;
+  system_name: string;
+  registered: boolean;
+  risk_tier: string | null;
+  last_evidence_at: string | null;
+}
+
+/** One gate of GET grc/gates/check (spec §2.10). */
+export interface Gate {
+  gate_id: string;
+  name: string;
+  passing: boolean;
+  blocking: boolean;
+  exit_code: 0 | 1 | 2;
+  reason?: string;
+  [extension: string]: JsonValue | undefined;
+}
+
+/** Body of POST grc/derive-controls (spec §4.9). */
+export interface DeriveControlsRequest {
+  description: string;
+  risk_tier: string;
+}
+
+/** One recommendation of POST grc/derive-controls (spec §2.11). */
+export interface ControlRecommendation {
+  record_type: RecordType;
+  priority: string;
+  controls: string[];
+}
