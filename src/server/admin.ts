@@ -1,0 +1,164 @@
+/**
+ * Administration of a service database, behind `govctl admin` (cli.md): provision an
+ * organisation, workspace, user and first API key; create, list and revoke API keys; set the
+ * gate policy of a workspace. Each call opens the database, does its work in one transaction and
+ * closes it, so it is safe beside a running `govctl serve` on the same file (WAL).
+ * API keys appear in clear only in what `provision` and `createApiKey` return.
+ */
+import { FRAMEWORKS, validateGatePolicy, type Framework, type GateMode } from '../core/index.js';
+import { describeIssues } from './errors.js';
+import { openDatabase, type Db } from './store/database.js';
+import { GatePolicyStore } from './store/gate-policy.js';
+import { IdentityStore, type ApiKeyInfo, type CreatedApiKey, type ProvisionOptions, type Provisioned } from './store/identity.js';
+
+export type { ApiKeyInfo, CreatedApiKey, ProvisionOptions, Provisioned };
+
+/** An admin request that cannot be done: `not_found` (no such workspace or key) or `invalid` (a bad value, named by `field`). */
+export class AdminError extends Error {
+  override readonly name = 'AdminError';
+  constructor(
+    readonly code: 'not_found' | 'invalid',
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+function withDatabase<T>(dbPath: string, work: (db: Db) => T): T {
+  const db = openDatabase(dbPath);
+  try {
+    return work(db);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Adds an organisation with one workspace, one user and one API key. Every call adds another.
+ *
+ * @example const { workspace_id, api_key } = provision('govctl.db', { orgName: 'Acme' });
+ */
+export function provision(dbPath: string, options: ProvisionOptions = {}): Provisioned {
+  return withDatabase(dbPath, (db) => new IdentityStore(db).provision(options, Date.now()));
+}
+
+export interface CreateApiKeyOptions {
+  workspaceId: string;
+  /** a label for listings */
+  name?: string;
+  /** when the key stops working (default: never) */
+  expiresAt?: Date | string;
+}
+
+function expiryMs(expiresAt: Date | string | undefined): number | null {
+  if (expiresAt === undefined) return null;
+  const ms = expiresAt instanceof Date ? expiresAt.getTime() : Date.parse(expiresAt);
+  if (Number.isNaN(ms)) throw new AdminError('invalid', 'expiresAt must be an ISO 8601 date and time', 'expiresAt');
+  return ms;
+}
+
+/**
+ * A new API key for a workspace; the returned `api_key` is the only time the key is shown.
+ * @throws AdminError `not_found` for an unknown workspace, `invalid` for a bad expiry
+ */
+export function createApiKey(dbPath: string, options: CreateApiKeyOptions): CreatedApiKey {
+  const expires = expiryMs(options.expiresAt);
+  return withDatabase(dbPath, (db) => {
+    const created = new IdentityStore(db).createApiKey(options.workspaceId, options.name ?? null, expires, Date.now());
+    if (!created) throw new AdminError('not_found', `no workspace ${options.workspaceId} in this database`, 'workspaceId');
+    return created;
+  });
+}
+
+/** Every API key (of one workspace, when given): ids, prefixes, dates, revocation; never the keys. */
+export function listApiKeys(dbPath: string, options: { workspaceId?: string } = {}): ApiKeyInfo[] {
+  return withDatabase(dbPath, (db) => new IdentityStore(db).listApiKeys(options.workspaceId));
+}
+
+/**
+ * Revokes an API key at once; revoking it again changes nothing.
+ * @throws AdminError `not_found` for an unknown key id
+ */
+export function revokeApiKey(dbPath: string, keyId: string): ApiKeyInfo {
+  return withDatabase(dbPath, (db) => {
+    const key = new IdentityStore(db).revokeApiKey(keyId, Date.now());
+    if (!key) throw new AdminError('not_found', `no API key ${keyId} in this database`, 'keyId');
+    return key;
+  });
+}
+
+/** One framework's gate rule as it applies to a workspace, and whether the workspace set it. */
+export interface GatePolicyEntry {
+  framework: Framework;
+  mode: GateMode;
+  threshold: number;
+  source: 'workspace' | 'default';
+}
+
+export interface SetGatePolicyOptions {
+  workspaceId: string;
+  framework: Framework;
+  /** `required` (blocking) or `advisory`; default: the rule's current mode */
+  mode?: GateMode;
+  /** percent from 0 to 100; default: the rule's current threshold */
+  threshold?: number;
+}
+
+function policyEntries(gatePolicy: GatePolicyStore, workspaceId: string): GatePolicyEntry[] {
+  const own = gatePolicy.overrides(workspaceId);
+  const policy = gatePolicy.policy(workspaceId);
+  return FRAMEWORKS.map((framework) => ({ framework, ...policy[framework], source: own[framework] ? 'workspace' : 'default' }));
+}
+
+function requireWorkspace(db: Db, workspaceId: string): void {
+  if (!new IdentityStore(db).workspaceExists(workspaceId)) throw new AdminError('not_found', `no workspace ${workspaceId} in this database`, 'workspaceId');
+}
+
+/**
+ * Sets one framework's gate for a workspace (other frameworks keep theirs).
+ * @returns the workspace's whole policy afterwards
+ * @throws AdminError `invalid` for an unknown framework, mode or a threshold outside 0–100; `not_found` for an unknown workspace
+ */
+export function setGatePolicy(dbPath: string, options: SetGatePolicyOptions): GatePolicyEntry[] {
+  const rule: Record<string, unknown> = {};
+  if (options.mode !== undefined) rule.mode = options.mode;
+  if (options.threshold !== undefined) rule.threshold = options.threshold;
+  const issues = validateGatePolicy({ [options.framework]: rule }, '');
+  if (issues.length > 0) {
+    // Paths come as `<framework>.mode`; name the option instead.
+    const last = issues[0]!.path.split('.').pop();
+    throw new AdminError('invalid', describeIssues(issues), last === 'mode' || last === 'threshold' ? last : 'framework');
+  }
+  return withDatabase(dbPath, (db) => {
+    requireWorkspace(db, options.workspaceId);
+    const gatePolicy = new GatePolicyStore(db);
+    const current = gatePolicy.policy(options.workspaceId)[options.framework];
+    gatePolicy.set(
+      options.workspaceId,
+      options.framework,
+      { mode: options.mode ?? current.mode, threshold: options.threshold ?? current.threshold },
+      Date.now(),
+    );
+    return policyEntries(gatePolicy, options.workspaceId);
+  });
+}
+
+/** Puts one framework's gate of a workspace back to the default. */
+export function resetGatePolicy(dbPath: string, options: { workspaceId: string; framework: Framework }): GatePolicyEntry[] {
+  if (!FRAMEWORKS.includes(options.framework)) throw new AdminError('invalid', `framework must be one of: ${FRAMEWORKS.join(', ')}`, 'framework');
+  return withDatabase(dbPath, (db) => {
+    requireWorkspace(db, options.workspaceId);
+    const gatePolicy = new GatePolicyStore(db);
+    gatePolicy.clear(options.workspaceId, options.framework);
+    return policyEntries(gatePolicy, options.workspaceId);
+  });
+}
+
+/** A workspace's gate policy: every framework, its own rule or the default. */
+export function getGatePolicy(dbPath: string, options: { workspaceId: string }): GatePolicyEntry[] {
+  return withDatabase(dbPath, (db) => {
+    requireWorkspace(db, options.workspaceId);
+    return policyEntries(new GatePolicyStore(db), options.workspaceId);
+  });
+}

@@ -1,0 +1,137 @@
+/**
+ * The service application: one Fastify instance with the lossless JSON body parser, the auth and
+ * rate-limit hook, one error handler, a log line per request, and a route module per endpoint
+ * group. `govctl serve` listens with it (serve.ts); the embedded local store calls the very same
+ * application in-process (local-store.ts), so every endpoint has one implementation.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { createAuthHook } from './auth.js';
+import { createErrorHandler, type ErrorBody, type LogLine } from './errors.js';
+import { BODY_LIMIT, registerJsonBodyParser } from './json-body.js';
+import { registerAttestationRoutes } from './routes/attestations.js';
+import type { RouteDeps } from './routes/deps.js';
+import { registerDeriveRoutes } from './routes/derive.js';
+import { registerEvidenceRoutes } from './routes/evidence.js';
+import { registerIdentityRoutes } from './routes/identity.js';
+import { registerPostureRoutes } from './routes/posture.js';
+import { openStore, type Store } from './store/index.js';
+
+/** Requests per minute per workspace (spec §8). */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 2000;
+
+export interface AppOptions {
+  /** database file, or `:memory:` */
+  db: string;
+  /** the clock (default: the system clock) */
+  now?: () => Date;
+  /** where the per-request log lines and error causes go (default: nowhere) */
+  logLine?: LogLine;
+  /** requests per minute per workspace (default 2000, spec §8); other values are for tests */
+  rateLimitPerMinute?: number;
+}
+
+export interface ServiceApp {
+  app: FastifyInstance;
+  store: Store;
+  /** stops the application (in-flight requests finish), commits queued writes and closes the database */
+  close(): Promise<void>;
+}
+
+/** Longest path written to a log line. */
+const MAX_LOGGED_PATH = 512;
+
+function errorResponse(reply: FastifyReply, status: number, body: ErrorBody): void {
+  void reply.code(status).send(body);
+}
+
+/** A malformed HTTP request (before Fastify sees a request): answer in the error shape and close. */
+function handleClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const body = JSON.stringify({ error: 'bad_request', message: status === 431 ? 'the request headers are too large' : 'malformed HTTP request' } satisfies ErrorBody);
+  socket.end(`HTTP/1.1 ${status} Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/**
+ * Builds the service application (not listening; see startServer).
+ *
+ * @example
+ * const { app, close } = await createApp({ db: ':memory:' });
+ * const reply = await app.inject({ method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${key}` } });
+ * await close();
+ */
+export async function createApp(options: AppOptions): Promise<ServiceApp> {
+  const store = openStore(options.db);
+  const logLine: LogLine = options.logLine ?? (() => {});
+  const clock = options.now ?? (() => new Date());
+  const deps: RouteDeps = { store, nowMs: () => clock().getTime() };
+  const handleError = createErrorHandler(logLine);
+
+  const app = Fastify({
+    logger: false,
+    bodyLimit: BODY_LIMIT,
+    genReqId: () => `req_${randomBytes(8).toString('hex')}`,
+    // After close() starts, requests already on an open connection are still served (they finish
+    // what a client began); no new connections are accepted.
+    return503OnClosing: false,
+    requestTimeout: 60_000,
+    clientErrorHandler: handleClientError,
+    frameworkErrors: (error, request, reply) => handleError(error, request, reply),
+  });
+
+  try {
+    registerJsonBodyParser(app);
+    app.setErrorHandler(handleError);
+    app.setNotFoundHandler((_request, reply) => errorResponse(reply, 404, { error: 'not_found', message: 'no such endpoint' }));
+
+    app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+      void reply.header('x-request-id', request.id);
+    });
+    // One structured line per request: never headers, bodies, query strings or keys.
+    app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+      const path = request.url.split('?', 1)[0]!;
+      logLine(
+        JSON.stringify({
+          level: 'info',
+          time: new Date().toISOString(),
+          request_id: request.id,
+          method: request.method,
+          path: path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path,
+          status: reply.statusCode,
+          duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+        }),
+      );
+    });
+
+    await app.register(rateLimit, { global: false });
+    const authenticate = createAuthHook(app, {
+      store,
+      nowMs: deps.nowMs,
+      rateLimitPerMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+    });
+    await app.register(async (api) => {
+      api.addHook('onRequest', authenticate);
+      registerIdentityRoutes(api);
+      registerEvidenceRoutes(api, deps);
+      registerAttestationRoutes(api, deps);
+      registerPostureRoutes(api, deps);
+      registerDeriveRoutes(api);
+    });
+    await app.ready();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+
+  return {
+    app,
+    store,
+    async close() {
+      await app.close();
+      await store.close();
+    },
+  };
+}

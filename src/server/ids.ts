@@ -1,0 +1,63 @@
+/**
+ * Identifiers the service hands out: `<prefix>_<uuid>` with a UUIDv7 (RFC 9562), so that ids
+ * sort by creation time and the evidence list's tie-break on record_id follows arrival order,
+ * and API keys (`gk_` + 32 random bytes, base64url).
+ */
+import { randomBytes } from 'node:crypto';
+
+/** The id a dry run answers with (spec §2.3: "the all-zero nil UUID in dry-run"). */
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+export type IdPrefix = 'usr' | 'ws' | 'org' | 'rec' | 'att' | 'sys' | 'key';
+
+let lastMs = -1;
+let sequence = 0;
+
+/**
+ * A UUIDv7: 48-bit Unix milliseconds, then a 12-bit counter that increases within one
+ * millisecond (monotonic in one process), then 62 random bits.
+ */
+export function uuidv7(nowMs: number = Date.now()): string {
+  if (nowMs > lastMs) {
+    lastMs = nowMs;
+    sequence = randomBytes(2).readUInt16BE(0) & 0x7ff; // start in the lower half so the counter rarely overflows
+  } else {
+    sequence++;
+    if (sequence > 0xfff) {
+      // 4096 ids in one millisecond: borrow the next millisecond rather than repeat an order.
+      lastMs++;
+      sequence = 0;
+    }
+  }
+  const bytes = randomBytes(16);
+  const ms = lastMs;
+  bytes[0] = Math.floor(ms / 2 ** 40) & 0xff;
+  bytes[1] = Math.floor(ms / 2 ** 32) & 0xff;
+  bytes[2] = (ms >>> 24) & 0xff;
+  bytes[3] = (ms >>> 16) & 0xff;
+  bytes[4] = (ms >>> 8) & 0xff;
+  bytes[5] = ms & 0xff;
+  bytes[6] = 0x70 | (sequence >>> 8);
+  bytes[7] = sequence & 0xff;
+  bytes[8] = 0x80 | (bytes[8]! & 0x3f);
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** A new identifier such as `rec_0193a5c2-7b1e-7c00-9f3a-1d2e3f405162`. */
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${uuidv7()}`;
+}
+
+/** The visible start of every API key; lets secret scanners and people recognise one. */
+export const API_KEY_PREFIX = 'gk_';
+
+/** A new API key: `gk_` + 32 random bytes in base64url (256 bits of entropy). */
+export function newApiKey(): string {
+  return API_KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** How much of a key is kept in clear for listing (`gk_` + 8 characters); the rest exists only as a hash. */
+export function apiKeyDisplayPrefix(apiKey: string): string {
+  return apiKey.slice(0, API_KEY_PREFIX.length + 8);
+}

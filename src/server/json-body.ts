@@ -1,0 +1,46 @@
+/**
+ * Request bodies: JSON only, read with core's lossless reader so that number lexemes keep their
+ * meaning (`85.0` stays a float, `12345678901234567890` keeps every digit; wire.md §4). Anything
+ * else is a 400 `bad_request` (wire.md §5): a body that is not JSON, a wrong content type, a
+ * charset other than UTF-8. Bodies over the route's limit are 413 (Fastify checks the length).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isPlainObject, JsonSyntaxError, parseJsonLossless, type JsonValue } from '../core/index.js';
+import { badRequest } from './errors.js';
+
+/** Largest request body on every endpoint but the batch one: 1 MiB. */
+export const BODY_LIMIT = 1024 * 1024;
+
+/** Largest body of POST attestations/batch: 8 MiB (1000 attestations of up to ~8 KiB each). */
+export const BATCH_BODY_LIMIT = 8 * 1024 * 1024;
+
+/** A JSON object as the lossless reader returns it. */
+export type JsonObject = { [key: string]: JsonValue };
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
+
+/** Replaces Fastify's body parsers with the one lossless JSON parser. */
+export function registerJsonBodyParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      done(badRequest('the request body must be UTF-8 JSON (charset=utf-8)'), undefined);
+      return;
+    }
+    try {
+      done(null, parseJsonLossless(body as string));
+    } catch (error) {
+      if (error instanceof JsonSyntaxError) done(badRequest(`the request body is not valid JSON: ${error.message}`), undefined);
+      else done(error as Error, undefined);
+    }
+  });
+}
+
+/** The request body as a JSON object, or 400 when it is missing or not an object. */
+export function bodyObject(request: FastifyRequest): JsonObject {
+  const body = request.body;
+  if (body === undefined || body === null) throw badRequest('the request needs a JSON object body with Content-Type: application/json');
+  if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+  return body as JsonObject;
+}

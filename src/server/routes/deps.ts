@@ -1,0 +1,50 @@
+/** What every route module gets from createApp, and small helpers they share. */
+import type { FastifyRequest } from 'fastify';
+import type { ValidationIssue } from '../../core/index.js';
+import type { Store } from '../store/index.js';
+
+export interface RouteDeps {
+  store: Store;
+  /** the clock, epoch ms */
+  nowMs: () => number;
+}
+
+/** The URL prefix of the workspace-scoped endpoints (spec §1). */
+export const WORKSPACE_PREFIX = '/api/workspaces/:workspace_id/governance';
+
+/**
+ * Where a write came from, stored with it as `source` (spec §2.4): the `X-Govctl-Source` header
+ * when it is one of these, `sdk` otherwise (docs/service.md).
+ */
+export const SOURCES = ['sdk', 'cli', 'import', 'agent'] as const;
+export type Source = (typeof SOURCES)[number];
+
+export function sourceOf(request: FastifyRequest): Source {
+  const header = request.headers['x-govctl-source'];
+  const value = typeof header === 'string' ? header.trim().toLowerCase() : '';
+  return (SOURCES as readonly string[]).includes(value) ? (value as Source) : 'sdk';
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Strings the service keeps in their own columns (names, identity, resource) must be well-formed
+ * Unicode: SQLite stores UTF-8, which cannot hold a lone surrogate, and the stored value must be
+ * exactly what was signed. Payloads have no such limit: they are stored as canonical JSON, where
+ * every non-ASCII character is an escape.
+ */
+export function wellFormedIssues(record: Record<string, unknown>, keys: readonly string[], prefix = ''): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  for (const key of keys) {
+    const value = record[key];
+    if (typeof value === 'string' && LONE_SURROGATE.test(value)) {
+      issues.push({ path: prefix ? `${prefix}.${key}` : key, code: 'format', message: 'must be well-formed Unicode (it holds a lone surrogate)' });
+    }
+  }
+  return issues;
+}
+
+/** Epoch ms as the wire writes times: ISO 8601, UTC, milliseconds, `Z`. */
+export function isoFromMs(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -1,0 +1,138 @@
+/**
+ * `govctl serve`: the application listening on a host and port, one JSON log line per request,
+ * and a graceful shutdown on SIGINT/SIGTERM that finishes in-flight requests and commits every
+ * queued write before the database closes.
+ */
+import type { AddressInfo } from 'node:net';
+import { createApp, type ServiceApp } from './app.js';
+import type { LogLine } from './errors.js';
+
+export interface ServerOptions {
+  /** default 127.0.0.1 */
+  host?: string;
+  /** default 8080; 0 picks a free port */
+  port?: number;
+  /** the database file */
+  db: string;
+  /** where log lines go, one JSON object each (stderr in `govctl serve`); default nowhere */
+  logLine?: LogLine;
+  /** requests per minute per workspace (default 2000) */
+  rateLimitPerMinute?: number;
+  now?: () => Date;
+}
+
+export interface RunningServer {
+  /** e.g. `http://127.0.0.1:8080` */
+  url: string;
+  /** stops accepting connections, lets in-flight requests finish, commits queued writes, closes the database; safe to call twice */
+  close(): Promise<void>;
+  /** the application, for tests */
+  service: ServiceApp;
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8080;
+
+function logEvent(logLine: LogLine, fields: Record<string, unknown>): void {
+  logLine(JSON.stringify({ level: 'info', time: new Date().toISOString(), ...fields }));
+}
+
+/**
+ * Starts the service.
+ *
+ * @example
+ * const server = await startServer({ db: 'govctl.db', port: 8080, logLine: (line) => process.stderr.write(line + '\n') });
+ * await runUntilSignal(server);
+ */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const logLine = options.logLine ?? (() => {});
+  const service = await createApp({
+    db: options.db,
+    logLine,
+    ...(options.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}),
+    ...(options.now !== undefined ? { now: options.now } : {}),
+  });
+  try {
+    await service.app.listen({ host: options.host ?? DEFAULT_HOST, port: options.port ?? DEFAULT_PORT });
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
+  const address = service.app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  logEvent(logLine, { msg: 'listening', url, db: options.db });
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    service,
+    close() {
+      closing ??= closeGracefully(service).then(() => logEvent(logLine, { msg: 'stopped' }));
+      return closing;
+    },
+  };
+}
+
+/** How often idle connections are swept during a shutdown. */
+const IDLE_SWEEP_MS = 20;
+
+/**
+ * Closes without dropping requests that have arrived. Node's `server.close()` destroys every
+ * connection that is not serving a request at that instant, including one whose request bytes sit
+ * unread in its buffer; so the immediate sweep is replaced by one every few milliseconds: by the
+ * next sweep such a request is being served (and its response, marked `Connection: close`, ends
+ * the connection), while connections that really are idle are closed.
+ */
+async function closeGracefully(service: ServiceApp): Promise<void> {
+  const server = service.app.server;
+  const closeIdle = server.closeIdleConnections.bind(server);
+  server.closeIdleConnections = () => {};
+  const sweep = setInterval(closeIdle, IDLE_SWEEP_MS);
+  try {
+    await service.close();
+  } finally {
+    clearInterval(sweep);
+    server.closeIdleConnections = closeIdle;
+  }
+}
+
+export interface RunUntilSignalOptions {
+  /** default SIGINT and SIGTERM */
+  signals?: readonly NodeJS.Signals[];
+  logLine?: LogLine;
+}
+
+/**
+ * Installs signal handlers and resolves, with the signal's name, once the first signal has shut
+ * the server down gracefully. A second signal during the shutdown drops open connections at once
+ * (queued writes still commit). The handlers are removed afterwards; the caller decides the exit
+ * code (130 for SIGINT in `govctl`).
+ */
+export function runUntilSignal(server: RunningServer, options: RunUntilSignalOptions = {}): Promise<NodeJS.Signals> {
+  const signals = options.signals ?? (['SIGINT', 'SIGTERM'] as const);
+  const logLine = options.logLine ?? (() => {});
+  return new Promise((resolve, reject) => {
+    let received: NodeJS.Signals | undefined;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (received !== undefined) {
+        logEvent(logLine, { msg: 'second signal: closing open connections', signal });
+        server.service.app.server.closeAllConnections();
+        return;
+      }
+      received = signal;
+      logEvent(logLine, { msg: 'shutting down: finishing in-flight requests', signal });
+      server.close().then(
+        () => {
+          for (const name of signals) process.off(name, onSignal);
+          resolve(signal);
+        },
+        (error: unknown) => {
+          for (const name of signals) process.off(name, onSignal);
+          reject(error);
+        },
+      );
+    };
+    for (const name of signals) process.on(name, onSignal);
+  });
+}

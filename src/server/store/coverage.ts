@@ -1,0 +1,30 @@
+/**
+ * Control coverage per workspace: when each control was last earned (wire.md §3). Updated as
+ * records arrive, read whole (one row per control, a few dozen) for posture and gates, so that
+ * no request scans evidence.
+ */
+import type Database from 'better-sqlite3';
+import type { Db } from './database.js';
+
+export class CoverageStore {
+  readonly #earn: Database.Statement;
+  readonly #read: Database.Statement<[string], { control_id: string; last_earned_ms: number }>;
+
+  constructor(db: Db) {
+    this.#earn = db.prepare(
+      `INSERT INTO control_coverage (workspace_id, control_id, last_earned_ms) VALUES (?, ?, ?)
+       ON CONFLICT (workspace_id, control_id) DO UPDATE SET last_earned_ms = max(last_earned_ms, excluded.last_earned_ms)`,
+    );
+    this.#read = db.prepare('SELECT control_id, last_earned_ms FROM control_coverage WHERE workspace_id = ?');
+  }
+
+  /** Records that `controls` were earned at `earnedMs`; a later time never moves back. */
+  earn(workspaceId: string, controls: readonly string[], earnedMs: number): void {
+    for (const control of controls) this.#earn.run(workspaceId, control, earnedMs);
+  }
+
+  /** control id → epoch ms it was last earned, for the scoring in core/controls. */
+  lastEarned(workspaceId: string): Map<string, number> {
+    return new Map(this.#read.all(workspaceId).map((row) => [row.control_id, row.last_earned_ms]));
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * Organisations, workspaces, users and API keys (spec §5). Keys are random 256-bit secrets, so
+ * the store keeps only their SHA-256 (a slow password hash buys nothing against a guess of 2^256)
+ * and compares it in constant time. The key itself exists only in the answer that creates it.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { apiKeyDisplayPrefix, newApiKey, newId } from '../ids.js';
+import type { Db } from './database.js';
+
+export interface ProvisionOptions {
+  /** default `default` */
+  orgName?: string;
+  /** default `default` */
+  workspaceName?: string;
+  /** the first user's e-mail; default none */
+  userEmail?: string;
+}
+
+/** What `provision` creates; `api_key` is shown this once. */
+export interface Provisioned {
+  org_id: string;
+  workspace_id: string;
+  user_id: string;
+  api_key: string;
+}
+
+/** An API key as listed: never the key, only its first characters. */
+export interface ApiKeyInfo {
+  key_id: string;
+  /** `gk_` and the next 8 characters of the key */
+  prefix: string;
+  workspace_id: string;
+  user_id: string;
+  name: string | null;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  revoked: boolean;
+}
+
+export interface CreatedApiKey extends ApiKeyInfo {
+  /** the key itself, shown this once */
+  api_key: string;
+}
+
+/** Who a request is, once its key checks out. */
+export interface AuthContext {
+  keyId: string;
+  workspaceId: string;
+  userId: string;
+  orgId: string;
+}
+
+/** The stored form of a key. */
+export function hashApiKey(apiKey: string): Buffer {
+  return createHash('sha256').update(apiKey, 'utf8').digest();
+}
+
+interface KeyRow {
+  key_id: string;
+  key_hash: Buffer;
+  prefix: string;
+  workspace_id: string;
+  user_id: string;
+  name: string | null;
+  created_ms: number;
+  expires_ms: number | null;
+  revoked_ms: number | null;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+function keyInfo(row: KeyRow): ApiKeyInfo {
+  return {
+    key_id: row.key_id,
+    prefix: row.prefix,
+    workspace_id: row.workspace_id,
+    user_id: row.user_id,
+    name: row.name,
+    created_at: iso(row.created_ms)!,
+    expires_at: iso(row.expires_ms),
+    revoked_at: iso(row.revoked_ms),
+    revoked: row.revoked_ms !== null,
+  };
+}
+
+export class IdentityStore {
+  readonly #insertOrg: Database.Statement;
+  readonly #insertWorkspace: Database.Statement;
+  readonly #insertUser: Database.Statement;
+  readonly #insertKey: Database.Statement;
+  readonly #keyByHash: Database.Statement<[Buffer], KeyRow & { org_id: string }>;
+  readonly #keyById: Database.Statement<[string], KeyRow>;
+  readonly #workspaceOwner: Database.Statement<[string], { org_id: string; user_id: string | null }>;
+  readonly #revoke: Database.Statement;
+
+  constructor(private readonly db: Db) {
+    this.#insertOrg = db.prepare('INSERT INTO orgs (org_id, name, created_ms) VALUES (?, ?, ?)');
+    this.#insertWorkspace = db.prepare('INSERT INTO workspaces (workspace_id, org_id, name, created_ms) VALUES (?, ?, ?, ?)');
+    this.#insertUser = db.prepare('INSERT INTO users (user_id, org_id, email, created_ms) VALUES (?, ?, ?, ?)');
+    this.#insertKey = db.prepare(
+      'INSERT INTO api_keys (key_id, key_hash, prefix, workspace_id, user_id, name, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.#keyByHash = db.prepare(
+      'SELECT k.*, w.org_id FROM api_keys k JOIN workspaces w ON w.workspace_id = k.workspace_id WHERE k.key_hash = ?',
+    );
+    this.#keyById = db.prepare('SELECT * FROM api_keys WHERE key_id = ?');
+    this.#workspaceOwner = db.prepare(
+      `SELECT w.org_id, (SELECT u.user_id FROM users u WHERE u.org_id = w.org_id ORDER BY u.created_ms, u.user_id LIMIT 1) AS user_id
+       FROM workspaces w WHERE w.workspace_id = ?`,
+    );
+    this.#revoke = db.prepare('UPDATE api_keys SET revoked_ms = ? WHERE key_id = ? AND revoked_ms IS NULL');
+  }
+
+  /** A new organisation with one workspace, one user and one API key, in one transaction. */
+  provision(options: ProvisionOptions, nowMs: number): Provisioned {
+    return this.db.transaction(() => {
+      const orgId = newId('org');
+      const workspaceId = newId('ws');
+      const userId = newId('usr');
+      this.#insertOrg.run(orgId, options.orgName ?? 'default', nowMs);
+      this.#insertWorkspace.run(workspaceId, orgId, options.workspaceName ?? 'default', nowMs);
+      this.#insertUser.run(userId, orgId, options.userEmail ?? null, nowMs);
+      const key = this.#addKey(workspaceId, userId, 'default', null, nowMs);
+      return { org_id: orgId, workspace_id: workspaceId, user_id: userId, api_key: key.api_key };
+    })();
+  }
+
+  /**
+   * A new key for a workspace, owned by the workspace organisation's first user.
+   * @returns null when the workspace does not exist
+   */
+  createApiKey(workspaceId: string, name: string | null, expiresMs: number | null, nowMs: number): CreatedApiKey | null {
+    const owner = this.#workspaceOwner.get(workspaceId);
+    if (!owner || owner.user_id === null) return null;
+    return this.#addKey(workspaceId, owner.user_id, name, expiresMs, nowMs);
+  }
+
+  #addKey(workspaceId: string, userId: string, name: string | null, expiresMs: number | null, nowMs: number): CreatedApiKey {
+    const apiKey = newApiKey();
+    const row: KeyRow = {
+      key_id: newId('key'),
+      key_hash: hashApiKey(apiKey),
+      prefix: apiKeyDisplayPrefix(apiKey),
+      workspace_id: workspaceId,
+      user_id: userId,
+      name,
+      created_ms: nowMs,
+      expires_ms: expiresMs,
+      revoked_ms: null,
+    };
+    this.#insertKey.run(row.key_id, row.key_hash, row.prefix, workspaceId, userId, name, nowMs, expiresMs);
+    return { ...keyInfo(row), api_key: apiKey };
+  }
+
+  listApiKeys(workspaceId?: string): ApiKeyInfo[] {
+    const rows = (
+      workspaceId === undefined
+        ? this.db.prepare('SELECT * FROM api_keys ORDER BY created_ms, key_id').all()
+        : this.db.prepare('SELECT * FROM api_keys WHERE workspace_id = ? ORDER BY created_ms, key_id').all(workspaceId)
+    ) as KeyRow[];
+    return rows.map(keyInfo);
+  }
+
+  /**
+   * Revokes a key from now on; revoking a revoked key changes nothing.
+   * @returns the key as it now stands, or null when there is no such key
+   */
+  revokeApiKey(keyId: string, nowMs: number): ApiKeyInfo | null {
+    this.#revoke.run(nowMs, keyId);
+    const row = this.#keyById.get(keyId);
+    return row ? keyInfo(row) : null;
+  }
+
+  workspaceExists(workspaceId: string): boolean {
+    return this.#workspaceOwner.get(workspaceId) !== undefined;
+  }
+
+  /**
+   * The identity behind a presented key, or null when the key is unknown, revoked or expired
+   * (spec §5.2). Looked up by its hash, then compared in constant time.
+   */
+  authenticate(apiKey: string, nowMs: number): AuthContext | null {
+    const hash = hashApiKey(apiKey);
+    const row = this.#keyByHash.get(hash);
+    if (!row || !timingSafeEqual(row.key_hash, hash)) return null;
+    if (row.revoked_ms !== null) return null; // revocation takes effect at once, whatever the clock says
+    if (row.expires_ms !== null && row.expires_ms <= nowMs) return null;
+    return { keyId: row.key_id, workspaceId: row.workspace_id, userId: row.user_id, orgId: row.org_id };
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The service's store: one SQLite database (database.ts), a module per table family, and the
+ * group-commit writer every write goes through. A write that arrives updates the evidence or
+ * attestation table, the control coverage and the systems table in the same transaction, so the
+ * derived tables can never disagree with the records.
+ */
+import { AttestationStore, type AttestationRow } from './attestations.js';
+import { CoverageStore } from './coverage.js';
+import { openDatabase, type Db } from './database.js';
+import { EvidenceStore, type EvidenceRow } from './evidence.js';
+import { GatePolicyStore } from './gate-policy.js';
+import { IdentityStore } from './identity.js';
+import { SystemStore } from './systems.js';
+import { GroupCommitWriter } from './writer.js';
+
+export type { Db } from './database.js';
+export type { EvidenceRow, EvidenceListItem, ListPosition } from './evidence.js';
+export type { AttestationRow, TrustTier } from './attestations.js';
+export type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from './identity.js';
+export type { SystemRow } from './systems.js';
+
+/** An evidence record to store, with what it earns. */
+export interface EvidenceWrite {
+  row: EvidenceRow;
+  controls: readonly string[];
+  /** the risk level, when the record is an ai_risk_assessment */
+  riskTier?: string;
+}
+
+/** When a record counts from: back-dating helps, future-dating cannot inflate freshness. */
+export function countsFromMs(claimedMs: number, receivedMs: number): number {
+  return Math.min(claimedMs, receivedMs);
+}
+
+export class Store {
+  readonly writer: GroupCommitWriter;
+  readonly identity: IdentityStore;
+  readonly evidence: EvidenceStore;
+  readonly attestations: AttestationStore;
+  readonly coverage: CoverageStore;
+  readonly systems: SystemStore;
+  readonly gatePolicy: GatePolicyStore;
+
+  constructor(readonly db: Db) {
+    this.writer = new GroupCommitWriter(db);
+    this.identity = new IdentityStore(db);
+    this.evidence = new EvidenceStore(db);
+    this.attestations = new AttestationStore(db);
+    this.coverage = new CoverageStore(db);
+    this.systems = new SystemStore(db);
+    this.gatePolicy = new GatePolicyStore(db);
+  }
+
+  /** Stores one evidence record and updates coverage and systems; resolves after the commit. */
+  recordEvidence(write: EvidenceWrite): Promise<void> {
+    const { row } = write;
+    const earnedMs = countsFromMs(row.occurred_ms, row.received_ms);
+    return this.writer.write(() => {
+      this.evidence.insert(row);
+      this.coverage.earn(row.workspace_id, write.controls, earnedMs);
+      this.systems.note({
+        workspaceId: row.workspace_id,
+        name: row.system_name,
+        evidenceMs: earnedMs,
+        ...(write.riskTier !== undefined ? { risk: { tier: write.riskTier, atMs: row.occurred_ms } } : {}),
+      });
+    });
+  }
+
+  /** Stores attestations (all or none) and updates systems; resolves after the commit. */
+  recordAttestations(rows: readonly AttestationRow[]): Promise<void> {
+    return this.writer.write(() => {
+      for (const row of rows) {
+        const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
+        this.attestations.insert(row);
+        this.systems.note({ workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom });
+      }
+    });
+  }
+
+  /** Commits queued writes and closes the database. */
+  async close(): Promise<void> {
+    await this.writer.close();
+    if (this.db.open) this.db.close();
+  }
+}
+
+/** Opens (creating and migrating as needed) the store at `path` (`:memory:` for a throw-away one). */
+export function openStore(path: string): Store {
+  return new Store(openDatabase(path));
+}

@@ -1,0 +1,133 @@
+/**
+ * The service's schema, as versioned migrations applied in order when a database is opened
+ * (database.ts). The applied version is SQLite's `user_version`. Append a migration to change the
+ * schema; never edit one that has shipped.
+ *
+ * Times are kept twice where they are sorted or compared: the string as the client sent it
+ * (returned unchanged, signatures cover it) and epoch milliseconds (`*_ms`) for ordering.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+      CREATE TABLE orgs (
+        org_id     TEXT PRIMARY KEY,
+        name       TEXT NOT NULL,
+        created_ms INTEGER NOT NULL
+      ) STRICT;
+
+      CREATE TABLE workspaces (
+        workspace_id TEXT PRIMARY KEY,
+        org_id       TEXT NOT NULL REFERENCES orgs (org_id),
+        name         TEXT NOT NULL,
+        created_ms   INTEGER NOT NULL
+      ) STRICT;
+
+      CREATE TABLE users (
+        user_id    TEXT PRIMARY KEY,
+        org_id     TEXT NOT NULL REFERENCES orgs (org_id),
+        email      TEXT,
+        created_ms INTEGER NOT NULL
+      ) STRICT;
+
+      -- Only a SHA-256 of each key is kept; prefix is its first characters, for listing.
+      CREATE TABLE api_keys (
+        key_id       TEXT PRIMARY KEY,
+        key_hash     BLOB NOT NULL UNIQUE,
+        prefix       TEXT NOT NULL,
+        workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
+        user_id      TEXT NOT NULL REFERENCES users (user_id),
+        name         TEXT,
+        created_ms   INTEGER NOT NULL,
+        expires_ms   INTEGER,
+        revoked_ms   INTEGER
+      ) STRICT;
+      CREATE INDEX api_keys_by_workspace ON api_keys (workspace_id);
+
+      -- Append-only: no statement in the service updates or deletes a row.
+      -- payload is the canonical JSON text of the payload as sent (wire.md §4).
+      CREATE TABLE evidence (
+        seq             INTEGER PRIMARY KEY,
+        record_id       TEXT NOT NULL UNIQUE,
+        workspace_id    TEXT NOT NULL,
+        record_type     TEXT NOT NULL,
+        system_name     TEXT NOT NULL,
+        identity        TEXT,
+        resource        TEXT,
+        environment     TEXT,
+        occurred_at     TEXT NOT NULL,
+        occurred_ms     INTEGER NOT NULL,
+        payload         TEXT NOT NULL,
+        client_sig      TEXT,
+        client_sig_algo TEXT,
+        source          TEXT NOT NULL,
+        mapped_controls TEXT NOT NULL,
+        received_at     TEXT NOT NULL,
+        received_ms     INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX evidence_by_time ON evidence (workspace_id, occurred_ms DESC, record_id DESC);
+      CREATE INDEX evidence_by_system ON evidence (workspace_id, system_name, occurred_ms DESC, record_id DESC);
+      CREATE INDEX evidence_by_type ON evidence (workspace_id, record_type, occurred_ms DESC, record_id DESC);
+
+      -- Append-only. record is the canonical JSON text of the attestation as sent, signature included.
+      CREATE TABLE attestations (
+        seq            INTEGER PRIMARY KEY,
+        attestation_id TEXT NOT NULL UNIQUE,
+        workspace_id   TEXT NOT NULL,
+        system_name    TEXT NOT NULL,
+        agent_name     TEXT NOT NULL,
+        tool_name      TEXT NOT NULL,
+        input_hash     TEXT NOT NULL,
+        output_hash    TEXT NOT NULL,
+        executed_at    TEXT NOT NULL,
+        executed_ms    INTEGER NOT NULL,
+        record         TEXT NOT NULL,
+        witness_form   TEXT CHECK (witness_form IN ('canonical', 'legacy')),
+        trust_tier     TEXT NOT NULL,
+        source         TEXT NOT NULL,
+        received_at    TEXT NOT NULL,
+        received_ms    INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX attestations_by_system ON attestations (workspace_id, system_name, executed_ms);
+
+      -- Kept current as records arrive, so that posture and gates never scan evidence.
+      CREATE TABLE control_coverage (
+        workspace_id   TEXT NOT NULL,
+        control_id     TEXT NOT NULL,
+        last_earned_ms INTEGER NOT NULL,
+        PRIMARY KEY (workspace_id, control_id)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE systems (
+        workspace_id     TEXT NOT NULL,
+        name             TEXT NOT NULL,
+        system_id        TEXT NOT NULL UNIQUE,
+        registered       INTEGER NOT NULL DEFAULT 0,
+        risk_tier        TEXT,
+        risk_at_ms       INTEGER,
+        last_evidence_ms INTEGER NOT NULL,
+        last_attested_ms INTEGER,
+        PRIMARY KEY (workspace_id, name)
+      ) STRICT;
+
+      CREATE TABLE gate_policy (
+        workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
+        framework    TEXT NOT NULL,
+        mode         TEXT NOT NULL CHECK (mode IN ('required', 'advisory')),
+        threshold    REAL NOT NULL CHECK (threshold BETWEEN 0 AND 100),
+        updated_ms   INTEGER NOT NULL,
+        PRIMARY KEY (workspace_id, framework)
+      ) STRICT;
+    `,
+  },
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

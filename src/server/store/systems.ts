@@ -1,0 +1,80 @@
+/**
+ * AI systems per workspace (spec §2.9, wire.md §3), kept current as records and attestations
+ * arrive. A system exists once any record or attestation names it in `system_name`; it is
+ * registered once it has an ai_risk_assessment, and its risk tier is the risk_level of the latest
+ * one by occurred_at (a tie goes to the one that arrived later).
+ */
+import type Database from 'better-sqlite3';
+import { newId } from '../ids.js';
+import type { Db } from './database.js';
+
+export interface SystemRow {
+  system_id: string;
+  name: string;
+  registered: number;
+  risk_tier: string | null;
+  last_evidence_ms: number;
+  last_attested_ms: number | null;
+}
+
+export interface SystemEvent {
+  workspaceId: string;
+  name: string;
+  /** when the evidence counts from: min(occurred/executed, received) */
+  evidenceMs: number;
+  /** an ai_risk_assessment: its risk level and occurred_at */
+  risk?: { tier: string; atMs: number };
+  /** an attestation: when it counts from */
+  attestedMs?: number;
+}
+
+export class SystemStore {
+  readonly #note: Database.Statement;
+  readonly #list: Database.Statement<[string], SystemRow>;
+  readonly #listMatching: Database.Statement<[string, string], SystemRow>;
+  readonly #unattested: Database.Statement<[string, number], { n: number }>;
+
+  constructor(db: Db) {
+    // In an UPDATE every column reference reads the row as it was before the update.
+    this.#note = db.prepare(
+      `INSERT INTO systems (workspace_id, name, system_id, registered, risk_tier, risk_at_ms, last_evidence_ms, last_attested_ms)
+       VALUES (@workspaceId, @name, @systemId, @registered, @riskTier, @riskAtMs, @evidenceMs, @attestedMs)
+       ON CONFLICT (workspace_id, name) DO UPDATE SET
+         registered = max(registered, excluded.registered),
+         risk_tier = CASE WHEN excluded.risk_at_ms IS NOT NULL AND (risk_at_ms IS NULL OR excluded.risk_at_ms >= risk_at_ms)
+                          THEN excluded.risk_tier ELSE risk_tier END,
+         risk_at_ms = CASE WHEN excluded.risk_at_ms IS NOT NULL AND (risk_at_ms IS NULL OR excluded.risk_at_ms >= risk_at_ms)
+                           THEN excluded.risk_at_ms ELSE risk_at_ms END,
+         last_evidence_ms = max(last_evidence_ms, excluded.last_evidence_ms),
+         last_attested_ms = max(coalesce(last_attested_ms, excluded.last_attested_ms), coalesce(excluded.last_attested_ms, last_attested_ms))`,
+    );
+    const columns = 'system_id, name, registered, risk_tier, last_evidence_ms, last_attested_ms';
+    this.#list = db.prepare(`SELECT ${columns} FROM systems WHERE workspace_id = ? ORDER BY name`);
+    // lower() folds ASCII only: the name filter is an ASCII-case-insensitive substring match.
+    this.#listMatching = db.prepare(`SELECT ${columns} FROM systems WHERE workspace_id = ? AND instr(lower(name), lower(?)) > 0 ORDER BY name`);
+    this.#unattested = db.prepare('SELECT count(*) AS n FROM systems WHERE workspace_id = ? AND (last_attested_ms IS NULL OR last_attested_ms < ?)');
+  }
+
+  note(event: SystemEvent): void {
+    this.#note.run({
+      workspaceId: event.workspaceId,
+      name: event.name,
+      systemId: newId('sys'),
+      registered: event.risk ? 1 : 0,
+      riskTier: event.risk?.tier ?? null,
+      riskAtMs: event.risk?.atMs ?? null,
+      evidenceMs: event.evidenceMs,
+      attestedMs: event.attestedMs ?? null,
+    });
+  }
+
+  /** Systems by name; `nameContains` keeps those whose name contains it, ignoring ASCII case. */
+  list(workspaceId: string, nameContains?: string): SystemRow[] {
+    return nameContains === undefined || nameContains === '' ? this.#list.all(workspaceId) : this.#listMatching.all(workspaceId, nameContains);
+  }
+
+  /** Known systems with no attestation counted at or after `sinceMs`. */
+  countUnattestedSince(workspaceId: string, sinceMs: number): number {
+    return this.#unattested.get(workspaceId, sinceMs)!.n;
+  }
+}

@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../../src/server/index.js';
+import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
+import { call, pool, wsPath } from './support.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer(); // the real limit: 2000 a minute per workspace
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+describe('rate limit', () => {
+  it('passes 2000 requests a minute for a workspace across its endpoints, answers the 2001st with 429 and Retry-After, and leaves other workspaces alone', async () => {
+    expect(DEFAULT_RATE_LIMIT_PER_MINUTE).toBe(2000);
+    const other = { url: server.url, ...provisionWorkspace(server.dbPath) };
+    const paths = ['/api/me', wsPath(server.workspaceId, 'grc/systems'), wsPath(server.workspaceId, 'grc/posture-brief'), wsPath(server.workspaceId, 'grc/evidence?limit=1')];
+
+    // Requests that fail authentication or name another workspace spend nothing.
+    const strangers = await pool(Array.from({ length: 100 }), 10, (_, i) =>
+      i % 2 === 0 ? call(server, 'GET', paths[1]!, { apiKey: 'gk_wrong' }) : call(other, 'GET', paths[1]!),
+    );
+    expect(strangers.map((r) => r.status).sort()).toEqual([...Array(50).fill(401), ...Array(50).fill(404)]);
+
+    const started = Date.now();
+    const replies = await pool(Array.from({ length: 2000 }), 16, (_, i) => call(server, 'GET', paths[i % paths.length]!));
+    expect(Date.now() - started).toBeLessThan(55_000);
+    const statuses = new Map<number, number>();
+    for (const reply of replies) statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
+    expect(Object.fromEntries(statuses)).toEqual({ 200: 2000 });
+
+    const limited = await call(server, 'GET', paths[1]!);
+    expect(limited.status).toBe(429);
+    expect(limited.json.error).toBe('rate_limited');
+    expect(typeof limited.json.message).toBe('string');
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(retryAfter).toBeGreaterThanOrEqual(60 - Math.ceil((Date.now() - started) / 1000) - 1);
+    // every endpoint of the workspace is limited, writes included
+    expect((await call(server, 'POST', wsPath(server.workspaceId, 'grc/evidence'), { body: {} })).status).toBe(429);
+    expect((await call(server, 'GET', '/api/me')).status).toBe(429);
+
+    expect((await call(other, 'GET', wsPath(other.workspaceId, 'grc/systems'))).status).toBe(200);
+    expect((await call(other, 'GET', '/api/me')).status).toBe(200);
+  }, 60_000);
+});

@@ -1,0 +1,118 @@
+/** Shared pieces of the service tests: HTTP calls with fetch, and valid records of every type. */
+import Database from 'better-sqlite3';
+import type { RecordType } from '../../src/core/index.js';
+import type { TestServer } from '../helpers/server.js';
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** the body parsed with JSON.parse (undefined when it is not JSON) */
+  json: any;
+}
+
+export interface CallOptions {
+  /** an object is sent as JSON; a string is sent as it is */
+  body?: unknown;
+  /** default: the server's own key; null sends no Authorization header */
+  apiKey?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** One request to the test server. */
+export async function call(server: Pick<TestServer, 'url' | 'apiKey'>, method: string, path: string, options: CallOptions = {}): Promise<Reply> {
+  const headers: Record<string, string> = { ...options.headers };
+  const apiKey = options.apiKey === undefined ? server.apiKey : options.apiKey;
+  if (apiKey !== null) headers.authorization = `Bearer ${apiKey}`;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(server.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+/** `/api/workspaces/<ws>/governance/<rest>` */
+export function wsPath(workspaceId: string, rest: string): string {
+  return `/api/workspaces/${workspaceId}/governance/${rest}`;
+}
+
+/** A payload that passes validation, per record type. */
+export const PAYLOADS: Record<RecordType, Record<string, unknown>> = {
+  ai_risk_assessment: {
+    risk_level: 'limited',
+    risk_summary: 'Answers customer questions',
+    intended_purpose: 'Customer support',
+    impact_domains: ['customer_service'],
+    art5_self_assessment: true,
+  },
+  governance_review: { reviewed_by: 'board@example.com', report_type: 'quarterly', frameworks_reviewed: ['eu_ai_act'], overall_readiness: 72, action_items: 3 },
+  model_evaluation: { model_id: 'm-1', dataset: 'holdout', accuracy: 0.91, evaluated_by: 'ml@example.com', evaluation_type: 'quarterly' },
+  training_data_governance: {
+    model_id: 'm-1',
+    dataset_id: 'd-1',
+    record_count: 1000,
+    bias_checks_performed: true,
+    approved_by: 'dpo@example.com',
+    data_sources: ['crm'],
+    data_categories: ['contact'],
+  },
+  human_oversight: { decision_id: 'dec-1', ai_recommendation: 'approve', human_decision: 'deny', reviewer: 'rev@example.com', override: true },
+  incident_report: { title: 'Outage', severity: 'low', description: 'Model timed out', affected_systems: ['chatbot'] },
+  change_event: { type: 'deployment', by: 'ci@example.com', description: 'v2', environment: 'production', system: 'chatbot' },
+  access_review: { user: 'a@example.com', resource: 'db', granted: true, reviewed_by: 'sec@example.com', review_type: 'periodic' },
+  vendor_risk: { vendor: 'Acme', tier: 'low', last_reviewed: '2026-01-01', findings: 0 },
+  model_drift_event: { model_id: 'm-1', metric: 'auc', baseline: 0.9, current: 0.8, threshold: 0.05, drift_type: 'performance', detected_by: 'monitor' },
+  policy_acknowledged: { decision: 'acknowledged', policy_name: 'AI use', policy_version: '1', acknowledgment_type: 'initial', channel: 'in-app' },
+};
+
+/** A valid evidence record of a type; `overrides` replace top-level members. */
+export function evidenceRecord(type: RecordType = 'change_event', overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { record_type: type, system_name: 'chatbot', payload: PAYLOADS[type], occurred_at: new Date().toISOString(), ...overrides };
+}
+
+/** A valid unsigned attestation. */
+export function attestation(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    system_name: 'chatbot',
+    agent_name: 'chatbot',
+    tool_name: 'search',
+    input_hash: 'a'.repeat(64),
+    output_hash: 'b'.repeat(64),
+    schema_version: 2,
+    executed_at: new Date().toISOString(),
+    ...overrides,
+  };
+}
+
+/** Runs `task` over `items` with at most `concurrency` at a time. */
+export async function pool<T, R>(items: readonly T[], concurrency: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await task(items[index]!, index);
+    }
+  });
+  await Promise.all(workers);
+  return results;
+}
+
+/** Rows of a table for one workspace, read straight from the database file. */
+export function countRows(dbPath: string, table: string, workspaceId: string): number {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = ?`).get(workspaceId) as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
