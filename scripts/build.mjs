@@ -1,12 +1,14 @@
 // Build: esbuild bundles the CLI and the library entry points (ESM, code-split so that heavy
 // modules load only in the commands that need them); tsc emits the library's type declarations.
-// `--no-types` skips tsc (used before tests, where only the bundle matters).
+// `--no-types` skips tsc (used before tests, where only the bundle matters). The output directory is
+// written over, not deleted first, so that a test run reading dist/ never sees it vanish; `--clean`
+// deletes it first.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 
 const withTypes = !process.argv.includes('--no-types');
-rmSync('dist', { recursive: true, force: true });
+if (process.argv.includes('--clean')) rmSync('dist', { recursive: true, force: true });
 
 await build({
   entryPoints: {

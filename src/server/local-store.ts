@@ -8,6 +8,9 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from './app.js';
+
+/** The embedded store's rate limit: high enough never to bind one user's work. */
+const LOCAL_RATE_LIMIT_PER_MINUTE = 1_000_000_000;
 import { openDatabase } from './store/database.js';
 import { IdentityStore, type Provisioned } from './store/identity.js';
 
@@ -101,7 +104,9 @@ export async function openLocalStore(dataDir: string): Promise<LocalStore> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const dbPath = join(dataDir, DB_FILE);
   const credentials = ensureProvisioned(dataDir, dbPath);
-  const service = await createApp({ db: dbPath });
+  // One user on one machine: the per-workspace rate limit protects a shared service, and here it
+  // would only slow a large `evidence import` down (docs/decisions.md).
+  const service = await createApp({ db: dbPath, rateLimitPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE });
   const transport: LocalTransport = {
     description: `local store ${dataDir}`,
     async request(request, signal) {

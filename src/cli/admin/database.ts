@@ -1,0 +1,76 @@
+/**
+ * The service database as `govctl admin` and `govctl serve` use it: the server module loaded
+ * lazily (SQLite and Fastify load only here, style.md rule 10), and the failures of opening or
+ * changing a database mapped to the CLI's typed errors (docs/exit-codes.md):
+ * a missing file or directory 66, a file that is not a govctl database 65, a database from a newer
+ * govctl 78, an unknown workspace or key id 65 (`not_found`), an invalid value 64.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { ConfigError, DataError, InputFileError, UsageError } from '../errors.js';
+import { displayPath } from '../settings.js';
+
+/** The server module (`govctl/server`), loaded on first use. */
+export type ServerModule = typeof import('../../server/index.js');
+
+export async function loadServer(): Promise<ServerModule> {
+  return import('../../server/index.js');
+}
+
+/**
+ * The database path, resolved. With `mustExist` (every admin command but `init`) a missing file is
+ * 66 rather than a new empty database made by a typo; otherwise its directory must exist.
+ */
+export function databasePath(file: string, cwd: string, mustExist: boolean): string {
+  const path = resolve(cwd, file);
+  if (mustExist) {
+    if (!existsSync(path)) {
+      throw new InputFileError(`no database ${displayPath(path)}`, { field: '--db', hint: 'check the path; `govctl admin init --db FILE` creates one' });
+    }
+  } else {
+    const dir = dirname(path);
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+      throw new InputFileError(`cannot create the database ${displayPath(path)}: no directory ${displayPath(dir)}`, { field: '--db', hint: 'create the directory first' });
+    }
+  }
+  if (existsSync(path) && statSync(path).isDirectory()) {
+    throw new InputFileError(`the database ${displayPath(path)} is a directory`, { field: '--db', hint: 'give the path of a database file' });
+  }
+  return path;
+}
+
+/** The `code` of a better-sqlite3 error (`SQLITE_NOTADB`, …), if it is one. */
+function sqliteCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
+}
+
+/**
+ * Runs database work and maps what can go wrong to the CLI's errors; anything else stays as it is
+ * (an internal error, 70).
+ */
+export async function withDatabaseErrors<T>(path: string, work: (server: ServerModule) => T | Promise<T>): Promise<T> {
+  const server = await loadServer();
+  try {
+    return await work(server);
+  } catch (error) {
+    throw mapDatabaseError(error, path, server);
+  }
+}
+
+export function mapDatabaseError(error: unknown, path: string, server: ServerModule): unknown {
+  const where = displayPath(path);
+  if (error instanceof server.AdminError) {
+    if (error.code === 'not_found') return new DataError(error.message, { code: 'not_found', ...(error.field ? { field: error.field } : {}), hint: 'see `govctl admin api-key list --db FILE` for the ids in this database' });
+    return new UsageError(error.message, { ...(error.field ? { field: `--${error.field === 'expiresAt' ? 'expires-in' : error.field}` } : {}) });
+  }
+  if (error instanceof server.SchemaVersionError) return new ConfigError(`${where}: ${error.message}`, { field: '--db' });
+  const code = sqliteCode(error);
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+    return new DataError(`${where} is not a govctl database`, { code: 'invalid_database', field: '--db', hint: 'give the database file that `govctl admin init` or `govctl serve` made' });
+  }
+  if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_PERM' || code === 'SQLITE_AUTH') {
+    return new InputFileError(`cannot open the database ${where} (${code})`, { field: '--db', hint: 'check the file and its directory are readable and writable' });
+  }
+  return error;
+}

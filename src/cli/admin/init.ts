@@ -1,0 +1,55 @@
+/**
+ * `govctl admin init --db FILE`: provisions an organisation, a workspace, a user and a first API
+ * key in a service database (created when missing). Every run adds another organisation and
+ * workspace. The API key is printed this once; `--json` prints `{org_id, workspace_id, user_id,
+ * api_key}` (design/cli.md).
+ */
+import { Command } from 'commander';
+import { addExamples } from '../command-kit.js';
+import type { Factory } from '../factory.js';
+import { printFields, printJson } from '../render.js';
+import { databasePath, withDatabaseErrors } from './database.js';
+
+export interface AdminInitOptions {
+  json: boolean;
+  db: string;
+  orgName?: string;
+  workspaceName?: string;
+  email?: string;
+}
+
+export function createAdminInitCommand(factory: Factory): Command {
+  const command = new Command('init')
+    .description('provision an organisation, workspace, user and API key in a service database (created if missing)')
+    .requiredOption('--db <file>', 'the service database (what `govctl serve --db` uses)')
+    .option('--org-name <name>', 'the organisation\'s name', 'default')
+    .option('--workspace-name <name>', 'the workspace\'s name', 'default')
+    .option('--email <email>', 'the first user\'s e-mail')
+    .action(async (flags: { db: string; orgName: string; workspaceName: string; email?: string }) =>
+      run({ json: factory.globals.json === true, db: flags.db, orgName: flags.orgName, workspaceName: flags.workspaceName, ...(flags.email ? { email: flags.email } : {}) }, factory),
+    );
+  command.addHelpText(
+    'after',
+    '\nThe API key is shown this once: put it in your secret store (SERVICE_API_KEY). Running init again on\n' +
+      'the same file adds another organisation and workspace. --json prints {org_id, workspace_id, user_id, api_key}.\n',
+  );
+  return addExamples(command, [
+    'govctl admin init --db /var/lib/govctl/server.db',
+    'govctl admin init --db server.db --org-name Acme --json | jq -r .api_key > api-key && chmod 600 api-key',
+  ]);
+}
+
+export async function run(options: AdminInitOptions, deps: Factory): Promise<void> {
+  const path = databasePath(options.db, deps.cwd, false);
+  const identity = await withDatabaseErrors(path, (server) =>
+    server.provision(path, {
+      ...(options.orgName !== undefined ? { orgName: options.orgName } : {}),
+      ...(options.workspaceName !== undefined ? { workspaceName: options.workspaceName } : {}),
+      ...(options.email !== undefined ? { userEmail: options.email } : {}),
+    }),
+  );
+  const shown = { org_id: identity.org_id, workspace_id: identity.workspace_id, user_id: identity.user_id, api_key: identity.api_key };
+  if (options.json) return printJson(deps.io.stdout, shown);
+  await printFields(deps.io.stdout, Object.entries(shown));
+  if (deps.io.stdout.isTTY) await deps.note('the API key is shown this once: store it now (e.g. as the CI secret SERVICE_API_KEY)');
+}

@@ -1,0 +1,141 @@
+/**
+ * What `attest <tool-name>` and `attest sign` share: their flags, streaming SHA-256 of the input
+ * and output (files or stdin), and building, validating and signing the attestation record
+ * (spec §2.5, wire.md §4) exactly as it will be sent.
+ */
+import { Option } from 'commander';
+import {
+  buildAttestation,
+  sha256Stream,
+  signWitness,
+  validateAttestation,
+  type AttestationRecord,
+  type SigningKey,
+  type ValidationIssue,
+} from '../../core/index.js';
+import { DataError, UsageError } from '../errors.js';
+import type { Factory } from '../factory.js';
+import { openInput } from '../input.js';
+import { startProgress } from '../progress.js';
+import type { AuthorisedBySetting, Settings } from '../settings.js';
+import { displayPath } from '../settings.js';
+
+/** The flags of one attestation (the system and agent are global options). */
+export interface AttestFlags {
+  input?: string;
+  output?: string;
+  inputHash?: string;
+  outputHash?: string;
+  modelId?: string;
+  executedAt?: string;
+  authorisedBy?: string;
+  role?: string;
+  sessionId?: string;
+}
+
+/** Fresh options for a command (commander options belong to one command each). */
+export function attestOptions(): Option[] {
+  return [
+    new Option('--input <file|->', 'the tool\'s input, hashed with SHA-256 as it streams (- reads stdin)'),
+    new Option('--output <file|->', 'the tool\'s output, hashed the same way'),
+    new Option('--input-hash <hex>', 'the input\'s SHA-256, when hashed already (64 hex characters)'),
+    new Option('--output-hash <hex>', 'the output\'s SHA-256, when hashed already'),
+    new Option('--model-id <id>', 'the model that ran'),
+    new Option('--executed-at <time>', 'when the tool ran, ISO 8601 (default: now)'),
+    new Option('--authorised-by <email>', 'who authorised the run (authorised_by.identity)'),
+    new Option('--role <role>', 'their role (with --authorised-by)'),
+    new Option('--session-id <id>', 'the session (with --authorised-by)'),
+  ];
+}
+
+/** Files hashed with a progress bar on a terminal from this size on. */
+const PROGRESS_FROM_BYTES = 32 << 20;
+
+/** The SHA-256 of one side: its file (or stdin) streamed through the hash, or the hash given. */
+async function hashSide(side: 'input' | 'output', file: string | undefined, hash: string | undefined, deps: Factory): Promise<string> {
+  if (file !== undefined && hash !== undefined) throw new UsageError(`give --${side} or --${side}-hash, not both`, { field: `--${side}` });
+  if (hash !== undefined) return hash.trim().toLowerCase();
+  if (file === undefined) {
+    throw new UsageError(`the ${side} is missing: give --${side} FILE (or - for stdin) or --${side}-hash HEX`, { field: `--${side}` });
+  }
+  const opened = await openInput(file, deps, `the ${side}`, 1 << 20);
+  const big = opened.size !== undefined && opened.size >= PROGRESS_FROM_BYTES;
+  const progress = await startProgress(deps, { label: `hashing ${opened.name === 'stdin' ? 'stdin' : displayPath(opened.name)}`, total: opened.size, when: big });
+  try {
+    const { hash: digest } = await sha256Stream(opened.stream as AsyncIterable<Uint8Array>, (bytes) => progress.update(bytes));
+    return digest;
+  } finally {
+    progress.stop();
+  }
+}
+
+/** `--authorised-by` and friends, or `authorisedBy` from the settings (a config file). */
+export function resolveAuthorisedBy(flags: AttestFlags, settings: Settings): AuthorisedBySetting | undefined {
+  if (flags.authorisedBy !== undefined && flags.authorisedBy !== '') {
+    const by: AuthorisedBySetting = { identity: flags.authorisedBy };
+    if (flags.role) by.role = flags.role;
+    if (flags.sessionId) by.sessionId = flags.sessionId;
+    return by;
+  }
+  if (flags.role !== undefined || flags.sessionId !== undefined) {
+    const flag = flags.role !== undefined ? '--role' : '--session-id';
+    throw new UsageError(`${flag} goes with --authorised-by EMAIL`, { field: flag });
+  }
+  return settings.authorisedBy;
+}
+
+const FLAG_FOR_PATH: Readonly<Record<string, string>> = {
+  system_name: '--system',
+  agent_name: '--agent',
+  tool_name: '<tool-name>',
+  input_hash: '--input-hash',
+  output_hash: '--output-hash',
+  executed_at: '--executed-at',
+  model_id: '--model-id',
+  'authorised_by.identity': '--authorised-by',
+  'authorised_by.role': '--role',
+  'authorised_by.session_id': '--session-id',
+};
+
+/** One line listing every issue, named by flag. */
+export function describeAttestationIssues(issues: readonly ValidationIssue[]): string {
+  return `the attestation is invalid: ${issues.map((found) => `${FLAG_FOR_PATH[found.path] ?? found.path} ${found.message}`).join('; ')}`;
+}
+
+/**
+ * Hashes both sides, builds and validates the attestation, and signs it when a key is given.
+ * @throws UsageError (64) for missing or conflicting flags or a missing system; DataError (65)
+ *   for an invalid attestation; InputFileError (66) for an unreadable file
+ */
+export async function buildAttestationFromFlags(
+  toolName: string,
+  flags: AttestFlags,
+  deps: Factory,
+  signing: { key: SigningKey; workspaceId: () => Promise<string> } | undefined,
+): Promise<AttestationRecord> {
+  const settings = await deps.settings();
+  if (!settings.systemName) {
+    throw new UsageError('the system is missing: give --system NAME or set SERVICE_SYSTEM_NAME', { field: '--system' });
+  }
+  if (flags.input === '-' && flags.output === '-') throw new UsageError('--input and --output cannot both read stdin', { hint: 'give one of them as a file' });
+  const authorisedBy = resolveAuthorisedBy(flags, settings);
+  const inputHash = await hashSide('input', flags.input, flags.inputHash, deps);
+  const outputHash = await hashSide('output', flags.output, flags.outputHash, deps);
+  const record = buildAttestation(
+    {
+      systemName: settings.systemName,
+      agentName: settings.agentName,
+      toolName,
+      inputHash,
+      outputHash,
+      executedAt: flags.executedAt,
+      modelId: flags.modelId,
+      authorisedBy,
+    },
+    deps.clock,
+  );
+  const issues = validateAttestation(record);
+  if (issues.length > 0) throw new DataError(describeAttestationIssues(issues), { code: 'validation_error', field: issues[0]!.path });
+  if (signing) Object.assign(record, signWitness(record as unknown as Record<string, unknown>, await signing.workspaceId(), signing.key));
+  return record;
+}

@@ -1,0 +1,2 @@
+/** `govctl completion`. */
+export { createCompletionCommand, run, type CompletionOptions } from './completion.js';

@@ -1,0 +1,2 @@
+/** `govctl derive`. */
+export { createDeriveCommand, run, type DeriveOptions } from './derive.js';

@@ -1,0 +1,179 @@
+/**
+ * The command line's own errors and how any error is shown: one stderr line that says what
+ * failed and what to do, or with `--json` one object `{error, message, field?}` (design/cli.md
+ * "Output"). The exit code of each is decided in exit-codes.ts, nowhere else.
+ */
+import { JsonSyntaxError, SigningKeyError } from '../core/index.js';
+import {
+  AttestationError,
+  ConfigError as ClientConfigError,
+  NetworkError,
+  NotFoundError,
+  RateLimitedError,
+  ServerError,
+  UnauthorizedError,
+  ValidationError,
+} from '../client/errors.js';
+import type { ExitCode } from './exit-codes.js';
+
+/** Base of the CLI's errors: a closed code for `--json`, an exit code, an optional hint and field. */
+export abstract class CliError extends Error {
+  abstract readonly exitCode: ExitCode;
+  /** the `error` member of the `--json` form */
+  abstract readonly code: string;
+  /** what to do about it, appended to the message */
+  readonly hint?: string;
+  /** the offending field or flag, when one applies */
+  readonly field?: string;
+
+  constructor(message: string, options: { hint?: string; field?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    if (options.hint !== undefined) this.hint = options.hint;
+    if (options.field !== undefined) this.field = options.field;
+  }
+}
+
+/** Unknown command or flag, missing or malformed argument (64). */
+export class UsageError extends CliError {
+  override readonly name = 'UsageError';
+  readonly exitCode = 64;
+  readonly code = 'usage_error';
+}
+
+/** Input data that is not valid: a record that fails validation, unreadable JSON (65). */
+export class DataError extends CliError {
+  override readonly name = 'DataError';
+  readonly exitCode = 65;
+  readonly code: string;
+
+  constructor(message: string, options: { hint?: string; field?: string; cause?: unknown; code?: string } = {}) {
+    super(message, options);
+    this.code = options.code ?? 'invalid_input';
+  }
+}
+
+/** An input file that does not exist or cannot be read (66). */
+export class InputFileError extends CliError {
+  override readonly name = 'InputFileError';
+  readonly exitCode = 66;
+  readonly code = 'input_file_error';
+}
+
+/** A missing or malformed setting, an unreadable or malformed config file (78). */
+export class ConfigError extends CliError {
+  override readonly name = 'ConfigError';
+  readonly exitCode = 78;
+  readonly code = 'config_error';
+}
+
+/** One or more signatures do not verify (2); the report is already on stdout. */
+export class SignatureMismatchError extends CliError {
+  override readonly name = 'SignatureMismatchError';
+  readonly exitCode = 2;
+  readonly code = 'signature_invalid';
+}
+
+/**
+ * Several records of one run failed (import, batch); each was reported on its own line, and
+ * `exitCode` is the one the run ends with (decided in exit-codes.ts by the command's tally).
+ */
+export class PartialFailureError extends CliError {
+  override readonly name = 'PartialFailureError';
+  readonly code = 'partial_failure';
+
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode,
+    options: { hint?: string } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+/** Ctrl-C (130). */
+export class InterruptedError extends CliError {
+  override readonly name = 'InterruptedError';
+  readonly exitCode = 130;
+  readonly code = 'interrupted';
+
+  constructor() {
+    super('interrupted');
+  }
+}
+
+/**
+ * The reader of stdout went away (`govctl … | head -1`). Not a failure: the run ends quietly
+ * with exit 0, as `yes | head -1` does.
+ */
+export class PipeClosedError extends CliError {
+  override readonly name = 'PipeClosedError';
+  readonly exitCode = 0;
+  readonly code = 'pipe_closed';
+
+  constructor() {
+    super('stdout was closed by its reader');
+  }
+}
+
+/** What an error looks like to the user. */
+export interface ErrorDescription {
+  /** the `error` member of the JSON form: a closed set of codes */
+  code: string;
+  message: string;
+  field?: string;
+  /** what to do, for the text form */
+  hint?: string;
+}
+
+/** The hint for each kind of client error: what to check to make it work. */
+function clientHint(error: AttestationError): string | undefined {
+  // The client's message already says to check the key.
+  if (error instanceof UnauthorizedError) return undefined;
+  if (error instanceof NotFoundError) return 'check the workspace id (--workspace or SERVICE_WORKSPACE_ID), or leave it unset to use the key\'s own workspace';
+  if (error instanceof RateLimitedError) return 'wait a minute and run the command again';
+  if (error instanceof NetworkError) return 'check the base URL (--base-url or SERVICE_BASE_URL) and that the service is running';
+  if (error instanceof ServerError) return 'the service failed; try again later or ask its operator';
+  if (error instanceof ClientConfigError) return 'see `govctl config show` for the settings in effect';
+  if (error instanceof ValidationError) return 'fix the input and run the command again';
+  return undefined;
+}
+
+/** Describes any error for rendering; unknown errors are internal errors (a bug). */
+export function describeError(error: unknown): ErrorDescription {
+  if (error instanceof CliError) {
+    return withOptional({ code: error.code, message: error.message }, error.field, error.hint);
+  }
+  if (error instanceof AttestationError) {
+    return withOptional({ code: error.code, message: error.message }, error.field, clientHint(error));
+  }
+  if (error instanceof SigningKeyError) return { code: 'config_error', message: error.message };
+  if (error instanceof JsonSyntaxError) return { code: 'invalid_json', message: `the input is not valid JSON: ${error.message}`, hint: 'fix the JSON and run the command again' };
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: 'internal_error', message: `internal error: ${message}`, hint: 'this is a bug in govctl; please report it with the command you ran (add -v for details)' };
+}
+
+function withOptional(description: ErrorDescription, field: string | undefined, hint: string | undefined): ErrorDescription {
+  if (field !== undefined) description.field = field;
+  if (hint !== undefined) description.hint = hint;
+  return description;
+}
+
+/** Collapses line breaks so that an error is always one line. */
+export function oneLine(text: string): string {
+  return text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+}
+
+/**
+ * The error as the user sees it: `govctl: <what failed>; <what to do>` on one line, or with
+ * `json` the object `{error, message, field?}` on one line.
+ */
+export function formatError(error: unknown, json: boolean): string {
+  const described = describeError(error);
+  if (json) {
+    const body: Record<string, string> = { error: described.code, message: oneLine(described.message) };
+    if (described.field !== undefined) body.field = described.field;
+    return JSON.stringify(body);
+  }
+  const hint = described.hint ? `; ${described.hint}` : '';
+  return `govctl: ${oneLine(described.message)}${hint}`;
+}

@@ -1,0 +1,152 @@
+/**
+ * `govctl evidence add <record-type> [flags]`: build, validate, sign and store one GRC record
+ * (POST grc/evidence, spec §4.2); `--dry-run` shows the controls it would earn and stores nothing.
+ * One subcommand per record type, with flags generated from the catalogue (record-flags.ts).
+ */
+import { Command, Option } from 'commander';
+import {
+  CATALOGUE,
+  CLIENT_SIG_ALGO,
+  buildRecord,
+  isPlainObject,
+  signClientSig,
+  type EvidenceRecord,
+  type RecordType,
+  type RecordTypeSpec,
+  type ValidationIssue,
+} from '../../core/index.js';
+import type { GrcWriteResult } from '../../client/wire-types.js';
+import { addExamples, markWrite } from '../command-kit.js';
+import { DataError } from '../errors.js';
+import type { Factory } from '../factory.js';
+import { readJsonDocuments } from '../input.js';
+import { plural, printJson } from '../render.js';
+import { flagForPath, readFlags, recordFlags, type RecordFlags } from './record-flags.js';
+
+/** Options of one `evidence add <type>` run. */
+export interface EvidenceAddOptions {
+  recordType: RecordType;
+  /** commander's parsed values of the generated flags */
+  flagValues: Record<string, unknown>;
+  payloadFile?: string;
+  dryRun: boolean;
+  json: boolean;
+}
+
+/** Sample values for the generated example of each record type's help, by field kind. */
+const SAMPLES: Partial<Record<string, string>> = {
+  number: '0.93',
+  integer: '120000',
+  date: '2026-01-31',
+  datetime: '2026-01-31T09:30:00Z',
+  'number-map': 'demographic_parity=0.04',
+};
+
+/** An example command line per record type: its required flags with sample values (a test runs each). */
+function exampleFor(spec: RecordTypeSpec, flags: RecordFlags): string {
+  const parts = [`govctl evidence add ${spec.type} --system loan-scorer`];
+  for (const binding of flags.bindings) {
+    if (binding.kind === 'field' && binding.required && !binding.global) {
+      const { field } = binding;
+      const sample = field.enum?.[0] ?? SAMPLES[field.kind] ?? (field.kind === 'string[]' || !/(^by|_by|reviewer|user)$/.test(field.wire) ? `"${field.description.split(/[,(;]/)[0]!.trim()}"` : 'alice@example.com');
+      parts.push(field.kind === 'boolean' ? `--${binding.flag}` : `--${binding.flag} ${sample}`);
+    }
+    if (binding.kind === 'top' && binding.input.required) parts.push(`--${binding.flag} alice@example.com`);
+  }
+  return parts.join(' ');
+}
+
+/** `evidence add` with one subcommand per record type. */
+export function createEvidenceAddCommand(factory: Factory): Command {
+  const add = new Command('add')
+    .description('build, validate, sign (with a signing key) and store one evidence record')
+    .usage('<record-type> [flags]');
+  for (const spec of CATALOGUE.values()) add.addCommand(createRecordTypeCommand(spec, factory));
+  return addExamples(add, [
+    'govctl evidence add ai_risk_assessment --help',
+    'govctl evidence add change_event --system loan-scorer --type deployment --by ci@example.com --description "v2.3" --environment production',
+    'govctl evidence add model_evaluation --payload-file eval.json --system loan-scorer --dry-run',
+  ]);
+}
+
+function createRecordTypeCommand(spec: RecordTypeSpec, factory: Factory): Command {
+  const flags = recordFlags(spec);
+  const command = new Command(spec.type).summary(spec.summary).description(`${spec.title}: ${spec.summary}. Flags marked (required) must be given (or be in --payload-file).`);
+  for (const option of flags.options) command.addOption(option);
+  command
+    .addOption(new Option('--payload-file <file|->', 'the payload as JSON (flags given as well override its keys)'))
+    .option('--dry-run', 'show the controls the record would earn; store nothing')
+    .action(async (opts: Record<string, unknown>) =>
+      run(
+        {
+          recordType: spec.type,
+          flagValues: opts,
+          payloadFile: opts.payloadFile as string | undefined,
+          dryRun: opts.dryRun === true,
+          json: factory.globals.json === true,
+        },
+        factory,
+      ),
+    );
+  markWrite(command);
+  return addExamples(command, [exampleFor(spec, flags), `govctl evidence add ${spec.type} --payload-file payload.json --system loan-scorer --dry-run`]);
+}
+
+/** One line listing every issue, with flags named as typed. */
+export function describeIssues(what: string, issues: readonly ValidationIssue[], flags: RecordFlags): string {
+  return `${what} is invalid: ${issues.map((found) => `${flagForPath(found.path, flags)} ${found.message}`).join('; ')}`;
+}
+
+export async function run(options: EvidenceAddOptions, deps: Factory): Promise<void> {
+  const spec = CATALOGUE.get(options.recordType)!;
+  const flags = recordFlags(spec);
+  const settings = await deps.settings();
+  const values = readFlags(flags, options.flagValues, { systemName: settings.systemName });
+
+  let payload: Record<string, unknown> = values.payload;
+  if (options.payloadFile !== undefined) {
+    const documents = await readJsonDocuments(options.payloadFile, deps, 'the payload');
+    const [document] = documents;
+    if (documents.length !== 1 || !isPlainObject(document)) {
+      throw new DataError('--payload-file must hold one JSON object (the payload)', { field: '--payload-file', hint: 'give the payload object, not the whole record' });
+    }
+    payload = { ...document, ...values.payload };
+  }
+
+  const built = buildRecord(spec.type, { payload, top: values.top, systemName: settings.systemName, overrides: values.overrides }, deps.clock);
+  const parsedPaths = new Set(values.issues.map((found) => found.path));
+  const issues = [...values.issues, ...(built.ok ? [] : built.issues.filter((found) => !parsedPaths.has(found.path)))];
+  if (!built.ok || issues.length > 0) {
+    throw new DataError(describeIssues(`the ${spec.type} record`, issues, flags), {
+      code: 'validation_error',
+      field: issues[0]?.path,
+      hint: `see \`govctl evidence add ${spec.type} --help\``,
+    });
+  }
+  const record: EvidenceRecord = built.record;
+
+  const key = await deps.signingKey();
+  if (key) {
+    record.client_sig = signClientSig(record, await deps.workspaceId(), key);
+    record.client_sig_algo = CLIENT_SIG_ALGO;
+  }
+  const api = await deps.api();
+  const result = await api.postEvidence(record, { dryRun: options.dryRun });
+  await printWriteResult(deps, result, { dryRun: options.dryRun, json: options.json, signed: key !== undefined });
+}
+
+/** Prints a GRC write result in the three shapes. */
+async function printWriteResult(deps: Factory, result: GrcWriteResult, how: { dryRun: boolean; json: boolean; signed: boolean }): Promise<void> {
+  const out = deps.io.stdout;
+  if (how.json) return printJson(out, result);
+  const controls = result.mapped_controls ?? [];
+  if (!out.isTTY) {
+    await out.write(`${result.record_id}\t${result.record_type}\t${result.detail}\t${controls.join(',')}\n`);
+    return;
+  }
+  const c = out.color;
+  const head = how.dryRun
+    ? `${c.yellow('dry run:')} this ${result.record_type} record would earn ${plural(controls.length, 'control')} (nothing stored)`
+    : `${c.green('✓')} stored ${c.bold(result.record_id)} (${result.record_type}${how.signed ? ', signed' : ''}), earning ${plural(controls.length, 'control')}`;
+  await out.write(`${head}${controls.length ? ':' : ''}\n${controls.map((control) => `  ${control}`).join('\n')}${controls.length ? '\n' : ''}`);
+}

@@ -1,0 +1,93 @@
+/**
+ * The one place that decides exit codes (design/cli.md "Exit codes", style.md rule 4).
+ * Commands never pick a number: they throw a typed error, and {@link exitCodeFor} maps it.
+ */
+import { CanonicalJsonError, JsonSyntaxError, SigningKeyError, UnsignableRecordError } from '../core/index.js';
+import {
+  ConfigError as ClientConfigError,
+  NetworkError,
+  NotFoundError,
+  RateLimitedError,
+  ServerError,
+  UnauthorizedError,
+  ValidationError,
+} from '../client/errors.js';
+import { CliError } from './errors.js';
+
+/** Exit codes of the public contract (design/cli.md); the names follow sysexits.h. */
+export const EXIT = {
+  OK: 0,
+  /** `gates check`: a non-blocking gate fails */
+  SOFT_FAIL: 1,
+  /** `gates check`: a blocking gate fails; `verify`: a signature does not verify */
+  HARD_FAIL: 2,
+  USAGE: 64,
+  DATA_ERROR: 65,
+  NO_INPUT: 66,
+  UNAVAILABLE: 69,
+  INTERNAL: 70,
+  TEMP_FAIL: 75,
+  NO_PERMISSION: 77,
+  CONFIG: 78,
+  INTERRUPTED: 130,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** What each exit code means, as `govctl help exit-codes` prints it (the table of design/cli.md). */
+export const EXIT_CODE_MEANINGS: readonly { code: ExitCode; meaning: string }[] = [
+  { code: EXIT.OK, meaning: 'success; every gate passing; every signature valid; an empty list' },
+  { code: EXIT.SOFT_FAIL, meaning: '`gates check`: a non-blocking gate fails (soft fail)' },
+  { code: EXIT.HARD_FAIL, meaning: '`gates check`: a blocking gate fails (hard fail); `verify`: a signature does not verify' },
+  { code: EXIT.USAGE, meaning: 'usage error: unknown command or flag, missing argument' },
+  { code: EXIT.DATA_ERROR, meaning: 'bad input data: a record fails validation locally or with 400/422 from the service, unreadable JSON' },
+  { code: EXIT.NO_INPUT, meaning: 'an input file does not exist or cannot be read' },
+  { code: EXIT.UNAVAILABLE, meaning: 'the service cannot be reached, timed out, or answered 5xx' },
+  { code: EXIT.INTERNAL, meaning: 'internal error (a bug)' },
+  { code: EXIT.TEMP_FAIL, meaning: 'rate limited and still limited after the retry' },
+  { code: EXIT.NO_PERMISSION, meaning: '401 or 403: the API key is missing, invalid, expired, or lacks access' },
+  { code: EXIT.CONFIG, meaning: 'configuration error: missing setting, unreadable config file, malformed signing key' },
+  { code: EXIT.INTERRUPTED, meaning: 'interrupted' },
+];
+
+/**
+ * The exit code for an error that ended a command. Anything unrecognised is an internal error
+ * (70), never 1: 1 means a soft gate failure and scripts rely on that.
+ */
+export function exitCodeFor(error: unknown): ExitCode {
+  if (error instanceof CliError) return error.exitCode;
+  if (error instanceof ValidationError) return EXIT.DATA_ERROR;
+  if (error instanceof UnauthorizedError) return EXIT.NO_PERMISSION;
+  // 404 means an unknown workspace or one the key does not belong to (wire.md §5): the
+  // configured workspace id is wrong, a configuration error (docs/decisions.md).
+  if (error instanceof NotFoundError) return EXIT.CONFIG;
+  if (error instanceof RateLimitedError) return EXIT.TEMP_FAIL;
+  if (error instanceof ServerError || error instanceof NetworkError) return EXIT.UNAVAILABLE;
+  if (error instanceof ClientConfigError) return EXIT.CONFIG;
+  if (error instanceof SigningKeyError) return EXIT.CONFIG;
+  if (error instanceof JsonSyntaxError || error instanceof CanonicalJsonError || error instanceof UnsignableRecordError) return EXIT.DATA_ERROR;
+  return EXIT.INTERNAL;
+}
+
+/**
+ * How bad an outcome is, for commands that collect several failures (import, batch) and
+ * exit with the worst: a problem with the whole run (access, configuration, the service being
+ * down) outranks a problem with one record.
+ */
+const SEVERITY: readonly number[] = [
+  EXIT.OK,
+  EXIT.DATA_ERROR,
+  EXIT.TEMP_FAIL,
+  EXIT.UNAVAILABLE,
+  EXIT.INTERNAL,
+  EXIT.NO_INPUT,
+  EXIT.NO_PERMISSION,
+  EXIT.CONFIG,
+  EXIT.USAGE,
+  EXIT.INTERRUPTED,
+];
+
+/** The worse of two exit codes by {@link SEVERITY}. */
+export function worseExitCode(a: ExitCode, b: ExitCode): ExitCode {
+  return SEVERITY.indexOf(b) > SEVERITY.indexOf(a) ? b : a;
+}

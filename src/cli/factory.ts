@@ -1,0 +1,259 @@
+/**
+ * The dependencies of every command, as lazy getters (style.md rule 1; GitHub CLI's
+ * `cmdutil.Factory`): nothing is read, parsed or connected until a command asks for it, so
+ * `govctl signing-key generate` never reads a config file and `govctl --help` never opens a database.
+ */
+import type { ServiceApi, RequestTrace } from '../client/api.js';
+import type { Transport } from '../client/transport.js';
+import { ConfigError, UsageError } from './errors.js';
+import type { IO } from './io.js';
+import { displayPath, loadSettings, LOCAL_BASE_URL, SETTING_FLAG, SETTING_ENV, type SettingFlags, type Settings } from './settings.js';
+import type { SigningKey } from '../core/index.js';
+
+/** The root program's options (design/cli.md), as commander parses them. */
+export interface GlobalOptions extends SettingFlags {
+  json?: boolean;
+  /** false with `--no-color` */
+  color?: boolean;
+  verbose?: boolean;
+}
+
+/** Where the service is: a URL, or the embedded store (explicit or by default). */
+export type Connection =
+  | { kind: 'remote'; baseUrl: string; apiKey: string }
+  | { kind: 'local'; dataDir: string; explicit: boolean };
+
+/** What commands get. Every member is lazy. */
+export interface Factory {
+  readonly io: IO;
+  /** the root program's options (known once arguments are parsed) */
+  readonly globals: GlobalOptions;
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+  /** the current time */
+  readonly clock: () => Date;
+  /** aborted on Ctrl-C: long commands stop taking new work */
+  readonly signal: AbortSignal;
+  /**
+   * Where writes say they come from (the `X-Govctl-Source` header, stored as `source`): `cli` by
+   * default; `evidence import` sets `import` before it first asks for the API.
+   */
+  requestSource: 'cli' | 'import';
+  /** the settings, loaded on first use (config files are searched then) */
+  settings(): Promise<Settings>;
+  /** the service API over HTTP or the embedded store, created on first use */
+  api(): Promise<ServiceApi>;
+  /** the workspace id: configured, or resolved with GET /api/me */
+  workspaceId(): Promise<string>;
+  /**
+   * The workspace id for offline commands (sign, verify), which cannot ask the service.
+   * @throws UsageError (64) when none is configured
+   */
+  offlineWorkspaceId(command: string): Promise<string>;
+  /** the configured signing key, or undefined; a malformed one throws ConfigError (78) */
+  signingKey(): Promise<SigningKey | undefined>;
+  /** the signing key, required: ConfigError (78) when none is configured */
+  requireSigningKey(why: string): Promise<SigningKey>;
+  /** Takes stdin for one purpose; a second claim is a usage error (stdin can be read once). */
+  claimStdin(purpose: string): NodeJS.ReadableStream;
+  /** Writes a line to stderr (a notice, warning or trace), prefixed `govctl: `. */
+  note(line: string): Promise<void>;
+  /** Releases what was opened (connections, the embedded store). */
+  close(): Promise<void>;
+}
+
+/** What {@link createFactory} needs. */
+export interface FactoryOptions {
+  io: IO;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  /** the parsed root options; read on first use */
+  globals: () => GlobalOptions;
+  signal: AbortSignal;
+  clock?: () => Date;
+}
+
+/** Whether `CI` is set: any value other than empty, `0` or `false`. */
+export function isCI(env: NodeJS.ProcessEnv): boolean {
+  const value = env.CI;
+  return value !== undefined && value !== '' && value !== '0' && value.toLowerCase() !== 'false';
+}
+
+/** Reads a whole stream as UTF-8 text. */
+export async function readAllText(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream as AsyncIterable<Buffer | string>) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Decides where commands go (design/cli.md "Settings", "The embedded store"):
+ * - `--base-url local`: the embedded store, as asked;
+ * - a base URL: that service, which needs an API key;
+ * - an API key without a base URL: a configuration error (78);
+ * - nothing, with `CI` set: a configuration error (78), because a gate must never silently read
+ *   an empty local store;
+ * - nothing: the embedded store in the data directory, with a notice.
+ */
+export function resolveConnection(settings: Settings, env: NodeJS.ProcessEnv): Connection {
+  const baseUrl = settings.baseUrl?.trim();
+  if (baseUrl === LOCAL_BASE_URL) return { kind: 'local', dataDir: settings.dataDir, explicit: true };
+  if (baseUrl) {
+    if (settings.apiKey === undefined) {
+      throw new ConfigError(`an API key is required with the base URL from ${sourceName(settings, 'baseUrl')}`, {
+        field: 'apiKey',
+        hint: 'set SERVICE_API_KEY or give --api-key-file FILE (or --base-url local for the embedded store)',
+      });
+    }
+    return { kind: 'remote', baseUrl, apiKey: settings.apiKey };
+  }
+  if (settings.apiKey !== undefined) {
+    throw new ConfigError('SERVICE_BASE_URL is required with an API key', {
+      field: 'baseUrl',
+      hint: `set SERVICE_BASE_URL or give --base-url URL (the API key came from ${sourceName(settings, 'apiKey')})`,
+    });
+  }
+  if (isCI(env)) {
+    throw new ConfigError('no service is configured and CI is set, so the empty local store is not used', {
+      field: 'baseUrl',
+      hint: 'set SERVICE_BASE_URL and SERVICE_API_KEY, or give --base-url local to use the local store on purpose',
+    });
+  }
+  return { kind: 'local', dataDir: settings.dataDir, explicit: false };
+}
+
+function sourceName(settings: Settings, name: 'baseUrl' | 'apiKey'): string {
+  const source = settings.sources[name];
+  if (!source) return SETTING_ENV[name] ?? SETTING_FLAG[name];
+  return source.kind === 'project' || source.kind === 'user' ? displayPath(source.name) : source.name;
+}
+
+/** One `-v` trace line; URLs never hold the key, and the Authorization header is shown masked. */
+export function formatTrace(trace: RequestTrace): string {
+  const outcome = trace.status !== undefined ? String(trace.status) : `failed (${trace.error ?? 'no reply'})`;
+  const retry = trace.attempt > 1 ? ` (attempt ${trace.attempt})` : '';
+  return `${trace.method} ${trace.url} authorization: Bearer *** → ${outcome} in ${Math.round(trace.durationMs)} ms${retry}`;
+}
+
+/** A transport that adds the `X-Govctl-Source` header to every request. */
+function withSource(transport: Transport, source: () => string): Transport {
+  return {
+    description: transport.description,
+    request: (request, signal) => transport.request({ ...request, headers: { ...request.headers, 'x-govctl-source': source() } }, signal),
+    close: () => transport.close?.() ?? Promise.resolve(),
+  };
+}
+
+/** Builds the factory of one run. */
+export function createFactory(options: FactoryOptions): Factory {
+  const { io, env, cwd, signal } = options;
+  let settingsPromise: Promise<Settings> | undefined;
+  let apiPromise: Promise<ServiceApi> | undefined;
+  let stdinClaim: string | undefined;
+  const closers: (() => Promise<void>)[] = [];
+
+  const factory: Factory = {
+    io,
+    env,
+    cwd,
+    signal,
+    clock: options.clock ?? (() => new Date()),
+    requestSource: 'cli',
+    get globals() {
+      return options.globals();
+    },
+    note(line: string) {
+      return io.stderr.write(`govctl: ${line}\n`);
+    },
+    claimStdin(purpose: string) {
+      if (stdinClaim !== undefined && stdinClaim !== purpose) {
+        throw new UsageError(`stdin cannot feed both ${stdinClaim} and ${purpose}`, { hint: 'give one of them as a file' });
+      }
+      stdinClaim = purpose;
+      return io.stdin;
+    },
+    settings() {
+      settingsPromise ??= (async () => {
+        const settings = await loadSettings({
+          flags: factory.globals,
+          env,
+          cwd,
+          readStdin: () => readAllText(factory.claimStdin('--api-key-file -')),
+        });
+        for (const warning of settings.warnings) await factory.note(warning);
+        return settings;
+      })();
+      return settingsPromise;
+    },
+    api() {
+      apiPromise ??= (async () => {
+        const settings = await factory.settings();
+        const connection = resolveConnection(settings, env);
+        const verbose = factory.globals.verbose === true;
+        const onRequest = verbose ? (trace: RequestTrace) => void factory.note(formatTrace(trace)).catch(() => undefined) : undefined;
+        const { createServiceApi } = await import('../client/api.js');
+        const source = () => factory.requestSource;
+        if (connection.kind === 'remote') {
+          if (verbose) await factory.note(`service ${connection.baseUrl} (base URL from ${sourceName(settings, 'baseUrl')}, API key from ${sourceName(settings, 'apiKey')})`);
+          const { createHttpTransport } = await import('../client/transport.js');
+          const transport = withSource(createHttpTransport(connection.baseUrl), source);
+          closers.push(() => transport.close!());
+          return createServiceApi({ baseUrl: connection.baseUrl, transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest });
+        }
+        const { openLocalStore } = await import('../server/index.js');
+        const store = await openLocalStore(connection.dataDir);
+        closers.push(() => store.close());
+        if (!connection.explicit) {
+          await factory.note(`using the local store in ${displayPath(connection.dataDir)} (no service configured; see \`govctl config init\`)`);
+        } else if (verbose) {
+          await factory.note(`using the local store in ${displayPath(connection.dataDir)}`);
+        }
+        return createServiceApi({
+          transport: withSource(store.transport, source),
+          apiKey: store.apiKey,
+          workspaceId: settings.workspaceId ?? store.workspaceId,
+          onRequest,
+        });
+      })();
+      return apiPromise;
+    },
+    async workspaceId() {
+      const settings = await factory.settings();
+      if (settings.workspaceId) return settings.workspaceId;
+      return (await factory.api()).resolveWorkspaceId();
+    },
+    async offlineWorkspaceId(command: string) {
+      const settings = await factory.settings();
+      if (settings.workspaceId) return settings.workspaceId;
+      throw new UsageError(`${command} needs the workspace id: the signature covers it`, {
+        field: '--workspace',
+        hint: 'give --workspace WS or set SERVICE_WORKSPACE_ID (this command works offline and cannot look it up)',
+      });
+    },
+    async signingKey() {
+      return (await factory.settings()).signingKey();
+    },
+    async requireSigningKey(why: string) {
+      const key = await factory.signingKey();
+      if (!key) {
+        throw new ConfigError(`no signing key is configured, and ${why} needs one`, {
+          field: 'signingKey',
+          hint: 'set SERVICE_SIGNING_KEY or give --signing-key-file FILE (make one with `govctl signing-key generate`)',
+        });
+      }
+      return key;
+    },
+    async close() {
+      // Newest first: the API before the store it runs on.
+      for (const close of closers.reverse()) {
+        try {
+          await close();
+        } catch {
+          // Closing is best effort: the work is done and reported.
+        }
+      }
+      closers.length = 0;
+    },
+  };
+  return factory;
+}

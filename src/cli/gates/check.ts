@@ -1,0 +1,139 @@
+/**
+ * `govctl gates check`: the gate results (GET grc/gates/check, spec §4.8), with the verdict as
+ * the exit code (design/cli.md "Exit codes"): the highest gate `exit_code`, lowered by
+ * `--fail-on`. It fails closed: a service that cannot be reached or answers 5xx is 69, a reply
+ * that is not a well-formed gate list is 69 too (docs/exit-codes.md), and `--on-error` never
+ * softens either (the command is not a write).
+ */
+import { appendFile } from 'node:fs/promises';
+import { Command, Option } from 'commander';
+import { addExamples } from '../command-kit.js';
+import { UsageError } from '../errors.js';
+import type { Factory } from '../factory.js';
+import type { OutputStream } from '../io.js';
+import { printJson, printTable, plural, type Column } from '../render.js';
+import { displayPath } from '../settings.js';
+import { wrapText } from './wrap.js';
+import { applyFailOn, checkGatesReply, FAIL_ON, gatesVerdict, GatesFailedError, type CheckedGate, type FailOn, type GateStatus } from './verdict.js';
+
+export const GATE_FORMATS = ['table', 'json', 'junit', 'github'] as const;
+export type GateFormat = (typeof GATE_FORMATS)[number];
+
+export interface GatesCheckOptions {
+  /** default `soft`: exit with the gates' verdict */
+  failOn: FailOn;
+  /** default `table` (tab-separated lines when piped); `--json` is `json` */
+  format: GateFormat;
+}
+
+/** The `--format` and `--json` flags together; both naming different formats is a usage error. */
+export function resolveFormat(format: string | undefined, json: boolean): GateFormat {
+  if (json && format !== undefined && format !== 'json') {
+    throw new UsageError(`--json and --format ${format} ask for different outputs`, { field: '--format', hint: 'give one of them (--json is --format json)' });
+  }
+  return json ? 'json' : ((format as GateFormat | undefined) ?? 'table');
+}
+
+export function createGatesCheckCommand(factory: Factory): Command {
+  const command = new Command('check')
+    .description('check the release gates; the exit code is the verdict (GET grc/gates/check)')
+    .addOption(new Option('--fail-on <level>', 'which failures fail the run: soft (any failing gate), hard (blocking ones only), never').choices(FAIL_ON).default('soft'))
+    .addOption(new Option('--format <format>', 'table (a list on a terminal, tab-separated when piped), json (the body), junit (XML), github (Actions annotations)').choices(GATE_FORMATS))
+    .action(async (flags: { failOn: FailOn; format?: string }) =>
+      run({ failOn: flags.failOn, format: resolveFormat(flags.format, factory.globals.json === true) }, factory),
+    );
+  command.addHelpText(
+    'after',
+    '\nExit codes: 0 every gate passes (or --fail-on lets the failures pass), 1 a non-blocking gate fails,\n' +
+      '2 a blocking gate fails, 69 the service cannot be reached, answers 5xx or a reply that is not a gate\n' +
+      'list, 77 the API key is refused, 78 nothing is configured in CI. --on-error does not apply: a gate fails closed.\n' +
+      '\nOn a terminal, one line per gate with its reason below. Piped, tab-separated: gate_id, result (pass,\n' +
+      'soft, hard), exit_code, name, reason.\n' +
+      'With --format github and GITHUB_STEP_SUMMARY set, a Markdown summary is appended to that file.\n',
+  );
+  return addExamples(command, [
+    'govctl gates check',
+    'govctl gates check --fail-on hard',
+    'govctl gates check --format junit > gates.xml',
+    'govctl gates check --format github',
+    'govctl gates check --json | jq -r \'.gates[] | select(.passing | not) | .reason\'',
+  ]);
+}
+
+const STATUS_TEXT: Record<GateStatus, string> = { pass: '✓ pass', soft: '! soft fail', hard: '✗ HARD FAIL' };
+
+/**
+ * The gates on a terminal: one line per gate (result, name, id and exit code), its reason wrapped
+ * and indented below it. A list rather than a table: reasons are long and read best whole.
+ */
+async function printGateList(out: OutputStream, gates: readonly CheckedGate[]): Promise<void> {
+  const width = out.columns ?? 100;
+  const pad = Math.max(...gates.map(({ status }) => STATUS_TEXT[status].length));
+  const lines: string[] = [];
+  for (const { gate, status } of gates) {
+    const colour = status === 'pass' ? out.color.green : status === 'soft' ? out.color.yellow : out.color.red.bold;
+    lines.push(`${colour(STATUS_TEXT[status].padEnd(pad))}  ${out.color.bold(gate.name)} ${out.color.dim(`(${gate.gate_id}, exit ${gate.exit_code})`)}`);
+    if (gate.reason) lines.push(...wrapText(gate.reason, width, ' '.repeat(pad + 2)));
+  }
+  await out.write(lines.join('\n') + '\n');
+}
+
+const TSV_COLUMNS: readonly Column<CheckedGate>[] = [
+  { header: 'gate_id', value: ({ gate }) => gate.gate_id },
+  { header: 'result', value: ({ status }) => status },
+  { header: 'exit_code', value: ({ gate }) => String(gate.exit_code) },
+  { header: 'name', value: ({ gate }) => gate.name },
+  { header: 'reason', value: ({ gate }) => gate.reason ?? '' },
+];
+
+export async function run(options: GatesCheckOptions, deps: Factory): Promise<void> {
+  const started = performance.now();
+  const api = await deps.api();
+  const body = await api.gatesCheck();
+  const gates = checkGatesReply(body);
+  const verdict = gatesVerdict(gates);
+  const exitCode = applyFailOn(verdict, options.failOn);
+  const out = deps.io.stdout;
+
+  switch (options.format) {
+    case 'json':
+      await printJson(out, body);
+      break;
+    case 'junit': {
+      const { junitReport } = await import('./junit.js');
+      await out.write(junitReport(gates, { now: deps.clock(), seconds: (performance.now() - started) / 1000 }));
+      break;
+    }
+    case 'github': {
+      const { githubAnnotations, githubSummary } = await import('./github.js');
+      await out.write(githubAnnotations(gates));
+      const summaryFile = deps.env.GITHUB_STEP_SUMMARY;
+      if (summaryFile) {
+        try {
+          await appendFile(summaryFile, githubSummary(gates, exitCode, options.failOn));
+        } catch (error) {
+          // The verdict matters more than the summary: say so and go on.
+          await deps.note(`warning: cannot append the job summary to ${displayPath(summaryFile)}: ${(error as Error).message}`);
+        }
+      }
+      break;
+    }
+    default:
+      if (out.isTTY) await printGateList(out, gates);
+      else await printTable(out, TSV_COLUMNS, gates, { now: deps.clock });
+  }
+
+  const hard = gates.filter((checked) => checked.status === 'hard');
+  const soft = gates.filter((checked) => checked.status === 'soft');
+  if (verdict === 0) return;
+  const ids = (list: CheckedGate[]) => list.map(({ gate }) => gate.gate_id).join(', ');
+  const parts = [hard.length > 0 ? `${plural(hard.length, 'blocking gate')} failing (${ids(hard)})` : '', soft.length > 0 ? `${plural(soft.length, 'non-blocking gate')} failing (${ids(soft)})` : ''].filter(Boolean);
+  const summary = parts.join(', ');
+  if (exitCode === 0) {
+    await deps.note(`${summary}; not failing the run (--fail-on ${options.failOn})`);
+    return;
+  }
+  throw new GatesFailedError(`${summary}: exit ${exitCode}`, exitCode as 1 | 2, {
+    hint: hard.length > 0 ? 'record the evidence each reason names' : 'record the evidence each reason names, or pass --fail-on hard to let non-blocking gates warn only',
+  });
+}

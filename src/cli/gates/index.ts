@@ -1,0 +1,10 @@
+/** `govctl gates`: release gates. */
+import { Command } from 'commander';
+import { addExamples } from '../command-kit.js';
+import type { Factory } from '../factory.js';
+import { createGatesCheckCommand } from './check.js';
+
+export function createGatesCommand(factory: Factory): Command {
+  const command = new Command('gates').description('release gates: one per framework, blocking (required) or advisory').addCommand(createGatesCheckCommand(factory));
+  return addExamples(command, ['govctl gates check', 'govctl gates check --fail-on hard --format github']);
+}

@@ -1,0 +1,2 @@
+/** `govctl posture`. */
+export { createPostureCommand, run, type PostureOptions } from './posture.js';

@@ -1,0 +1,135 @@
+/**
+ * The commander program: global options (design/cli.md "Settings"), the command groups, and the
+ * settings every command shares: commander never exits the process and never prints errors
+ * itself (main.ts renders them, once, and picks the exit code in exit-codes.ts).
+ */
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { addExamples } from './command-kit.js';
+import { UsageError } from './errors.js';
+import type { Factory } from './factory.js';
+import type { IO } from './io.js';
+import { ON_ERROR_MODES } from './settings.js';
+import { createAttestCommand } from './attest/index.js';
+import { createEvidenceCommand } from './evidence/index.js';
+import { createSigningKeyCommand } from './signing-key/index.js';
+import { createWhoamiCommand } from './whoami/whoami.js';
+import { createPostureCommand } from './posture/index.js';
+import { createSystemsCommand } from './systems/index.js';
+import { createGatesCommand } from './gates/index.js';
+import { createDeriveCommand } from './derive/index.js';
+import { createConfigCommand } from './config/index.js';
+import { createServeCommand } from './serve/index.js';
+import { createAdminCommand } from './admin/index.js';
+import { createCompletionCommand } from './completion/index.js';
+import { createHelpCommand } from './help/index.js';
+
+/**
+ * The command groups, in the order `govctl --help` lists them. To add a group, write
+ * `src/cli/<group>/index.ts` exporting `create<Group>Command(factory)` and add one line here
+ * (docs/architecture.md "How to add a command").
+ */
+const COMMAND_GROUPS: readonly ((factory: Factory) => Command)[] = [
+  createWhoamiCommand,
+  createEvidenceCommand,
+  createAttestCommand,
+  createPostureCommand,
+  createSystemsCommand,
+  createGatesCommand,
+  createDeriveCommand,
+  createSigningKeyCommand,
+  createConfigCommand,
+  createServeCommand,
+  createAdminCommand,
+  createCompletionCommand,
+  createHelpCommand,
+];
+
+/** What the program tells main.ts about the run. */
+export interface ProgramState {
+  /** the command whose action ran (for `--on-error` and Ctrl-C handling) */
+  actionCommand?: Command;
+  /** the command whose parsing failed, for the error's hint */
+  errorCommand?: Command;
+}
+
+/** The version, from package.json: `dist/cli`, `dist/chunks` and `src/cli` are all two levels down. */
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** Builds the root command with every group, configured for one run. */
+export function createProgram(factory: Factory, state: ProgramState): Command {
+  const program = new Command('govctl')
+    .description('Record AI-governance evidence and attestations, and gate releases on them.')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .option('--json', 'print JSON on stdout: the service\'s response body (one document per run)')
+    .option('--no-color', 'no colour (also NO_COLOR=1)')
+    .option('-v, --verbose', 'trace each HTTP request on stderr (the API key masked)')
+    .option('--base-url <url>', 'the service, or "local" for the embedded store (SERVICE_BASE_URL)')
+    .option('--api-key-file <file|->', 'read the API key from a file or stdin (SERVICE_API_KEY)')
+    .option('--workspace <id>', 'workspace id (SERVICE_WORKSPACE_ID; default: the API key\'s)')
+    .option('--system <name>', 'AI system name (SERVICE_SYSTEM_NAME)')
+    .option('--agent <name>', 'agent name for attestations (SERVICE_AGENT_NAME; default: the system)')
+    .option('--signing-key-file <file|->', 'sign with the key in this file (SERVICE_SIGNING_KEY)')
+    .addOption(new Option('--on-error <mode>', 'what a failed write does (SERVICE_ON_ERROR; default raise)').choices(ON_ERROR_MODES))
+    .option('--data-dir <dir>', 'directory of the embedded store (GOVCTL_DATA_DIR; default $XDG_DATA_HOME/govctl)')
+    // Never a way to pass the key: it would be visible in `ps` and shell history. Caught in preAction.
+    .addOption(new Option('--api-key [key]').hideHelp())
+    .showSuggestionAfterError(true)
+    .helpCommand(false);
+
+  for (const create of COMMAND_GROUPS) program.addCommand(create(factory));
+
+  addExamples(program, [
+    'govctl whoami',
+    'govctl evidence add ai_risk_assessment --help',
+    'govctl evidence list --system loan-scorer --days 30',
+    'govctl attest summarise --input prompt.txt --output answer.txt --system loan-scorer',
+    'govctl evidence list --json | jq ".records[].record_id"',
+  ]);
+  program.addHelpText(
+    'after',
+    '\nSettings come from flags, then SERVICE_* environment variables, then .govctlrc (searched upward),\n' +
+      'then $XDG_CONFIG_HOME/govctl/config.json. With none, commands use a local store in $XDG_DATA_HOME/govctl.\n' +
+      'Exit codes: 0 ok, 2 signature invalid, 64 usage, 65 bad data, 66 missing file, 69 service unavailable,\n' +
+      '70 internal, 75 rate limited, 77 access denied, 78 configuration, 130 interrupted.\n',
+  );
+
+  program.hook('preAction', (_root, actionCommand) => {
+    state.actionCommand = actionCommand;
+    if (program.opts().apiKey !== undefined) {
+      throw new UsageError('--api-key is not accepted: a key on the command line shows in `ps` and shell history', {
+        field: '--api-key',
+        hint: 'use --api-key-file FILE (or - for stdin) or set SERVICE_API_KEY',
+      });
+    }
+  });
+
+  configureTree(program, factory.io, state);
+  return program;
+}
+
+/**
+ * Applies the run's settings to a command and all its subcommands (commander copies them only
+ * to commands made with `.command()`, not to ones added with `.addCommand()`).
+ */
+function configureTree(command: Command, io: IO, state: ProgramState): void {
+  command
+    .exitOverride()
+    .configureOutput({
+      // A closed stdout is noticed again when main flushes; here it must not become an unhandled rejection.
+      writeOut: (text) => void io.stdout.write(text).catch(() => undefined),
+      writeErr: (text) => void io.stderr.write(text).catch(() => undefined),
+      // main.ts renders the error (once, as text or JSON); here only remember where it happened.
+      outputError: () => {
+        state.errorCommand ??= command;
+      },
+    })
+    .configureHelp({ showGlobalOptions: command.commands.length === 0, sortSubcommands: false });
+  for (const sub of command.commands) configureTree(sub, io, state);
+}

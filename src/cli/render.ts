@@ -1,0 +1,148 @@
+/**
+ * The three output shapes (design/cli.md "Output", style.md rule 3):
+ * - TTY: tables (cli-table3, loaded only when a table is drawn), colour, relative times;
+ * - piped: one tab-separated line per row, no header, ISO 8601 times, no colour;
+ * - `--json`: one JSON document, written losslessly (numbers keep their form).
+ */
+import { stringifyJson } from '../core/index.js';
+import type { OutputStream } from './io.js';
+
+/** How a column's values are shown. */
+export type ColumnKind = 'text' | 'time' | 'list' | 'boolean' | 'count';
+
+/** One column of a table. */
+export interface Column<T> {
+  /** header on a TTY (upper-cased) */
+  header: string;
+  value: (row: T) => unknown;
+  /**
+   * `time`: relative on a TTY, ISO 8601 piped; `list`: comma-separated piped, `N items` on a TTY
+   * when long; `boolean`: ✓/✗ on a TTY, true/false piped; `count`: the length of a list value.
+   */
+  kind?: ColumnKind;
+  /** how the column shows on a TTY when that differs from `kind` (e.g. a count instead of the list) */
+  ttyKind?: ColumnKind;
+  /** colour for a TTY cell */
+  style?: (text: string, out: OutputStream, row: T) => string;
+}
+
+/** What a render may want besides the stream: the clock, for relative times. */
+export interface RenderContext {
+  now: () => Date;
+}
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/**
+ * A time relative to now, as people read it: `just now`, `5 minutes ago`, `in 2 hours`,
+ * `3 days ago`; older than 30 days, the date (`2025-01-31`).
+ */
+export function relativeTime(iso: string, now: Date): string {
+  const time = Date.parse(iso);
+  if (Number.isNaN(time)) return iso;
+  const delta = now.getTime() - time;
+  const abs = Math.abs(delta);
+  if (abs < 45 * SECOND) return 'just now';
+  if (abs >= 30 * DAY) return new Date(time).toISOString().slice(0, 10);
+  const [n, unit] = abs < 45 * MINUTE ? [Math.round(abs / MINUTE), 'minute'] : abs < 22 * HOUR ? [Math.round(abs / HOUR), 'hour'] : [Math.round(abs / DAY), 'day'];
+  const amount = `${Math.max(1, n)} ${unit}${n === 1 ? '' : 's'}`;
+  return delta >= 0 ? `${amount} ago` : `in ${amount}`;
+}
+
+/** A time for piped output: ISO 8601 in UTC when it parses, as given otherwise. */
+export function isoTime(value: string): string {
+  const time = Date.parse(value);
+  return Number.isNaN(time) ? value : new Date(time).toISOString();
+}
+
+/** Text of any value for a cell: strings as they are, other values as JSON. */
+function text(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  return stringifyJson(value);
+}
+
+/** A piped cell: tabs and line breaks would break the line format, so they become spaces. */
+function tsvCell(value: string): string {
+  return value.replace(/[\t\r\n]+/g, ' ');
+}
+
+function cell<T>(column: Column<T>, row: T, tty: boolean, context: RenderContext): string {
+  const value = column.value(row);
+  switch (tty ? (column.ttyKind ?? column.kind) : column.kind) {
+    case 'time':
+      return typeof value === 'string' ? (tty ? relativeTime(value, context.now()) : isoTime(value)) : text(value);
+    case 'list':
+      return Array.isArray(value) ? value.map(text).join(tty ? ', ' : ',') : text(value);
+    case 'count':
+      return Array.isArray(value) ? String(value.length) : text(value);
+    case 'boolean':
+      return value === true ? (tty ? '✓' : 'true') : value === false ? (tty ? '✗' : 'false') : text(value);
+    default:
+      return text(value);
+  }
+}
+
+/**
+ * Prints rows: a table on a TTY (header, colour), tab-separated lines without a header otherwise.
+ * An empty table prints nothing (the caller says "nothing found" on stderr if it wants).
+ */
+export async function printTable<T>(out: OutputStream, columns: readonly Column<T>[], rows: readonly T[], context: RenderContext): Promise<void> {
+  if (rows.length === 0) return;
+  if (!out.isTTY) {
+    // Large listings are written in slices so that memory stays flat and backpressure applies.
+    let chunk = '';
+    for (const row of rows) {
+      chunk += columns.map((column) => tsvCell(cell(column, row, false, context))).join('\t') + '\n';
+      if (chunk.length >= 65536) {
+        await out.write(chunk);
+        chunk = '';
+      }
+    }
+    await out.write(chunk);
+    return;
+  }
+  const { default: Table } = await import('cli-table3');
+  const table = new Table({
+    head: columns.map((column) => out.color.bold(column.header.toUpperCase())),
+    style: { head: [], border: out.colorEnabled ? ['grey'] : [] },
+    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
+  });
+  for (const row of rows) {
+    table.push(
+      columns.map((column) => {
+        const shown = cell(column, row, true, context);
+        return column.style && out.colorEnabled ? column.style(shown, out, row) : shown;
+      }),
+    );
+  }
+  await out.write(table.toString() + '\n');
+}
+
+/**
+ * Prints one object's fields: aligned `name  value` lines on a TTY, `name<TAB>value` lines piped.
+ */
+export async function printFields(out: OutputStream, fields: readonly [string, unknown][]): Promise<void> {
+  if (out.isTTY) {
+    const width = Math.max(...fields.map(([name]) => name.length));
+    await out.write(fields.map(([name, value]) => `${out.color.bold(name.padEnd(width))}  ${text(value)}`).join('\n') + '\n');
+  } else {
+    await out.write(fields.map(([name, value]) => `${name}\t${tsvCell(text(value))}`).join('\n') + '\n');
+  }
+}
+
+/**
+ * Prints one JSON document: indented on a TTY, one line when piped. Lossless: `85.0` stays `85.0`
+ * and big integers keep every digit, so the body is the service's body.
+ */
+export async function printJson(out: OutputStream, value: unknown): Promise<void> {
+  await out.write(stringifyJson(value, out.isTTY ? 2 : 0) + '\n');
+}
+
+/** `1 record`, `2 records`. */
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n} ${n === 1 ? word : many}`;
+}

@@ -1,0 +1,2 @@
+/** `govctl serve`. */
+export { createServeCommand, run, type ServeOptions } from './serve.js';

@@ -1,0 +1,155 @@
+/**
+ * `govctl serve`: runs the reference service (src/server, loaded only here) on a host and port
+ * over a database file. The listening URL goes to stderr as soon as it is known (so `--port 0` is
+ * usable by scripts), then one JSON log line per request. SIGINT or SIGTERM shuts it down
+ * gracefully: no new connections, requests in flight finish, queued writes commit, the database
+ * closes, and the exit code is 0 (docs/exit-codes.md); a second signal drops open connections.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Command, Option } from 'commander';
+import { addExamples, markWindsDown, wholeNumber } from '../command-kit.js';
+import { ConfigError } from '../errors.js';
+import type { Factory } from '../factory.js';
+import { displayPath } from '../settings.js';
+import { databasePath, mapDatabaseError, loadServer, type ServerModule } from '../admin/database.js';
+
+export interface ServeOptions {
+  /** default 127.0.0.1 */
+  host: string;
+  /** default 8080; 0 picks a free port */
+  port: number;
+  /** the database file (default `<dataDir>/server.db`) */
+  db?: string;
+}
+
+/** The database file `serve` uses without `--db`. */
+export const SERVER_DB_FILE = 'server.db';
+
+export function createServeCommand(factory: Factory): Command {
+  const command = new Command('serve')
+    .description('run the reference service')
+    .addOption(new Option('--host <host>', 'the address to listen on').default('127.0.0.1'))
+    .addOption(new Option('--port <port>', 'the port; 0 picks a free one').argParser(wholeNumber('--port', { min: 0, max: 65535 })).default(8080))
+    .option('--db <file>', `the service database (default: <data dir>/${SERVER_DB_FILE}; created if missing)`)
+    .action(async (flags: { host: string; port: number; db?: string }) => run({ host: flags.host, port: flags.port, ...(flags.db !== undefined ? { db: flags.db } : {}) }, factory));
+  markWindsDown(command);
+  command.addHelpText(
+    'after',
+    '\nThe listening URL is printed on stderr ("govctl: listening on http://HOST:PORT"), then one JSON line per\n' +
+      'request. Provision the database with `govctl admin init --db FILE` to get an API key.\n' +
+      'SIGINT (Ctrl-C) or SIGTERM stops it gracefully, finishing requests in flight, and exits 0; a second\n' +
+      'signal drops open connections. Exit codes: 66 the database\'s directory is missing, 65 the file is not a\n' +
+      'govctl database, 78 the host or port cannot be used (in use, not permitted) or the database is newer.\n',
+  );
+  return addExamples(command, [
+    'govctl serve',
+    'govctl serve --host 0.0.0.0 --port 8443 --db /var/lib/govctl/server.db',
+    'govctl serve --port 0 2> >(grep -m1 -o "http://[^ ]*")',
+  ]);
+}
+
+/** Why a listen failed, as a configuration error (78) naming what to change. */
+function listenError(error: unknown, options: ServeOptions): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  const where = `${options.host}:${options.port}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return new ConfigError(`cannot listen on ${where}: the port is in use`, { field: '--port', hint: 'give another --port (0 picks a free one)' });
+    case 'EACCES':
+    case 'EPERM':
+      return new ConfigError(`cannot listen on ${where}: permission denied`, { field: '--port', hint: 'use a port above 1023' });
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new ConfigError(`cannot listen on ${where}: no such address on this machine`, { field: '--host', hint: 'give --host 127.0.0.1, 0.0.0.0 or an address of this machine' });
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Resolves with the signal's name once SIGINT or SIGTERM arrives, or `abort` when the run's
+ * signal is aborted (main.ts aborts it on Ctrl-C); `again` is called for each later signal.
+ */
+function waitForStop(abort: AbortSignal, again: () => void): { stopped: Promise<string>; dispose(): void } {
+  let resolveStop!: (why: string) => void;
+  const stopped = new Promise<string>((resolve) => (resolveStop = resolve));
+  let done = false;
+  const stop = (why: string) => {
+    if (done) return again();
+    done = true;
+    resolveStop(why);
+  };
+  // main.ts aborts the run's signal on SIGINT, and its listener runs before this one: the abort
+  // and the SIGINT that follows it are one signal, counted once.
+  let abortedBySigint = false;
+  const onInt = () => {
+    if (abortedBySigint) {
+      abortedBySigint = false;
+      return;
+    }
+    stop('SIGINT');
+  };
+  const onTerm = () => stop('SIGTERM');
+  const onAbort = () => {
+    if (done) return;
+    abortedBySigint = true;
+    stop('SIGINT');
+  };
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  if (abort.aborted) onAbort();
+  else abort.addEventListener('abort', onAbort, { once: true });
+  return {
+    stopped,
+    dispose() {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      abort.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** Whether the database holds any API key (for a first-run hint; a failure to tell is not an error). */
+function hasApiKeys(server: ServerModule, path: string): boolean {
+  try {
+    return server.listApiKeys(path).length > 0;
+  } catch {
+    return true;
+  }
+}
+
+export async function run(options: ServeOptions, deps: Factory): Promise<void> {
+  let path: string;
+  if (options.db !== undefined) path = databasePath(options.db, deps.cwd, false);
+  else {
+    const { dataDir } = await deps.settings();
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    path = join(dataDir, SERVER_DB_FILE);
+  }
+  const server = await loadServer();
+  const logLine = (line: string) => void deps.io.stderr.write(`${line}\n`).catch(() => undefined);
+  let running: Awaited<ReturnType<typeof server.startServer>>;
+  try {
+    running = await server.startServer({ host: options.host, port: options.port, db: path, logLine });
+  } catch (error) {
+    throw listenError(error, options) ?? mapDatabaseError(error, path, server);
+  }
+
+  const waiter = waitForStop(deps.signal, () => {
+    void deps.note('second signal: closing open connections');
+    running.service.app.server.closeAllConnections();
+  });
+  try {
+    await deps.note(`listening on ${running.url} (database ${displayPath(path)}); Ctrl-C or SIGTERM stops it`);
+    if (!hasApiKeys(server, path)) await deps.note(`no API keys yet: run \`govctl admin init --db ${path}\``);
+    const why = await waiter.stopped;
+    await deps.note(`${why}: shutting down, finishing requests in flight`);
+    await running.close();
+    await deps.note('stopped');
+  } finally {
+    waiter.dispose();
+    await running.close();
+  }
+}

@@ -1,0 +1,2 @@
+/** `govctl systems`. */
+export { createSystemsCommand, run, type SystemsOptions } from './systems.js';

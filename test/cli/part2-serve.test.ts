@@ -1,0 +1,106 @@
+/**
+ * `govctl serve` as a process: it prints its URL on stderr (so `--port 0` works), answers
+ * requests, logs each as a JSON line on stderr, and on SIGTERM (or SIGINT) shuts down promptly
+ * with exit 0.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, cleanEnv, ensureBuilt, runCli } from '../helpers/cli.js';
+import { tempDir } from './part2-support.js';
+
+beforeAll(ensureBuilt);
+
+const temp = tempDir();
+const children: ChildProcess[] = [];
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  temp.remove();
+});
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+}
+
+/** Starts `govctl serve` and waits for the URL on stderr. */
+async function serve(args: string[]): Promise<Served> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+    env: cleanEnv(temp.dir, { NO_COLOR: '1' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stderr = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL within 15 s; stderr: ${stderr}`)), 15_000);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    void exited.then(({ code }) => reject(new Error(`serve exited with ${code} before listening: ${stderr}`)));
+  });
+  return { child, url, stderr: () => stderr, exited };
+}
+
+describe('govctl serve', () => {
+  it('serves on --port 0, logs requests as JSON lines, and exits 0 promptly on SIGTERM', async () => {
+    const db = join(temp.dir, 'served.db');
+    const init = await runCli(['admin', 'init', '--db', db, '--json'], {});
+    expect(init.exitCode, init.stderr).toBe(0);
+    const { api_key: apiKey, workspace_id: workspaceId } = JSON.parse(init.stdout);
+
+    const served = await serve(['--port', '0', '--db', db]);
+    const me = await fetch(`${served.url}/api/me`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(me.status).toBe(200);
+    expect(((await me.json()) as { workspace_id: string }).workspace_id).toBe(workspaceId);
+
+    // The CLI works against it.
+    const posture = await runCli(['posture', '--json'], { env: { SERVICE_BASE_URL: served.url, SERVICE_API_KEY: apiKey } });
+    expect(posture.exitCode, posture.stderr).toBe(0);
+    expect(JSON.parse(posture.stdout)).toHaveProperty('overall_pct', 0);
+
+    const sent = Date.now();
+    served.child.kill('SIGTERM');
+    const { code, signal, at } = await served.exited;
+    expect(signal).toBeNull();
+    expect(code).toBe(0);
+    expect(at - sent).toBeLessThan(5_000);
+
+    const logs = served
+      .stderr()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logs).toContainEqual(expect.objectContaining({ method: 'GET', path: '/api/me', status: 200 }));
+    expect(served.stderr()).not.toContain(apiKey);
+    expect(served.stderr()).toMatch(/SIGTERM: shutting down/);
+  });
+
+  it('makes <data dir>/server.db by default, hints at admin init, and exits 0 on SIGINT too', async () => {
+    const served = await serve(['--port', '0']);
+    expect(existsSync(join(temp.dir, 'data', 'govctl', 'server.db'))).toBe(true);
+    expect(served.stderr()).toMatch(/no API keys yet: run `govctl admin init --db /);
+    served.child.kill('SIGINT');
+    const { code } = await served.exited;
+    expect(code).toBe(0);
+  });
+
+  it('exits 78 when the port is in use', async () => {
+    const first = await serve(['--port', '0', '--db', join(temp.dir, 'a.db')]);
+    const port = new URL(first.url).port;
+    const second = await runCli(['serve', '--port', port, '--db', join(temp.dir, 'b.db')], {});
+    expect(second.exitCode).toBe(78);
+    expect(second.stderr).toMatch(/port is in use/);
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+  });
+});
