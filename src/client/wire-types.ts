@@ -5,6 +5,7 @@
  */
 import type { JsonValue } from '../core/canonical-json.js';
 import type { RecordType } from '../core/records/types.js';
+import type { Gate as ScoredGate } from '../core/controls/gates.js';
 
 /** GET /api/me (spec §2.1). */
 export interface Identity {
@@ -115,14 +116,8 @@ export interface SystemInfo {
   last_evidence_at: string | null;
 }
 
-/** One gate of GET grc/gates/check (spec §2.10). */
-export interface Gate {
-  gate_id: string;
-  name: string;
-  passing: boolean;
-  blocking: boolean;
-  exit_code: 0 | 1 | 2;
-  reason?: string;
+/** One gate of GET grc/gates/check (spec §2.10), as core scores it, plus any members a service adds. */
+export interface Gate extends ScoredGate {
   [extension: string]: JsonValue | undefined;
 }
 
