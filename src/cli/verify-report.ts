@@ -33,7 +33,7 @@ function statusStyle(text: string, out: Parameters<NonNullable<Column<VerifyResu
 /** Describes a record for the error line: `#2 (ai_risk_assessment, loan-scorer)`. */
 function label(result: VerifyResult): string {
   const what = [result.record_type ?? result.tool_name, result.system_name, result.record_id].filter(Boolean).join(', ');
-  return `#${result.index}${what ? ` (${what})` : ''} ${result.status}`;
+  return `#${result.index}${what ? ` (${what})` : ''} ${result.status}${result.reason ? ` (${result.reason})` : ''}`;
 }
 
 /**

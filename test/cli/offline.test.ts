@@ -277,6 +277,21 @@ describe('attest sign and verify (offline)', () => {
     expect(verified.stdout).toBe('unsigned\t0\tt\ts\t\n');
   });
 
+  it('with --public-key, verifies only attestations signed by a trusted key', async () => {
+    const hash = sha256Hex('x');
+    const signed = await runCli(['attest', 'sign', 't', '--input-hash', hash, '--output-hash', hash, '--workspace', WS, '--system', 's'], { env });
+    const trusted = SigningKey.fromHex(KEY).publicKeyHex;
+    const other = SigningKey.fromHex(OTHER_KEY).publicKeyHex;
+    const pinned = await runCli(['attest', 'verify', '-', '--workspace', WS, '--public-key', trusted.toUpperCase()], { input: signed.stdout });
+    expect(pinned.exitCode).toBe(0);
+    const untrusted = await runCli(['attest', 'verify', '-', '--workspace', WS, '--public-key', other], { input: signed.stdout });
+    expect(untrusted.exitCode).toBe(2);
+    expect(untrusted.stderr).toContain('#0 (t, s) invalid (signed by a key not given with --public-key)');
+    const either = await runCli(['attest', 'verify', '-', '--workspace', WS, '--public-key', other, '--public-key', trusted], { input: signed.stdout });
+    expect(either.exitCode).toBe(0);
+    expect((await runCli(['attest', 'verify', '-', '--workspace', WS, '--public-key', 'abc'], { input: signed.stdout })).exitCode).toBe(64);
+  });
+
   it('refuses conflicting or missing inputs (64) and a bad hash (65)', async () => {
     const hash = sha256Hex('x');
     expect((await runCli(['attest', 'sign', 't', '--input', '-', '--output', '-', '--workspace', WS], { env, input: 'x' })).exitCode).toBe(64);
