@@ -125,12 +125,19 @@ export interface ErrorDescription {
   hint?: string;
 }
 
+/** How long the service asked us to wait, for a hint: `5 seconds`, `a minute` when it did not say. */
+function waitText(retryAfterMs: number | undefined): string {
+  if (retryAfterMs === undefined || !Number.isFinite(retryAfterMs) || retryAfterMs <= 0) return 'a minute';
+  const seconds = Math.ceil(retryAfterMs / 1000);
+  return seconds === 1 ? '1 second' : `${seconds} seconds`;
+}
+
 /** The hint for each kind of client error: what to check to make it work. */
 function clientHint(error: AttestationError): string | undefined {
   // The client's message already says to check the key.
   if (error instanceof UnauthorizedError) return undefined;
   if (error instanceof NotFoundError) return 'check the workspace id (--workspace or SERVICE_WORKSPACE_ID), or leave it unset to use the key\'s own workspace';
-  if (error instanceof RateLimitedError) return 'wait a minute and run the command again';
+  if (error instanceof RateLimitedError) return `wait ${waitText(error.retryAfterMs)} and run the command again`;
   if (error instanceof NetworkError) return 'check the base URL (--base-url or SERVICE_BASE_URL) and that the service is running';
   if (error instanceof ServerError) return 'the service failed; try again later or ask its operator';
   if (error instanceof ClientConfigError) return 'see `govctl config show` for the settings in effect';

@@ -27,6 +27,8 @@ export interface OutputStream {
   write(text: string): Promise<void>;
   /** Writes out everything queued. */
   flush(): Promise<void>;
+  /** Hands what is queued to the stream now, without waiting (keeps order across two streams). */
+  pushPending(): void;
   /** The underlying stream, for libraries that draw on it themselves (progress bars). */
   readonly raw: NodeJS.WritableStream;
 }
@@ -81,6 +83,11 @@ export interface OutputStreamOptions {
   colorLevel: ColorLevel;
   /** stdout: a closed pipe ends the run (PipeClosedError); stderr: failures are ignored */
   failOnClosed: boolean;
+  /**
+   * Called before text is queued: pushes out what the other stream of the run holds, so that when
+   * both reach one terminal, lines appear in the order they were written.
+   */
+  beforeQueue?: () => void;
 }
 
 function isClosedPipe(error: unknown): boolean {
@@ -153,6 +160,7 @@ export function createOutputStream(stream: NodeJS.WritableStream, options: Outpu
       if (text === '') return;
       if (draining) await draining;
       checkClosed();
+      options.beforeQueue?.();
       queued.push(text);
       queuedLength += text.length;
       if (queuedLength >= HIGH_WATER) {
@@ -169,6 +177,9 @@ export function createOutputStream(stream: NodeJS.WritableStream, options: Outpu
       if (draining) await draining;
       if (!push()) await waitForDrain();
       checkClosed();
+    },
+    pushPending(): void {
+      if (queuedLength > 0 && !push()) void waitForDrain();
     },
   };
 }
@@ -191,21 +202,23 @@ export interface CreateIOOptions {
 export function createIO(options: CreateIOOptions): IO {
   let stdout: OutputStream | undefined;
   let stderr: OutputStream | undefined;
-  const make = (stream: CreateIOOptions['stdout'], failOnClosed: boolean): OutputStream => {
+  const make = (stream: CreateIOOptions['stdout'], failOnClosed: boolean, other: () => OutputStream | undefined): OutputStream => {
     const isTTY = stream.isTTY === true;
     return createOutputStream(stream, {
       isTTY,
       columns: isTTY ? stream.columns : undefined,
       colorLevel: colorLevel({ noColorFlag: options.noColorFlag(), env: options.env, isTTY }),
       failOnClosed,
+      // At most one stream ever holds queued text, so the flush order below cannot reorder lines.
+      beforeQueue: () => other()?.pushPending(),
     });
   };
   const io: IO = {
     get stdout() {
-      return (stdout ??= make(options.stdout, true));
+      return (stdout ??= make(options.stdout, true, () => stderr));
     },
     get stderr() {
-      return (stderr ??= make(options.stderr, false));
+      return (stderr ??= make(options.stderr, false, () => stdout));
     },
     stdin: options.stdin,
     stdinIsTTY: options.stdin.isTTY === true,

@@ -78,11 +78,11 @@ export function formatOutcome(outcome: Outcome, json: boolean, out: OutputStream
     shown.message = outcome.message;
     return stringifyJson(shown) + '\n';
   }
-  const tty = out.isTTY && out.colorEnabled;
+  const coloured = out.colorEnabled; // FORCE_COLOR colours piped lines too (cli.md "Output")
   if (outcome.status === 'ok') {
-    return `${tty ? out.color.green('ok') : 'ok'}\t${outcome.index}\t${outcome.tsv.map(clean).join('\t')}\n`;
+    return `${coloured ? out.color.green('ok') : 'ok'}\t${outcome.index}\t${outcome.tsv.map(clean).join('\t')}\n`;
   }
-  return `${tty ? out.color.red('error') : 'error'}\t${outcome.index}\t${outcome.error}\t${clean(outcome.field ?? '-')}\t${clean(outcome.message)}\n`;
+  return `${coloured ? out.color.red('error') : 'error'}\t${outcome.index}\t${outcome.error}\t${clean(outcome.field ?? '-')}\t${clean(outcome.message)}\n`;
 }
 
 /** Counts outcomes, writes their lines, and decides how the run ends. */

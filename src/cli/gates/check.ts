@@ -67,7 +67,7 @@ const STATUS_TEXT: Record<GateStatus, string> = { pass: '✓ pass', soft: '! sof
  * and indented below it. A list rather than a table: reasons are long and read best whole.
  */
 async function printGateList(out: OutputStream, gates: readonly CheckedGate[]): Promise<void> {
-  const width = out.columns ?? 100;
+  const width = out.columns || 100; // a pseudo-terminal may report 0 columns
   const pad = Math.max(...gates.map(({ status }) => STATUS_TEXT[status].length));
   const lines: string[] = [];
   for (const { gate, status } of gates) {

@@ -1,0 +1,137 @@
+/**
+ * Exit code 75 reached by a real cause (design/cli.md "Exit codes", "Client library behaviour in
+ * the CLI"): a service that answers 429 with `Retry-After`, once waited for and retried, and still
+ * 429 → 75 with one stderr line that says so and what to do. The service is a scripted HTTP server
+ * on 127.0.0.1 (test/helpers/fault-server.ts) that answers GET /api/me as the service does and 429
+ * to the write, so that the requests and their timing can be checked.
+ */
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, runCli } from '../helpers/cli.js';
+import { serviceLikeHandler, startFaultServer, type FaultHandler, type FaultServer, type RecordedRequest } from '../helpers/fault-server.js';
+
+const API_KEY = 'gk_ratelimitedtestkey0123456789abcdefABCDEF';
+const WORKSPACE = 'ws_rate_limited';
+const HASH_IN = 'a'.repeat(64);
+const HASH_OUT = 'b'.repeat(64);
+
+const evidenceAdd = ['evidence', 'add', 'change_event', '--system', 'rl-system', '--type', 'deployment', '--by', 'ci@example.com', '--description', 'v1', '--environment', 'production'];
+const attest = ['attest', 'summarise', '--input-hash', HASH_IN, '--output-hash', HASH_OUT, '--system', 'rl-system'];
+
+// The message says nothing of when: what the user is told to do must come from the CLI itself.
+const RATE_LIMITED = { status: 429, headers: { 'retry-after': '1' }, body: { error: 'rate_limited', message: 'too many requests' } };
+
+/** Answers like the service, except `limited` writes (POSTs to a path ending in `suffix`) get 429. */
+function limitWrites(suffix: string, limited: number): FaultHandler {
+  const service = serviceLikeHandler({ workspaceId: WORKSPACE });
+  let seen = 0;
+  return (request) => {
+    if (request.method === 'POST' && request.url.split('?')[0]!.endsWith(suffix) && seen++ < limited) return RATE_LIMITED;
+    return service(request);
+  };
+}
+
+const posts = (server: FaultServer, suffix: string): RecordedRequest[] => server.requests.filter((request) => request.method === 'POST' && request.url.split('?')[0]!.endsWith(suffix));
+
+// The two arrival times are Date.now() values in ms; allow for their rounding only.
+const ONE_SECOND = 1000 - 2;
+
+let server: FaultServer | undefined;
+
+beforeAll(async () => {
+  await ensureBuilt();
+});
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function run(args: readonly string[], handler: FaultHandler) {
+  server = await startFaultServer({ handler });
+  const started = Date.now();
+  const result = await runCli(args, { env: { SERVICE_BASE_URL: server.url, SERVICE_API_KEY: API_KEY } });
+  return { ...result, seconds: (Date.now() - started) / 1000, server };
+}
+
+describe('still rate limited after the retry: exit 75', () => {
+  it('evidence add waits for Retry-After, retries once, and exits 75 with one line saying when to try again', async () => {
+    const result = await run(evidenceAdd, limitWrites('/grc/evidence', 2));
+    expect(result.exitCode).toBe(75);
+    expect(result.stdout).toBe('');
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^govctl: .*rate limited/i);
+    expect(lines[0]).toMatch(/wait .*(again|retry)|try again|run the command again/i);
+    expect(lines[0]).toContain('wait 1 second and run the command again'); // the service's Retry-After
+    expect(result.stderr).not.toContain(API_KEY);
+
+    const sent = posts(result.server, '/grc/evidence');
+    expect(sent).toHaveLength(2);
+    expect(sent[0]!.url).toBe(`/api/workspaces/${WORKSPACE}/governance/grc/evidence`);
+    expect(sent[1]!.body).toBe(sent[0]!.body); // the same record, sent again
+    expect(sent[1]!.receivedAt - sent[0]!.receivedAt).toBeGreaterThanOrEqual(ONE_SECOND);
+    expect(result.server.requests.filter((request) => request.url === '/api/me')).toHaveLength(1);
+    expect(result.server.count).toBe(3);
+  });
+
+  it('attest waits, retries once, and exits 75 the same way', async () => {
+    const result = await run(attest, limitWrites('/attestations/external', 2));
+    expect(result.exitCode).toBe(75);
+    expect(result.stdout).toBe('');
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^govctl: .*rate limited/i);
+    expect(lines[0]).toMatch(/wait .*(again|retry)|try again|run the command again/i);
+
+    const sent = posts(result.server, '/attestations/external');
+    expect(sent).toHaveLength(2);
+    expect(sent[1]!.body).toBe(sent[0]!.body);
+    expect(sent[1]!.receivedAt - sent[0]!.receivedAt).toBeGreaterThanOrEqual(ONE_SECOND);
+  });
+
+  it('with --json, the error is one {error: "rate_limited", message} object on stderr and stdout stays empty', async () => {
+    const result = await run([...evidenceAdd, '--json'], limitWrites('/grc/evidence', 2));
+    expect(result.exitCode).toBe(75);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+    const error = JSON.parse(result.stderr) as { error: string; message: string };
+    expect(error.error).toBe('rate_limited');
+    expect(error.message).toMatch(/rate limited/i);
+    expect(posts(result.server, '/grc/evidence')).toHaveLength(2);
+  });
+
+  it('--on-error warn turns it into a warning and exit 0, after the same wait and retry', async () => {
+    const result = await run([...evidenceAdd, '--on-error', 'warn'], limitWrites('/grc/evidence', 2));
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toMatch(/^govctl: warning: .*rate limited.*\(not failing: --on-error warn\)\n$/i);
+    expect(posts(result.server, '/grc/evidence')).toHaveLength(2);
+  });
+});
+
+describe('rate limited once: the retry succeeds', () => {
+  it('evidence add waits for Retry-After and stores the record on the second attempt (exit 0)', async () => {
+    const result = await run(evidenceAdd, limitWrites('/grc/evidence', 1));
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^rec_\d+\tchange_event\tok\t/);
+    const sent = posts(result.server, '/grc/evidence');
+    expect(sent).toHaveLength(2);
+    expect(sent[1]!.receivedAt - sent[0]!.receivedAt).toBeGreaterThanOrEqual(ONE_SECOND);
+  });
+
+  it('attest waits and pushes the attestation on the second attempt (exit 0)', async () => {
+    const result = await run(attest, limitWrites('/attestations/external', 1));
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(/^att_\d+\t/);
+    expect(posts(result.server, '/attestations/external')).toHaveLength(2);
+  });
+});
+
+describe('the real service', () => {
+  // Skipped: the reference service's rate-limit window is a fixed 60 s (src/server/auth.ts,
+  // createAuthHook: `timeWindow: 60_000`) and startTestServer only sets the count
+  // (`rateLimitPerMinute`), so its Retry-After is up to 60 s. Worse, once the CLI has waited that
+  // long the window has reset and its retry succeeds: reaching 75 would need the limit exhausted
+  // again during the wait, a test of a minute or more. The fault server above stands in for it.
+  it.skip('govctl posture exits 75 once the workspace has used up its requests (needs a short rate-limit window)', () => {});
+});
