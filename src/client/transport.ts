@@ -3,7 +3,8 @@
  * so the same code runs over the network ({@link createHttpTransport}) and in-process against the
  * embedded store (the server provides that transport; docs/architecture.md).
  */
-import { EnvHttpProxyAgent, request as undiciRequest } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Dispatcher } from 'undici';
 import { ConfigError, NetworkError } from './errors.js';
 
 /** One request as the client library sends it. */
@@ -74,7 +75,7 @@ export function parseBaseUrl(baseUrl: string): URL {
 }
 
 /**
- * An HTTP(S) transport on undici: keep-alive connections (one pool per origin), the proxy from
+ * An HTTP(S) transport: keep-alive connections through node:http(s), or undici through the proxy from
  * `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY` (and their lower-case forms, read when the transport is
  * created), and a per-attempt timeout of 15 s after which the attempt fails with a
  * {@link NetworkError} whose `timedOut` is true.
@@ -91,10 +92,13 @@ export function createHttpTransport(baseUrl: string, options: HttpTransportOptio
   const prefix = base.pathname.replace(/\/+$/, '');
   const origin = base.origin;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const dispatcher = new EnvHttpProxyAgent({
-    keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
-    ...(options.proxy ?? {}),
-  });
+  const keepAliveTimeout = options.keepAliveTimeoutMs ?? 30_000;
+  // A proxy needs undici's EnvHttpProxyAgent (CONNECT tunnels, NO_PROXY matching); a direct
+  // connection goes through node:http(s), which costs a fraction of undici's load time at the
+  // start of every CLI command (docs/decisions.md, "Direct connections use node:http").
+  const exchange: Exchange = proxyConfigured(options.proxy)
+    ? createUndiciExchange(keepAliveTimeout, options.proxy)
+    : createNodeExchange(base.protocol === 'https:', keepAliveTimeout);
   let closed = false;
 
   async function request(req: TransportRequest, signal?: AbortSignal): Promise<TransportResponse> {
@@ -110,19 +114,7 @@ export function createHttpTransport(baseUrl: string, options: HttpTransportOptio
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) controller.abort();
     try {
-      const reply = await undiciRequest(origin + prefix + req.path, {
-        method: req.method,
-        headers: req.headers,
-        body: req.body,
-        dispatcher,
-        signal: controller.signal,
-      });
-      // Reading the whole body also hands the socket back to the keep-alive pool. The pool hears
-      // that the connection is free only in a later microtask; yielding once lets the next request
-      // reuse it instead of opening a second connection.
-      const body = await reply.body.text();
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      return { status: reply.statusCode, headers: reply.headers, body };
+      return await exchange.send(origin + prefix + req.path, req, controller.signal);
     } catch (error) {
       if (timedOut) {
         throw new NetworkError('timeout', `${where}: no reply within ${timeoutMs / 1000} s (the client timeout)`, { timedOut: true, cause: error });
@@ -141,12 +133,80 @@ export function createHttpTransport(baseUrl: string, options: HttpTransportOptio
     async close() {
       if (closed) return;
       closed = true;
+      await exchange.close();
+    },
+  };
+}
+
+/** One way of carrying an exchange: node:http(s) directly, or undici through a proxy. */
+interface Exchange {
+  send(url: string, req: TransportRequest, signal: AbortSignal): Promise<TransportResponse>;
+  close(): Promise<void>;
+}
+
+const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'] as const;
+
+/** Whether a proxy is set in the options or the environment (NO_PROXY is then undici's to apply). */
+function proxyConfigured(proxy: HttpTransportOptions['proxy']): boolean {
+  if (proxy) return Boolean(proxy.httpProxy || proxy.httpsProxy);
+  return PROXY_VARIABLES.some((name) => Boolean(process.env[name]));
+}
+
+function createNodeExchange(secure: boolean, keepAliveTimeout: number): Exchange {
+  // Only the module the base URL needs: loading node:https (TLS) for an http:// service would
+  // cost more than the request.
+  const loading = (secure ? import('node:https') : import('node:http')).then((http) => ({
+    send: http.request,
+    agent: new http.Agent({ keepAlive: true, timeout: keepAliveTimeout }),
+  }));
+  return {
+    async send(url, req, signal) {
+      const { send, agent } = await loading;
+      return new Promise<TransportResponse>((resolve, reject) => {
+        const outgoing = send(url, { method: req.method, headers: req.headers, agent, signal }, (reply) => {
+          const chunks: Buffer[] = [];
+          reply.on('data', (chunk: Buffer) => chunks.push(chunk));
+          reply.on('error', reject);
+          reply.on('end', () => resolve({ status: reply.statusCode ?? 0, headers: replyHeaders(reply.headers), body: Buffer.concat(chunks).toString('utf8') }));
+        });
+        outgoing.on('error', reject);
+        outgoing.end(req.body);
+      });
+    },
+    async close() {
+      (await loading).agent.destroy();
+    },
+  };
+}
+
+function replyHeaders(headers: IncomingHttpHeaders): Record<string, string | string[] | undefined> {
+  return headers as Record<string, string | string[] | undefined>;
+}
+
+function createUndiciExchange(keepAliveTimeout: number, proxy: HttpTransportOptions['proxy']): Exchange {
+  // Loaded on first use: undici costs tens of milliseconds to load, which only a proxy needs.
+  const loading = import('undici').then((undici) => ({
+    request: undici.request,
+    dispatcher: new undici.EnvHttpProxyAgent({ keepAliveTimeout, ...(proxy ?? {}) }) as Dispatcher,
+  }));
+  return {
+    async send(url, req, signal) {
+      const { request, dispatcher } = await loading;
+      const reply = await request(url, { method: req.method, headers: req.headers, body: req.body, dispatcher, signal });
+      // Reading the whole body also hands the socket back to the keep-alive pool. The pool hears
+      // that the connection is free only in a later microtask; yielding once lets the next request
+      // reuse it instead of opening a second connection.
+      const body = await reply.body.text();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      return { status: reply.statusCode, headers: reply.headers, body };
+    },
+    async close() {
+      const { dispatcher } = await loading;
       await dispatcher.close();
     },
   };
 }
 
-/** A short reason for a failed connection: the system error code and message, never headers. */
 function describeNetworkError(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
