@@ -118,16 +118,26 @@ export async function* readRecordStream(input: OpenedInput, onBytes?: (bytes: nu
   let whole: string | undefined;
   const iterator = (input.stream as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
 
-  const aborted =
-    signal &&
-    new Promise<'aborted'>((resolve) => {
-      if (signal.aborted) resolve('aborted');
-      else signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+  // One abort promise per read, its listener removed after: racing every read against one
+  // long-lived promise would keep every chunk read reachable from it (memory grew with the input).
+  const nextOrAbort = async (): Promise<IteratorResult<Buffer | string> | 'aborted'> => {
+    if (!signal) return iterator.next();
+    if (signal.aborted) return 'aborted';
+    let onAbort: () => void = () => {};
+    const aborted = new Promise<'aborted'>((resolve) => {
+      onAbort = () => resolve('aborted');
+      signal.addEventListener('abort', onAbort, { once: true });
     });
+    try {
+      return await Promise.race([iterator.next(), aborted]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  };
   const next = async (): Promise<string | undefined> => {
     let result: IteratorResult<Buffer | string> | 'aborted';
     try {
-      result = aborted ? await Promise.race([iterator.next(), aborted]) : await iterator.next();
+      result = await nextOrAbort();
     } catch (error) {
       throw unreadable(input.name, error);
     }

@@ -163,13 +163,27 @@ function createNodeExchange(secure: boolean, keepAliveTimeout: number): Exchange
     async send(url, req, signal) {
       const { send, agent } = await loading;
       return new Promise<TransportResponse>((resolve, reject) => {
-        const outgoing = send(url, { method: req.method, headers: req.headers, agent, signal }, (reply) => {
+        // The signal is not given to http.request: on Node 20 a signal on a keep-alive socket keeps
+        // about a kilobyte per request alive (an import of 100 000 records grew by 100 MB).
+        const outgoing = send(url, { method: req.method, headers: req.headers, agent }, (reply) => {
           const chunks: Buffer[] = [];
           reply.on('data', (chunk: Buffer) => chunks.push(chunk));
-          reply.on('error', reject);
-          reply.on('end', () => resolve({ status: reply.statusCode ?? 0, headers: replyHeaders(reply.headers), body: Buffer.concat(chunks).toString('utf8') }));
+          reply.on('error', fail);
+          reply.on('end', () => {
+            signal.removeEventListener('abort', abort);
+            resolve({ status: reply.statusCode ?? 0, headers: replyHeaders(reply.headers), body: Buffer.concat(chunks).toString('utf8') });
+          });
         });
-        outgoing.on('error', reject);
+        function fail(error: unknown): void {
+          signal.removeEventListener('abort', abort);
+          reject(error);
+        }
+        function abort(): void {
+          outgoing.destroy(new Error('aborted'));
+        }
+        outgoing.on('error', fail);
+        if (signal.aborted) abort();
+        else signal.addEventListener('abort', abort, { once: true });
         outgoing.end(req.body);
       });
     },
