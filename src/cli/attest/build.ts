@@ -15,7 +15,7 @@ import {
 } from '../../core/index.js';
 import { DataError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
-import { openInput } from '../input.js';
+import { openChunks } from '../input.js';
 import { startProgress } from '../progress.js';
 import type { AuthorisedBySetting, Settings } from '../settings.js';
 import { displayPath } from '../settings.js';
@@ -58,11 +58,11 @@ async function hashSide(side: 'input' | 'output', file: string | undefined, hash
   if (file === undefined) {
     throw new UsageError(`the ${side} is missing: give --${side} FILE (or - for stdin) or --${side}-hash HEX`, { field: `--${side}` });
   }
-  const opened = await openInput(file, deps, `the ${side}`, 1 << 20);
+  const opened = await openChunks(file, deps, `the ${side}`);
   const big = opened.size !== undefined && opened.size >= PROGRESS_FROM_BYTES;
   const progress = await startProgress(deps, { label: `hashing ${opened.name === 'stdin' ? 'stdin' : displayPath(opened.name)}`, total: opened.size, when: big });
   try {
-    const { hash: digest } = await sha256Stream(opened.stream as AsyncIterable<Uint8Array>, (bytes) => progress.update(bytes));
+    const { hash: digest } = await sha256Stream(opened.chunks, (bytes) => progress.update(bytes));
     return digest;
   } finally {
     progress.stop();
