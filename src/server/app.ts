@@ -4,12 +4,12 @@
  * group. `govctl serve` listens with it (serve.ts); the embedded local store calls the very same
  * application in-process (local-store.ts), so every endpoint has one implementation.
  */
-import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createAuthHook } from './auth.js';
 import { createErrorHandler, type ErrorBody, type LogLine } from './errors.js';
+import { newRequestId } from './ids.js';
 import { BODY_LIMIT, registerJsonBodyParser } from './json-body.js';
 import { registerAttestationRoutes } from './routes/attestations.js';
 import type { RouteDeps } from './routes/deps.js';
@@ -73,7 +73,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
   const app = Fastify({
     logger: false,
     bodyLimit: BODY_LIMIT,
-    genReqId: () => `req_${randomBytes(8).toString('hex')}`,
+    genReqId: newRequestId,
     // After close() starts, requests already on an open connection are still served (they finish
     // what a client began); no new connections are accepted.
     return503OnClosing: false,
@@ -82,17 +82,27 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
     frameworkErrors: (error, request, reply) => handleError(error, request, reply),
   });
 
+  // A client may half-close its side once it has sent a request (`socket.end(request)`). Node's
+  // default then aborts the request and ends the socket at once, so a reply not yet written (a write
+  // waiting for its group commit, see store/writer.ts) would be lost although the write commits.
+  // With half-open allowed, Node sends the reply in progress and then closes the connection.
+  (app.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
+
   try {
     registerJsonBodyParser(app);
     app.setErrorHandler(handleError);
     app.setNotFoundHandler((_request, reply) => errorResponse(reply, 404, { error: 'not_found', message: 'no such endpoint' }));
 
-    app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    // Callback hooks, not async ones: an async hook costs a promise and a microtask per request.
+    app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
       void reply.header('x-request-id', request.id);
+      done();
     });
     // One structured line per request: never headers, bodies, query strings or keys.
-    app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-      const path = request.url.split('?', 1)[0]!;
+    app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      done();
+      const query = request.url.indexOf('?');
+      const path = query === -1 ? request.url : request.url.slice(0, query);
       logLine(
         JSON.stringify({
           level: 'info',
@@ -104,6 +114,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
           duration_ms: Math.round(reply.elapsedTime * 100) / 100,
         }),
       );
+      done();
     });
 
     await app.register(rateLimit, { global: false });

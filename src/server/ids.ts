@@ -10,6 +10,31 @@ export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 export type IdPrefix = 'usr' | 'ws' | 'org' | 'rec' | 'att' | 'sys' | 'key';
 
+/**
+ * Random bytes are drawn from a pool refilled 4 KiB at a time: one `randomBytes` call per id
+ * costs a synchronous trip into the crypto library each time, several per request. The bytes are
+ * the same CSPRNG output; each is handed out once.
+ */
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+/** `size` (at most 4096) fresh random bytes, from the pool; the caller may modify them. */
+export function randomPoolBytes(size: number): Buffer {
+  if (poolOffset + size > pool.length) {
+    pool = randomBytes(POOL_SIZE);
+    poolOffset = 0;
+  }
+  const bytes = pool.subarray(poolOffset, poolOffset + size);
+  poolOffset += size;
+  return bytes;
+}
+
+/** A request id: `req_` and 16 random hex digits. */
+export function newRequestId(): string {
+  return `req_${randomPoolBytes(8).toString('hex')}`;
+}
+
 let lastMs = -1;
 let sequence = 0;
 
@@ -20,7 +45,7 @@ let sequence = 0;
 export function uuidv7(nowMs: number = Date.now()): string {
   if (nowMs > lastMs) {
     lastMs = nowMs;
-    sequence = randomBytes(2).readUInt16BE(0) & 0x7ff; // start in the lower half so the counter rarely overflows
+    sequence = randomPoolBytes(2).readUInt16BE(0) & 0x7ff; // start in the lower half so the counter rarely overflows
   } else {
     sequence++;
     if (sequence > 0xfff) {
@@ -29,7 +54,7 @@ export function uuidv7(nowMs: number = Date.now()): string {
       sequence = 0;
     }
   }
-  const bytes = randomBytes(16);
+  const bytes = randomPoolBytes(16);
   const ms = lastMs;
   bytes[0] = Math.floor(ms / 2 ** 40) & 0xff;
   bytes[1] = Math.floor(ms / 2 ** 32) & 0xff;

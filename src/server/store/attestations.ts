@@ -37,12 +37,27 @@ export class AttestationStore {
     this.#insert = db.prepare(
       `INSERT INTO attestations (attestation_id, workspace_id, system_name, agent_name, tool_name, input_hash, output_hash,
          executed_at, executed_ms, record, witness_form, trust_tier, source, received_at, received_ms)
-       VALUES (@attestation_id, @workspace_id, @system_name, @agent_name, @tool_name, @input_hash, @output_hash,
-         @executed_at, @executed_ms, @record, @witness_form, @trust_tier, @source, @received_at, @received_ms)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
   }
 
   insert(row: AttestationRow): void {
-    this.#insert.run(row);
+    this.#insert.run(
+      row.attestation_id,
+      row.workspace_id,
+      row.system_name,
+      row.agent_name,
+      row.tool_name,
+      row.input_hash,
+      row.output_hash,
+      row.executed_at,
+      row.executed_ms,
+      row.record,
+      row.witness_form,
+      row.trust_tier,
+      row.source,
+      row.received_at,
+      row.received_ms,
+    );
   }
 }

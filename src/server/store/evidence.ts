@@ -68,14 +68,31 @@ export class EvidenceStore {
     this.#insert = db.prepare(
       `INSERT INTO evidence (record_id, workspace_id, record_type, system_name, identity, resource, environment,
          occurred_at, occurred_ms, payload, client_sig, client_sig_algo, source, mapped_controls, received_at, received_ms)
-       VALUES (@record_id, @workspace_id, @record_type, @system_name, @identity, @resource, @environment,
-         @occurred_at, @occurred_ms, @payload, @client_sig, @client_sig_algo, @source, @mapped_controls, @received_at, @received_ms)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#get = db.prepare('SELECT * FROM evidence WHERE record_id = ? AND workspace_id = ?');
   }
 
   insert(row: EvidenceRow): void {
-    this.#insert.run(row);
+    // Positional parameters: binding by name from an object costs a property lookup per name.
+    this.#insert.run(
+      row.record_id,
+      row.workspace_id,
+      row.record_type,
+      row.system_name,
+      row.identity,
+      row.resource,
+      row.environment,
+      row.occurred_at,
+      row.occurred_ms,
+      row.payload,
+      row.client_sig,
+      row.client_sig_algo,
+      row.source,
+      row.mapped_controls,
+      row.received_at,
+      row.received_ms,
+    );
   }
 
   get(workspaceId: string, recordId: string): EvidenceRow | undefined {

@@ -85,7 +85,26 @@ function keyInfo(row: KeyRow): ApiKeyInfo {
   };
 }
 
+/** Keys remembered by {@link IdentityStore.authenticate}; beyond this many the cache starts again. */
+export const KEY_CACHE_SIZE = 1024;
+
+interface CachedKey {
+  auth: AuthContext;
+  expiresMs: number | null;
+}
+
 export class IdentityStore {
+  /**
+   * Valid keys by hash (hex), as last read from the database. The cache holds only while the
+   * database is unchanged by any other connection: `PRAGMA data_version` changes whenever another
+   * connection (e.g. `govctl admin api-key revoke` in another process) commits, and the whole cache
+   * is then dropped, so a revocation takes effect on the very next request, as without a cache.
+   * This connection never changes a key while it serves requests except through this class,
+   * which drops the cache itself.
+   */
+  readonly #keyCache = new Map<string, CachedKey>();
+  #cachedDataVersion = -1;
+  readonly #dataVersion: Database.Statement<[], number>;
   readonly #insertOrg: Database.Statement;
   readonly #insertWorkspace: Database.Statement;
   readonly #insertUser: Database.Statement;
@@ -111,6 +130,7 @@ export class IdentityStore {
        FROM workspaces w WHERE w.workspace_id = ?`,
     );
     this.#revoke = db.prepare('UPDATE api_keys SET revoked_ms = ? WHERE key_id = ? AND revoked_ms IS NULL');
+    this.#dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
   }
 
   /** A new organisation with one workspace, one user and one API key, in one transaction. */
@@ -168,6 +188,7 @@ export class IdentityStore {
    * @returns the key as it now stands, or null when there is no such key
    */
   revokeApiKey(keyId: string, nowMs: number): ApiKeyInfo | null {
+    this.#keyCache.clear();
     this.#revoke.run(nowMs, keyId);
     const row = this.#keyById.get(keyId);
     return row ? keyInfo(row) : null;
@@ -183,10 +204,25 @@ export class IdentityStore {
    */
   authenticate(apiKey: string, nowMs: number): AuthContext | null {
     const hash = hashApiKey(apiKey);
+    const version = this.#dataVersion.get()!;
+    if (version !== this.#cachedDataVersion) {
+      this.#keyCache.clear();
+      this.#cachedDataVersion = version;
+    }
+    const hashHex = hash.toString('hex');
+    const cached = this.#keyCache.get(hashHex);
+    if (cached !== undefined) {
+      if (cached.expiresMs !== null && cached.expiresMs <= nowMs) return null;
+      return cached.auth;
+    }
     const row = this.#keyByHash.get(hash);
     if (!row || !timingSafeEqual(row.key_hash, hash)) return null;
     if (row.revoked_ms !== null) return null; // revocation takes effect at once, whatever the clock says
     if (row.expires_ms !== null && row.expires_ms <= nowMs) return null;
-    return { keyId: row.key_id, workspaceId: row.workspace_id, userId: row.user_id, orgId: row.org_id };
+    const auth: AuthContext = { keyId: row.key_id, workspaceId: row.workspace_id, userId: row.user_id, orgId: row.org_id };
+    // Only keys that check out are remembered: unknown keys cannot fill the cache.
+    if (this.#keyCache.size >= KEY_CACHE_SIZE) this.#keyCache.clear();
+    this.#keyCache.set(hashHex, { auth, expiresMs: row.expires_ms });
+    return auth;
   }
 }

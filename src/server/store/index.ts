@@ -42,11 +42,13 @@ export class Store {
   readonly gatePolicy: GatePolicyStore;
 
   constructor(readonly db: Db) {
-    this.writer = new GroupCommitWriter(db);
     this.identity = new IdentityStore(db);
     this.evidence = new EvidenceStore(db);
     this.attestations = new AttestationStore(db);
     this.coverage = new CoverageStore(db);
+    const coverage = this.coverage;
+    // Coverage is written once per control per group commit (the latest time wins either way).
+    this.writer = new GroupCommitWriter(db, { begin: () => coverage.discard(), end: () => coverage.flush() });
     this.systems = new SystemStore(db);
     this.gatePolicy = new GatePolicyStore(db);
   }
@@ -57,24 +59,31 @@ export class Store {
     const earnedMs = countsFromMs(row.occurred_ms, row.received_ms);
     return this.writer.write(() => {
       this.evidence.insert(row);
-      this.coverage.earn(row.workspace_id, write.controls, earnedMs);
       this.systems.note({
         workspaceId: row.workspace_id,
         name: row.system_name,
         evidenceMs: earnedMs,
         ...(write.riskTier !== undefined ? { risk: { tier: write.riskTier, atMs: row.occurred_ms } } : {}),
       });
+      // last, once the statements above have succeeded: written by the group's end
+      this.coverage.defer(row.workspace_id, write.controls, earnedMs);
     });
   }
 
   /** Stores attestations (all or none) and updates systems; resolves after the commit. */
   recordAttestations(rows: readonly AttestationRow[]): Promise<void> {
     return this.writer.write(() => {
+      // One systems update per system of the batch, with its latest time: what one per row would leave.
+      const latest = new Map<string, { workspaceId: string; name: string; ms: number }>();
       for (const row of rows) {
         const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
         this.attestations.insert(row);
-        this.systems.note({ workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom });
+        const key = `${row.workspace_id}\u0000${row.system_name}`;
+        const seen = latest.get(key);
+        if (seen === undefined) latest.set(key, { workspaceId: row.workspace_id, name: row.system_name, ms: countsFrom });
+        else if (countsFrom > seen.ms) seen.ms = countsFrom;
       }
+      for (const { workspaceId, name, ms } of latest.values()) this.systems.note({ workspaceId, name, evidenceMs: ms, attestedMs: ms });
     });
   }
 
