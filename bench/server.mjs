@@ -1,0 +1,358 @@
+#!/usr/bin/env node
+/**
+ * Service throughput, latency and memory (issue 3), against baselines measured in the same run.
+ *
+ *   node bench/server.mjs [--quick] [--duration S] [--connections N] [--records N] [--data-dir DIR] [--no-pin]
+ *
+ * Layout: the server under test (govctl's startServer on a SQLite file, provisioned) and the
+ * baseline (a bare node:http JSON server) each run in a child process on core 1; autocannon runs
+ * in this process on core 0 (taskset, when available). Every load is bounded by time and request
+ * count and targets 127.0.0.1.
+ *
+ * Results (ratios against figures of this run):
+ * - evidence POST rate                ≥ 0.25 × bare node:http POST rate (same bodies, connections, duration)
+ * - signed single attestation rate    ≥ 0.15 × bare rate
+ * - signed attestations in batches of 100, attestations/s ≥ 0.8 × single-core verifyEd25519 rate
+ * - GET posture-brief and GET gates/check p99 < 20 ms with 1 000 000 evidence records in the workspace
+ * - max RSS of the server process     < 200 MB
+ */
+import { join } from 'node:path';
+import {
+  DIST,
+  LIB_DIR,
+  Report,
+  SERVER_CPU,
+  parseOptions,
+  pinLoadGenerator,
+  positiveNumber,
+  progress,
+  requireBuild,
+  round,
+  runChild,
+  runDirectory,
+  sampleMemory,
+  waitForQuiet,
+  snapshotCode,
+  startChild,
+} from './lib/harness.mjs';
+import { loadDetails, loadProblem, mergeLoads, runLoad } from './lib/load.mjs';
+import { evidenceBodies, signedAttestations } from './lib/records.mjs';
+
+const USAGE = `node bench/server.mjs [--quick] [--duration S] [--connections N] [--records N] [--data-dir DIR] [--no-pin] [--keep]
+  --quick        short smoke run: 3 s per load, 50 000 records for the posture/gates latency
+  --duration S   seconds per load (default 10, quick 3)
+  --connections  autocannon connections (default 10)
+  --records N    evidence records in the workspace for posture/gates (default 1 000 000, quick 50 000)
+  --data-dir DIR where databases and logs go (default .bench-data/)
+  --no-pin       do not pin processes to cores with taskset
+  --no-snapshot  load the code from dist/ in place (default: a copy in the run directory, safe from rebuilds)
+  --keep         keep this run's databases and logs
+  --quiet-wait S before each load, wait up to S seconds for other processes to go quiet (default 120; 0: never)
+  --retries N    measure a load again (up to N times, default 2) when other processes used > 0.25 cores during it
+  --cpu-prof     take a CPU profile of the server during each measured load (<run dir>/profiles/*.cpuprofile;
+                 summarise with node bench/lib/profile-summary.mjs FILE); implies --keep`;
+
+const options = parseOptions({ records: { type: 'string' }, 'quiet-wait': { type: 'string' }, retries: { type: 'string' }, keep: { type: 'boolean', default: false }, 'cpu-prof': { type: 'boolean', default: false } }, USAGE);
+const quick = options.quick;
+const durationS = positiveNumber(options.duration, 'duration', quick ? 3 : 10);
+const connections = positiveNumber(options.connections, 'connections', 10);
+const seedCount = positiveNumber(options.records, 'records', quick ? 50_000 : 1_000_000);
+const warmupS = Math.min(2, Math.max(1, durationS / 5));
+const maxRequests = quick ? 200_000 : 1_000_000;
+const quietWaitS = options['quiet-wait'] === undefined ? 120 : Number(options['quiet-wait']);
+const retries = options.retries === undefined ? 2 : Number(options.retries);
+/** Slices per load, alternating baseline and service. */
+const rounds = quick ? 1 : 2;
+
+/** Other processes' CPU during a measured run, in cores; above this the figure is flagged as noisy. */
+const NOISY = 0.25;
+async function quiet() {
+  if (quietWaitS > 0) await waitForQuiet({ maxWaitS: quietWaitS });
+}
+function isNoisy(result) {
+  return result.otherCpu !== null && result.otherCpu > NOISY;
+}
+function flagNoise(label, result) {
+  if (isNoisy(result)) {
+    report.note(`${label}: other processes used ${result.otherCpu.toFixed(2)} cores during the run; the figure is noisy`);
+  }
+}
+
+requireBuild(DIST.server, DIST.core);
+const pinned = pinLoadGenerator(options['no-pin']);
+const run = runDirectory('server', options['data-dir']);
+if (!options['no-snapshot']) snapshotCode(run.dir, [DIST.server, DIST.core]);
+const report = new Report('server', {
+  quick,
+  duration_s: durationS,
+  connections,
+  evidence_records_for_reads: seedCount,
+  data_dir: run.dir,
+  code: DIST.server.replace('/dist/lib/server.js', ''),
+  layout: pinned ? 'server and baseline on core 1, autocannon on core 0 (taskset)' : 'not pinned',
+});
+
+const core = await import(DIST.core);
+const SERVICE = join(LIB_DIR, 'service-server.mjs');
+const BASELINE = join(LIB_DIR, 'baseline-server.mjs');
+const children = [];
+const serverPeaks = [];
+let exitCode = 1;
+
+async function startService(dbPath, label) {
+  const handle = await startChild(SERVICE, ['--db', dbPath], { cpu: SERVER_CPU, logFile: join(run.dir, `${label}.log`) });
+  children.push(handle);
+  const memory = sampleMemory(handle.pid, 50);
+  const profile = {
+    start: () => handle.request({ type: 'profile-start' }, 30_000),
+    stop: async (name) => (await handle.request({ type: 'profile-stop', file: join(run.dir, 'profiles', `${name}.cpuprofile`) }, 60_000)).file,
+  };
+  return { ...handle.info, handle, memory, profile };
+}
+
+async function stopService(service, label) {
+  const memory = service.memory.stop();
+  await service.handle.stop(30_000);
+  serverPeaks.push({ label, peak_bytes: memory.peak, last_rss_bytes: memory.last?.rss ?? null });
+  report.figure(`${label}_server_peak_rss`, memory.peak / 1e6, 'MB');
+}
+
+/**
+ * A load against both targets: a warm-up each, then `rounds` slices of durationS / rounds each,
+ * alternating baseline and service (so that a drift of the machine's speed hits both alike), each
+ * slice measured again when other processes disturbed it. The slices of a target are merged.
+ */
+async function compare(label, shape) {
+  const targets = [
+    ['baseline', shape.baseline],
+    ['service', shape.service],
+  ];
+  const slices = { baseline: [], service: [] };
+  const sliceS = durationS / rounds;
+  for (const [name, target] of targets) {
+    await quiet();
+    progress(`${label}: warm-up ${name} (${warmupS} s)`);
+    await runLoad({ ...target, bodies: shape.warmupBodies ?? shape.bodies, connections, durationS: warmupS, maxRequests });
+  }
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [name, target] of targets) {
+      const profiling = options['cpu-prof'] && target.profile && round === 0;
+      // The service's cap (batches, each sent once) is shared out between the slices.
+      const cap = name === 'service' && shape.serviceMaxRequests ? Math.floor(shape.serviceMaxRequests / rounds) : maxRequests;
+      const firstBody = name === 'service' && shape.serviceMaxRequests ? round * cap : 0;
+      let result;
+      for (let attempt = 0; ; attempt += 1) {
+        progress(`${label}: ${name} ${rounds > 1 ? `slice ${round + 1}/${rounds} ` : ''}for ${sliceS} s, ${connections} connections${attempt ? ' (again: the machine was busy)' : ''}`);
+        if (profiling) await target.profile.start();
+        result = await runLoad({ ...target, bodies: shape.bodies, firstBody, connections, durationS: sliceS, maxRequests: cap, serverPid: target.pid });
+        if (profiling) report.note(`profile of the service during ${label}: ${await target.profile.stop(shape.profileName)}`);
+        if (!isNoisy(result) || attempt >= retries || profiling) break;
+        await quiet();
+      }
+      slices[name].push(result);
+    }
+  }
+  const runs = { baseline: mergeLoads(slices.baseline), service: mergeLoads(slices.service) };
+  for (const [name] of targets) flagNoise(`${label} (${name})`, runs[name]);
+  return runs;
+}
+
+try {
+  progress(`run directory ${run.dir}`);
+  const service = await startService(join(run.dir, 'writes.db'), 'writes');
+  const baseline = await startChild(BASELINE, [], { cpu: SERVER_CPU });
+  children.push(baseline);
+  const baselineMemory = sampleMemory(baseline.pid, 100);
+
+  const auth = { authorization: `Bearer ${service.apiKey}` };
+  const prefix = `/api/workspaces/${service.workspaceId}/governance`;
+  const { key } = core.SigningKey.generate();
+
+  // --- Evidence POST -------------------------------------------------------------------------
+  const evidence = evidenceBodies(200);
+  report.figure('evidence_body_size', evidence.reduce((n, b) => n + b.length, 0) / evidence.length, 'bytes');
+  const evidenceRuns = await compare('evidence POST', {
+    bodies: evidence,
+    profileName: 'evidence-post',
+    baseline: { url: baseline.info.url, pid: baseline.pid, path: '/evidence' },
+    service: { url: service.url, pid: service.pid, profile: service.profile, path: `${prefix}/grc/evidence`, headers: auth, check: (_s, body) => body.includes('"detail":"ok"') },
+  });
+  report.figure('bare_post_rate_evidence_body', evidenceRuns.baseline.rps, 'req/s', loadDetails(evidenceRuns.baseline));
+  const evidenceProblem = loadProblem(evidenceRuns.service) ?? loadProblem(evidenceRuns.baseline);
+  if (evidenceProblem) report.failed('evidence_post_rate', evidenceProblem);
+  else {
+    report.result({
+      name: 'evidence_post_rate',
+      value: evidenceRuns.service.rps,
+      unit: 'req/s',
+      baselineValue: evidenceRuns.baseline.rps,
+      baselineLabel: 'bare node:http POST',
+      target: 0.25,
+      details: { service: loadDetails(evidenceRuns.service), baseline: loadDetails(evidenceRuns.baseline) },
+    });
+  }
+
+  // --- Signed single attestations --------------------------------------------------------------
+  const singleCount = quick ? 5_000 : 20_000;
+  progress(`signing ${singleCount} single attestations`);
+  const singles = signedAttestations(core, key, service.workspaceId, singleCount).map((a) => Buffer.from(JSON.stringify(a)));
+  report.figure('attestation_body_size', singles[0].length, 'bytes');
+  const singleRuns = await compare('single attestation POST', {
+    bodies: singles,
+    profileName: 'attestation-single',
+    baseline: { url: baseline.info.url, pid: baseline.pid, path: '/attestation' },
+    service: { url: service.url, pid: service.pid, profile: service.profile, path: `${prefix}/attestations/external`, headers: auth, check: (_s, body) => body.includes('"trust_tier":"witnessed"') },
+  });
+  report.figure('bare_post_rate_attestation_body', singleRuns.baseline.rps, 'req/s', loadDetails(singleRuns.baseline));
+  const singleProblem = loadProblem(singleRuns.service) ?? loadProblem(singleRuns.baseline);
+  if (singleProblem) report.failed('signed_attestation_rate', singleProblem);
+  else {
+    report.result({
+      name: 'signed_attestation_rate',
+      value: singleRuns.service.rps,
+      unit: 'req/s',
+      baselineValue: singleRuns.baseline.rps,
+      baselineLabel: 'bare node:http POST',
+      target: 0.15,
+      details: {
+        service: loadDetails(singleRuns.service),
+        baseline: loadDetails(singleRuns.baseline),
+        distinct_bodies: singleCount,
+        note: 'bodies are cycled when a run sends more requests than there are bodies',
+      },
+    });
+  }
+
+  // --- Batches of 100 vs the verification rate -------------------------------------------------
+  const BATCH = 100;
+  const batchBodies = quick ? 150 : 600;
+  const warmupBatches = 30;
+  progress(`signing ${(batchBodies + warmupBatches) * BATCH} attestations for ${batchBodies} + ${warmupBatches} (warm-up) batches of ${BATCH}`);
+  const batchAttestations = signedAttestations(core, key, service.workspaceId, (batchBodies + warmupBatches) * BATCH);
+  const allBatches = [];
+  for (let i = 0; i < batchBodies + warmupBatches; i += 1) allBatches.push(Buffer.from(JSON.stringify({ records: batchAttestations.slice(i * BATCH, (i + 1) * BATCH) })));
+  const batches = allBatches.slice(0, batchBodies);
+  report.figure('batch_body_size', batches[0].length, 'bytes');
+  // The verification rate is measured right before and right after the batch loads (the mean is
+  // the baseline), so that a drift of the machine's speed hits both sides alike.
+  const measureVerify = async (when) => {
+    await quiet();
+    progress(`measuring the single-core verifyEd25519 rate ${when} the batch load (2 s, child process on the server core)`);
+    return runChild(join(LIB_DIR, 'verify-rate.mjs'), ['--seconds', '2'], { cpu: SERVER_CPU, timeoutMs: 120_000 });
+  };
+  const verifyBefore = await measureVerify('before');
+  const batchRuns = await compare('attestation batch POST', {
+    bodies: batches,
+    warmupBodies: allBatches.slice(batchBodies),
+    profileName: 'attestation-batch',
+    // the service gets every batch once at most in the measured run (all attestations distinct)
+    serviceMaxRequests: batchBodies,
+    baseline: { url: baseline.info.url, pid: baseline.pid, path: '/batch' },
+    service: { url: service.url, pid: service.pid, profile: service.profile, path: `${prefix}/attestations/batch`, headers: auth, check: (_s, body) => body.includes(`"accepted":${BATCH},"rejected":0`) },
+  });
+  report.figure('bare_post_rate_batch_body', batchRuns.baseline.rps * BATCH, 'items/s', loadDetails(batchRuns.baseline));
+  baselineMemory.stop();
+  await baseline.stop();
+
+  const verifyAfter = await measureVerify('after');
+  const verifyRate = (verifyBefore.perSecond + verifyAfter.perSecond) / 2;
+  const verify = {
+    before_per_s: Math.round(verifyBefore.perSecond),
+    after_per_s: Math.round(verifyAfter.perSecond),
+    message_bytes: verifyBefore.messageBytes,
+    distinct_messages: verifyBefore.distinctMessages,
+  };
+  report.figure('ed25519_verify_rate_single_core', verifyRate, 'verifications/s', { ...verify, note: `before ${verify.before_per_s}/s, after ${verify.after_per_s}/s` });
+  const batchProblem = loadProblem(batchRuns.service);
+  if (batchProblem) report.failed('batch_attestation_rate', batchProblem);
+  else {
+    report.result({
+      name: 'batch_attestation_rate',
+      value: batchRuns.service.rps * BATCH,
+      unit: 'attestations/s',
+      baselineValue: verifyRate,
+      baselineLabel: 'single-core verifyEd25519',
+      target: 0.8,
+      details: { service: loadDetails(batchRuns.service), batch_size: BATCH, verify },
+    });
+  }
+  await stopService(service, 'writes');
+
+  // --- Posture brief and gates with many records -----------------------------------------------
+  const readsDb = join(run.dir, 'reads.db');
+  const provisioned = await startService(readsDb, 'reads-provision');
+  provisioned.memory.stop();
+  await provisioned.handle.stop(30_000);
+  progress(`seeding ${seedCount} evidence records through the store's recordEvidence (child process)`);
+  const seeded = await runChild(join(LIB_DIR, 'seed-evidence.mjs'), ['--db', readsDb, '--workspace', provisioned.workspaceId, '--count', String(seedCount)], {
+    timeoutMs: 60 * 60_000,
+    logFile: join(run.dir, 'seed.log'),
+  });
+  report.figure('seeded_evidence_records', seeded.rows, 'records', {
+    note: `loaded in ${round(seeded.seconds, 1)} s (${Math.round(seeded.perSecond)}/s) via createApp().store.recordEvidence, no HTTP`,
+  });
+
+  const reads = await startService(readsDb, 'reads');
+  const readAuth = { authorization: `Bearer ${reads.apiKey}` };
+  const readPrefix = `/api/workspaces/${reads.workspaceId}/governance`;
+  for (const [name, path, marker] of [
+    ['posture_brief', `${readPrefix}/grc/posture-brief`, '"overall_pct"'],
+    ['gates_check', `${readPrefix}/grc/gates/check`, '"gates"'],
+  ]) {
+    const target = { url: reads.url, serverPid: reads.pid, path, headers: readAuth, method: 'GET', check: (_s, body) => body.includes(marker) };
+    await quiet();
+    progress(`${name}: warm-up (${warmupS} s)`);
+    await runLoad({ ...target, connections, durationS: warmupS, maxRequests });
+    let result;
+    for (let attempt = 0; ; attempt += 1) {
+      progress(`${name}: GET for ${durationS} s, ${connections} connections${attempt ? ' (again: the machine was busy)' : ''}`);
+      if (options['cpu-prof']) await reads.profile.start();
+      result = await runLoad({ ...target, connections, durationS, maxRequests });
+      if (options['cpu-prof']) report.note(`profile of the service during ${name}: ${await reads.profile.stop(name)}`);
+      if (!isNoisy(result) || attempt >= retries || options['cpu-prof']) break;
+      await quiet();
+    }
+    flagNoise(name, result);
+    const problem = loadProblem(result);
+    if (problem) {
+      report.failed(`${name}_p99`, problem);
+      continue;
+    }
+    report.figure(`${name}_rate`, result.rps, 'req/s');
+    report.figure(`${name}_p50`, result.latency.p50, 'ms');
+    report.result({
+      name: `${name}_p99`,
+      value: result.latency.p99,
+      unit: 'ms',
+      baselineValue: 20,
+      baselineLabel: 'limit 20 ms',
+      target: 1,
+      op: '<',
+      details: { ...loadDetails(result), evidence_records: seeded.rows },
+    });
+  }
+  await stopService(reads, 'reads');
+
+  // --- Memory ------------------------------------------------------------------------------------
+  const peak = Math.max(...serverPeaks.map((p) => p.peak_bytes));
+  report.result({
+    name: 'server_max_rss',
+    value: peak / 1e6,
+    unit: 'MB',
+    baselineValue: 200,
+    baselineLabel: 'limit 200 MB',
+    target: 1,
+    op: '<',
+    details: { processes: serverPeaks, baseline_server_peak_bytes: baselineMemory.peak },
+  });
+  exitCode = report.finish();
+} catch (error) {
+  process.stderr.write(`bench/server.mjs failed: ${error?.stack ?? error}\n`);
+  report.failed('run', String(error?.message ?? error));
+  exitCode = report.finish() || 1;
+} finally {
+  await Promise.all(children.map((c) => c.stop(5_000)));
+  if (!options.keep && !options['cpu-prof'] && exitCode === 0) run.cleanup();
+  else process.stderr.write(`kept ${run.dir}\n`);
+}
+process.exitCode = exitCode;
