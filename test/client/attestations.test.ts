@@ -1,9 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as ed from '@noble/ed25519';
-import { GovernanceClient, type GovernanceClientOptions } from '../../src/client/client.js';
 import { NetworkError, ServerError, ValidationError } from '../../src/client/errors.js';
 import { hashValue } from '../../src/core/hashing.js';
-import { serviceLikeHandler, startFaultServer, type FaultServer, type RecordedRequest } from '../helpers/fault-server.js';
+import { serviceLikeHandler, type RecordedRequest } from '../helpers/fault-server.js';
+import { useClientHarness } from './fixtures/client-harness.js';
 import { simpleCanonical } from './fixtures/record-inputs.js';
 
 const API_KEY = 'gk_test_attestations_0001';
@@ -13,40 +13,13 @@ const SYSTEM = 'support-agent';
 const H_IN = 'a'.repeat(64);
 const H_OUT = 'b'.repeat(64);
 
-let server: FaultServer;
-let client: GovernanceClient | undefined;
-let warnings: string[];
-
-beforeEach(async () => {
-  server = await startFaultServer({ handler: serviceLikeHandler({ workspaceId: WS }) });
-  warnings = [];
-});
-
-afterEach(async () => {
-  await client?.close().catch(() => undefined);
-  client = undefined;
-  await server.close();
-});
-
-function makeClient(options: Partial<GovernanceClientOptions> = {}): GovernanceClient {
-  client = new GovernanceClient({
-    apiKey: API_KEY,
-    systemName: SYSTEM,
-    baseUrl: server.url,
-    signingKey: KEY_HEX,
-    logger: { warn: (message) => warnings.push(message) },
-    env: {},
-    flushOnExit: false,
-    ...options,
-  });
-  return client;
-}
+const harness = useClientHarness({ apiKey: API_KEY, signingKeyHex: KEY_HEX, workspaceId: WS, systemName: SYSTEM, closeMayFail: true });
 
 type Attestation = Record<string, unknown>;
 const isSingle = (request: RecordedRequest) => request.url.endsWith('/attestations/external');
 const isBatch = (request: RecordedRequest) => request.url.endsWith('/attestations/batch');
-const singles = () => server.requests.filter(isSingle).map((request) => JSON.parse(request.body) as Attestation);
-const batches = () => server.requests.filter(isBatch).map((request) => (JSON.parse(request.body) as { records: Attestation[] }).records);
+const singles = () => harness.server.requests.filter(isSingle).map((request) => JSON.parse(request.body) as Attestation);
+const batches = () => harness.server.requests.filter(isBatch).map((request) => (JSON.parse(request.body) as { records: Attestation[] }).records);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** witness_sig checked with an independent Ed25519 implementation over an independently built message (wire.md §4). */
@@ -60,7 +33,7 @@ async function expectWitnessed(record: Attestation, workspaceId = WS): Promise<v
 
 describe('push', () => {
   it('sends the attestation of spec §2.5, signed, and returns the result in camelCase', async () => {
-    const result = await makeClient({ authorisedBy: { identity: 'ops@example.com', role: 'operator', sessionId: 'sess-1' } }).push({
+    const result = await harness.makeClient({ authorisedBy: { identity: 'ops@example.com', role: 'operator', sessionId: 'sess-1' } }).push({
       toolName: 'refund',
       inputHash: H_IN,
       outputHash: H_OUT,
@@ -86,7 +59,7 @@ describe('push', () => {
 
   it('defaults executed_at to now and agent_name to the configured agent', async () => {
     const before = Date.now();
-    await makeClient({ agentName: 'triage-bot' }).push({ toolName: 'lookup', inputHash: H_IN, outputHash: H_OUT });
+    await harness.makeClient({ agentName: 'triage-bot' }).push({ toolName: 'lookup', inputHash: H_IN, outputHash: H_OUT });
     const [body] = singles();
     expect(body!.agent_name).toBe('triage-bot');
     expect(Date.parse(body!.executed_at as string)).toBeGreaterThanOrEqual(before - 1);
@@ -94,48 +67,48 @@ describe('push', () => {
   });
 
   it('sends no signature without a key (and the service says declared)', async () => {
-    const result = await makeClient({ signingKey: undefined }).push({ toolName: 'lookup', inputHash: H_IN, outputHash: H_OUT });
+    const result = await harness.makeClient({ signingKey: undefined }).push({ toolName: 'lookup', inputHash: H_IN, outputHash: H_OUT });
     expect(result.trustTier).toBe('declared');
     expect(singles()[0]).not.toHaveProperty('witness_sig');
     expect(singles()[0]).not.toHaveProperty('verifying_key_hex');
   });
 
   it.each(['witnessed', 'declared', 'verified', 'attested', 'observed'] as const)('accepts the trust tier %s', async (tier) => {
-    server.setHandler((request) =>
+    harness.server.setHandler((request) =>
       request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 201, body: { attestation_id: 'att_1', external_verified: tier === 'verified', trust_tier: tier, detail: 'ok' } },
     );
-    expect((await makeClient().push({ toolName: 't', inputHash: H_IN, outputHash: H_OUT })).trustTier).toBe(tier);
+    expect((await harness.makeClient().push({ toolName: 't', inputHash: H_IN, outputHash: H_OUT })).trustTier).toBe(tier);
   });
 
   it('checks the hashes locally and follows onError', async () => {
-    const result = await makeClient().push({ toolName: 'lookup', inputHash: 'not-a-hash', outputHash: H_OUT });
+    const result = await harness.makeClient().push({ toolName: 'lookup', inputHash: 'not-a-hash', outputHash: H_OUT });
     expect(result).toMatchObject({ attestationId: '', externalVerified: false, trustTier: null });
     expect(result.detail).toContain('input_hash');
     expect(result.error).toBeInstanceOf(ValidationError);
-    expect(warnings).toHaveLength(1);
-    expect(server.count).toBe(0);
-    await expect(makeClient({ onError: 'raise' }).push({ toolName: '', inputHash: H_IN, outputHash: H_OUT })).rejects.toBeInstanceOf(ValidationError);
+    expect(harness.warnings).toHaveLength(1);
+    expect(harness.server.count).toBe(0);
+    await expect(harness.makeClient({ onError: 'raise' }).push({ toolName: '', inputHash: H_IN, outputHash: H_OUT })).rejects.toBeInstanceOf(ValidationError);
   });
 
   it('retries a rate-limited attestation once after Retry-After', async () => {
-    server.enqueue(
+    harness.server.enqueue(
       { body: { user_id: 'u', workspace_id: WS, org_id: 'o' } },
       { status: 429, headers: { 'retry-after': '1' }, body: { error: 'rate_limited', message: 'slow down' } },
     );
-    const result = await makeClient().push({ toolName: 'lookup', inputHash: H_IN, outputHash: H_OUT });
+    const result = await harness.makeClient().push({ toolName: 'lookup', inputHash: H_IN, outputHash: H_OUT });
     expect(result.attestationId).toMatch(/^att_/);
-    const attempts = server.requests.filter(isSingle);
+    const attempts = harness.server.requests.filter(isSingle);
     expect(attempts).toHaveLength(2);
     expect(attempts[1]!.receivedAt - attempts[0]!.receivedAt).toBeGreaterThanOrEqual(950);
     expect(attempts[0]!.body).toBe(attempts[1]!.body);
   });
 
   it('never sends the signing key, and the API key only in the Authorization header', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     await instance.push({ toolName: 'a', inputHash: H_IN, outputHash: H_OUT });
     await instance.batch((b) => b.add({ toolName: 'b', inputHash: H_IN, outputHash: H_OUT }));
     await instance.trace('c', () => 1);
-    for (const request of server.requests) {
+    for (const request of harness.server.requests) {
       expect(request.body.toLowerCase()).not.toContain(KEY_HEX);
       expect(request.body).not.toContain(API_KEY);
       expect(JSON.stringify(request.headers).toLowerCase()).not.toContain(KEY_HEX);
@@ -145,7 +118,7 @@ describe('push', () => {
 
 describe('wrap', () => {
   it('attests each call of an async function with the hashes of its arguments and result', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     const add = instance.wrap(async function addNumbers(a: number, b: number) {
       return { sum: a + b };
     });
@@ -159,7 +132,7 @@ describe('wrap', () => {
   });
 
   it('returns a sync function’s result at once and sends its attestation in the background', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     const upper = instance.wrap((text: string) => text.toUpperCase(), { toolName: 'upper' });
     const result = upper('hello');
     expect(result).toBe('HELLO');
@@ -168,7 +141,7 @@ describe('wrap', () => {
   });
 
   it('hashes a sync call’s values when the call returns, not when they are sent', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     const push = instance.wrap((list: number[]) => list, { toolName: 'identity' });
     const list = [1, 2];
     push(list);
@@ -178,7 +151,7 @@ describe('wrap', () => {
   });
 
   it('rethrows the function’s own errors and attests nothing for that call', async () => {
-    const instance = makeClient({ onError: 'raise' });
+    const instance = harness.makeClient({ onError: 'raise' });
     const boom = new Error('model failed');
     const failing = instance.wrap(async () => {
       throw boom;
@@ -193,34 +166,34 @@ describe('wrap', () => {
   });
 
   it('under raise, an async call whose attestation fails rejects with the attestation error', async () => {
-    server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'down' } }));
-    const instance = makeClient({ onError: 'raise' });
+    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'down' } }));
+    const instance = harness.makeClient({ onError: 'raise' });
     await expect(instance.wrap(async () => 1, { toolName: 't' })()).rejects.toBeInstanceOf(ServerError);
   });
 
   it('under raise, a sync call’s failed background attestation is thrown by flush', async () => {
-    server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'down' } }));
-    const instance = makeClient({ onError: 'raise' });
+    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'down' } }));
+    const instance = harness.makeClient({ onError: 'raise' });
     expect(instance.wrap(() => 1, { toolName: 't' })()).toBe(1);
     await expect(instance.flush()).rejects.toBeInstanceOf(ServerError);
     await expect(instance.flush()).resolves.toMatchObject({ lost: 0 });
   });
 
   it('under warn, a failed attestation logs and the call still returns its value', async () => {
-    server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'down' } }));
-    const instance = makeClient();
+    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'down' } }));
+    const instance = harness.makeClient();
     expect(await instance.wrap(async () => 'value', { toolName: 't' })()).toBe('value');
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain('attestation of t not stored');
+    expect(harness.warnings).toHaveLength(1);
+    expect(harness.warnings[0]).toContain('attestation of t not stored');
   });
 
   it('in batch mode puts each call into the buffer', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     const double = instance.wrap((n: number) => n * 2, { toolName: 'double', mode: 'batch' });
     expect(double(1)).toBe(2);
     expect(double(2)).toBe(4);
     expect(instance.buffered).toBe(2);
-    expect(server.count).toBe(0);
+    expect(harness.server.count).toBe(0);
     await instance.flush();
     const [records] = batches();
     expect(records!.map((record) => record.input_hash)).toEqual([hashValue([1]), hashValue([2])]);
@@ -228,7 +201,7 @@ describe('wrap', () => {
   });
 
   it('hashes arguments left undefined as null', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     await instance.wrap(async (a?: number, b?: number) => (a ?? 0) + (b ?? 0), { toolName: 'sum' })(1, undefined);
     expect(singles()[0]!.input_hash).toBe(hashValue([1, null]));
   });
@@ -236,7 +209,7 @@ describe('wrap', () => {
 
 describe('trace', () => {
   it('attests the input and output the callback names, and its model', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     const answer = await instance.trace('answer_question', async (ctx) => {
       ctx.setInput({ question: 'why?' });
       ctx.setModelId('gpt-x-2026');
@@ -250,12 +223,12 @@ describe('trace', () => {
   });
 
   it('uses the return value as output when none is set, and null as input', async () => {
-    await makeClient().trace('t', () => [1, 2, 3]);
+    await harness.makeClient().trace('t', () => [1, 2, 3]);
     expect(singles()[0]).toMatchObject({ input_hash: hashValue(null), output_hash: hashValue([1, 2, 3]) });
   });
 
   it('rethrows the callback’s error and attests nothing', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     await expect(instance.trace('t', () => Promise.reject(new Error('no')))).rejects.toThrow('no');
     expect(singles()).toEqual([]);
   });
@@ -263,7 +236,7 @@ describe('trace', () => {
 
 describe('batch and the buffer', () => {
   it('batch flushes what was added in one request, signed, and reports it', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     const report = await instance.batch(async (b) => {
       for (let i = 0; i < 3; i++) b.add({ toolName: `tool_${i}`, inputHash: hashValue(i), outputHash: hashValue(i * 2) });
     });
@@ -279,7 +252,7 @@ describe('batch and the buffer', () => {
   });
 
   it('flushes by itself when batchMaxSize records are buffered', async () => {
-    const instance = makeClient({ batchMaxSize: 3, batchFlushInterval: 60_000 });
+    const instance = harness.makeClient({ batchMaxSize: 3, batchFlushInterval: 60_000 });
     const tick = instance.wrap((n: number) => n, { toolName: 'tick', mode: 'batch' });
     for (let i = 0; i < 7; i++) tick(i);
     await expect.poll(() => batches().length).toBe(2);
@@ -290,7 +263,7 @@ describe('batch and the buffer', () => {
   });
 
   it('flushes by itself every batchFlushInterval ms', async () => {
-    const instance = makeClient({ batchFlushInterval: 150 });
+    const instance = harness.makeClient({ batchFlushInterval: 150 });
     const tick = instance.wrap((n: number) => n, { toolName: 'tick', mode: 'batch' });
     tick(1);
     tick(2);
@@ -303,7 +276,7 @@ describe('batch and the buffer', () => {
   });
 
   it('sends what flush finds in chunks of batchMaxSize', async () => {
-    const instance = makeClient({ batchMaxSize: 100 });
+    const instance = harness.makeClient({ batchMaxSize: 100 });
     await instance.batch((b) => {
       for (let i = 0; i < 250; i++) b.add({ toolName: 'bulk', inputHash: hashValue(i), outputHash: H_OUT });
     });
@@ -314,7 +287,7 @@ describe('batch and the buffer', () => {
   });
 
   it('close flushes the buffer and shutdown is the same', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     instance.wrap((n: number) => n, { toolName: 'tick', mode: 'batch' })(1);
     const report = await instance.shutdown();
     expect(report.accepted).toBe(1);
@@ -323,49 +296,49 @@ describe('batch and the buffer', () => {
   });
 
   it('under warn, a failed flush reports how many records were lost and why', async () => {
-    server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 502, body: { error: 'server_error', message: 'bad gateway' } }));
-    const instance = makeClient();
+    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 502, body: { error: 'server_error', message: 'bad gateway' } }));
+    const instance = harness.makeClient();
     const report = await instance.batch((b) => {
       b.add({ toolName: 'a', inputHash: H_IN, outputHash: H_OUT });
       b.add({ toolName: 'b', inputHash: H_IN, outputHash: H_OUT });
     });
     expect(report).toMatchObject({ sent: 0, lost: 2 });
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^2 buffered attestations were not delivered and are lost: .*502/);
+    expect(harness.warnings).toHaveLength(1);
+    expect(harness.warnings[0]).toMatch(/^2 buffered attestations were not delivered and are lost: .*502/);
   });
 
   it('under raise, a failed flush throws the typed error with the count', async () => {
-    server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 500, body: { error: 'server_error', message: 'boom' } }));
-    const instance = makeClient({ onError: 'raise' });
+    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 500, body: { error: 'server_error', message: 'boom' } }));
+    const instance = harness.makeClient({ onError: 'raise' });
     const error = await instance.batch((b) => b.add({ toolName: 'a', inputHash: H_IN, outputHash: H_OUT })).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ServerError);
     expect((error as Error).message).toContain('1 buffered attestation was not delivered');
   });
 
   it('reports items the service rejected', async () => {
-    server.setHandler((request) =>
+    harness.server.setHandler((request) =>
       request.url === '/api/me'
         ? serviceLikeHandler({ workspaceId: WS })(request)
         : { body: { accepted: 1, rejected: 1, results: [{ status: 'accepted', attestation_id: 'att_1' }, { status: 'rejected', error: 'validation_error', message: 'bad hash', field: 'records.1.input_hash' }] } },
     );
-    const instance = makeClient();
+    const instance = harness.makeClient();
     const report = await instance.batch((b) => {
       b.add({ toolName: 'a', inputHash: H_IN, outputHash: H_OUT });
       b.add({ toolName: 'b', inputHash: H_IN, outputHash: H_OUT });
     });
     expect(report).toMatchObject({ accepted: 1, rejected: 1, lost: 0 });
     expect(report.results[1]).toEqual({ status: 'rejected', attestationId: '', reason: 'records.1.input_hash: bad hash' });
-    expect(warnings).toEqual(['the service rejected 1 of 2 attestations: records.1.input_hash: bad hash']);
+    expect(harness.warnings).toEqual(['the service rejected 1 of 2 attestations: records.1.input_hash: bad hash']);
   });
 
   it('reports every record of failing flushes as lost exactly once', async () => {
     let batchCalls = 0;
-    server.setHandler((request) => {
+    harness.server.setHandler((request) => {
       if (request.url === '/api/me') return serviceLikeHandler({ workspaceId: WS })(request);
       batchCalls += 1;
       return { status: 503, body: { error: 'server_error', message: 'down' } };
     });
-    const instance = makeClient({ batchMaxSize: 2, batchFlushInterval: 60_000 });
+    const instance = harness.makeClient({ batchMaxSize: 2, batchFlushInterval: 60_000 });
     const report = await instance.batch((b) => {
       for (let i = 0; i < 5; i++) b.add({ toolName: 't', inputHash: H_IN, outputHash: H_OUT });
     });
@@ -373,18 +346,18 @@ describe('batch and the buffer', () => {
     // Automatic flushes at 2 and 4 records fail (reported in the background), then the last record's.
     expect(batchCalls).toBe(3);
     expect(report.lost).toBe(1);
-    const lost = warnings.map((warning) => Number(/^(\d+) buffered/.exec(warning)?.[1] ?? 0)).reduce((a, b) => a + b, 0);
+    const lost = harness.warnings.map((warning) => Number(/^(\d+) buffered/.exec(warning)?.[1] ?? 0)).reduce((a, b) => a + b, 0);
     expect(lost).toBe(5);
   });
 });
 
 describe('at process exit', () => {
   const failingBatches = () =>
-    server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'maintenance' } }));
+    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'maintenance' } }));
 
   it('registers one beforeExit listener per client, only once something is buffered, and removes it on close', async () => {
     const before = process.listenerCount('beforeExit');
-    const instance = makeClient({ flushOnExit: true });
+    const instance = harness.makeClient({ flushOnExit: true });
     expect(process.listenerCount('beforeExit')).toBe(before);
     const tick = instance.wrap((n: number) => n, { toolName: 'tick', mode: 'batch' });
     tick(1);
@@ -396,47 +369,47 @@ describe('at process exit', () => {
   });
 
   it('the exit handler flushes what is buffered', async () => {
-    const instance = makeClient({ flushOnExit: true });
+    const instance = harness.makeClient({ flushOnExit: true });
     instance.wrap((n: number) => n, { toolName: 'tick', mode: 'batch' })(1);
     await instance.handleBeforeExit();
     expect(batches()).toHaveLength(1);
-    expect(warnings).toEqual([]);
+    expect(harness.warnings).toEqual([]);
   });
 
   it('the exit handler reports how many records were lost and why', async () => {
     failingBatches();
-    const instance = makeClient({ flushOnExit: true });
+    const instance = harness.makeClient({ flushOnExit: true });
     const tick = instance.wrap((n: number) => n, { toolName: 'tick', mode: 'batch' });
     tick(1);
     tick(2);
     tick(3);
     await instance.handleBeforeExit();
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^at exit: 3 buffered attestations were not delivered and are lost: .*503.*maintenance/);
+    expect(harness.warnings).toHaveLength(1);
+    expect(harness.warnings[0]).toMatch(/^at exit: 3 buffered attestations were not delivered and are lost: .*503.*maintenance/);
     await instance.handleBeforeExit(); // nothing left: says nothing more
-    expect(warnings).toHaveLength(1);
+    expect(harness.warnings).toHaveLength(1);
   });
 
   it('the exit handler reports under raise too (it cannot throw), and says nothing under silent', async () => {
     failingBatches();
-    const raising = makeClient({ flushOnExit: true, onError: 'raise' });
+    const raising = harness.makeClient({ flushOnExit: true, onError: 'raise' });
     raising.wrap((n: number) => n, { toolName: 'tick', mode: 'batch' })(1);
     await raising.handleBeforeExit();
-    expect(warnings).toHaveLength(1);
+    expect(harness.warnings).toHaveLength(1);
     await raising.close();
-    const silent = makeClient({ flushOnExit: true, onError: 'silent' });
+    const silent = harness.makeClient({ flushOnExit: true, onError: 'silent' });
     silent.wrap((n: number) => n, { toolName: 'tick', mode: 'batch' })(1);
     await silent.handleBeforeExit();
-    expect(warnings).toHaveLength(1);
+    expect(harness.warnings).toHaveLength(1);
   });
 
   it('a timed-out exit flush names the timeout', async () => {
-    server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { hang: true }));
-    const instance = makeClient({ flushOnExit: true, timeoutMs: 200 });
+    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { hang: true }));
+    const instance = harness.makeClient({ flushOnExit: true, timeoutMs: 200 });
     instance.wrap((n: number) => n, { toolName: 'tick', mode: 'batch' })(1);
     await instance.handleBeforeExit();
-    expect(warnings[0]).toMatch(/1 buffered attestation was not delivered and is lost: .*no reply within/);
-    const error = await makeClient({ onError: 'raise', timeoutMs: 200 })
+    expect(harness.warnings[0]).toMatch(/1 buffered attestation was not delivered and is lost: .*no reply within/);
+    const error = await harness.makeClient({ onError: 'raise', timeoutMs: 200 })
       .batch((b) => b.add({ toolName: 't', inputHash: H_IN, outputHash: H_OUT }))
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(NetworkError);

@@ -1,45 +1,19 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
-import { GovernanceClient, type GovernanceClientOptions } from '../../src/client/client.js';
 import { ConfigError, ServerError, ValidationError, WORKSPACE_UNRESOLVED_MESSAGE } from '../../src/client/errors.js';
 import type { RecordInputs } from '../../src/client/inputs.js';
 import { CATALOGUE } from '../../src/core/records/catalogue.js';
 import { SigningKey, verifyClientSig } from '../../src/core/signing/index.js';
-import { serviceLikeHandler, startFaultServer, type FaultServer } from '../helpers/fault-server.js';
+import type { GovernanceClient } from '../../src/client/client.js';
+import { serviceLikeHandler } from '../helpers/fault-server.js';
+import { useClientHarness } from './fixtures/client-harness.js';
 import { EXPECTED, SYSTEM, VALID_INPUTS, simpleCanonical } from './fixtures/record-inputs.js';
 
 const API_KEY = 'gk_test_record_methods_0001';
 const KEY_HEX = '4f'.repeat(8) + '1a2b3c4d'.repeat(6);
 const WS = 'ws_records';
 
-let server: FaultServer;
-let client: GovernanceClient | undefined;
-let warnings: string[];
-
-beforeEach(async () => {
-  server = await startFaultServer({ handler: serviceLikeHandler({ workspaceId: WS }) });
-  warnings = [];
-});
-
-afterEach(async () => {
-  await client?.close();
-  client = undefined;
-  await server.close();
-});
-
-function makeClient(options: Partial<GovernanceClientOptions> = {}): GovernanceClient {
-  client = new GovernanceClient({
-    apiKey: API_KEY,
-    systemName: SYSTEM,
-    baseUrl: server.url,
-    signingKey: KEY_HEX,
-    logger: { warn: (message) => warnings.push(message) },
-    env: {},
-    flushOnExit: false,
-    ...options,
-  });
-  return client;
-}
+const harness = useClientHarness({ apiKey: API_KEY, signingKeyHex: KEY_HEX, workspaceId: WS, systemName: SYSTEM });
 
 /** client_sig computed independently: spec §5.1 steps 1–4 with node:crypto. */
 function expectedClientSig(record: Record<string, unknown>, workspaceId: string): string {
@@ -53,7 +27,7 @@ function expectedClientSig(record: Record<string, unknown>, workspaceId: string)
   return createHmac('sha256', Buffer.from(KEY_HEX, 'hex')).update(message, 'utf8').digest('hex');
 }
 
-const evidenceBodies = () => server.bodies('/api/workspaces/').map((body) => body as Record<string, unknown>);
+const evidenceBodies = () => harness.server.bodies('/api/workspaces/').map((body) => body as Record<string, unknown>);
 type Method = keyof RecordInputs;
 const METHODS = Object.keys(VALID_INPUTS) as Method[];
 
@@ -61,12 +35,12 @@ describe('one method per record type', () => {
   it('has a method for every type of the catalogue', () => {
     const methods = [...CATALOGUE.values()].map((spec) => spec.method).sort();
     expect(methods).toEqual([...METHODS].sort());
-    const instance = makeClient();
+    const instance = harness.makeClient();
     for (const method of methods) expect(typeof (instance as unknown as Record<string, unknown>)[method]).toBe('function');
   });
 
   it.each(METHODS)('%s builds the wire record of wire.md §1 and returns the result in camelCase', async (method) => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     const call = instance[method] as (input: unknown) => ReturnType<GovernanceClient['record']>;
     const result = await call.call(instance, VALID_INPUTS[method]);
     const expected = EXPECTED[method];
@@ -82,11 +56,11 @@ describe('one method per record type', () => {
 
 describe('signing', () => {
   it('resolves the workspace once through /api/me and signs the first record sent after it', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     await instance.modelEvaluation(VALID_INPUTS.modelEvaluation);
     await instance.humanOversight(VALID_INPUTS.humanOversight);
     await instance.vendorRisk(VALID_INPUTS.vendorRisk);
-    expect(server.requests.map((request) => request.url)).toEqual([
+    expect(harness.server.requests.map((request) => request.url)).toEqual([
       '/api/me',
       `/api/workspaces/${WS}/governance/grc/evidence`,
       `/api/workspaces/${WS}/governance/grc/evidence`,
@@ -101,24 +75,24 @@ describe('signing', () => {
   });
 
   it('shares one /api/me between concurrent first calls, and signs all of them', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     await Promise.all(METHODS.map((method) => (instance[method] as (input: unknown) => Promise<unknown>).call(instance, VALID_INPUTS[method])));
-    expect(server.requests.filter((request) => request.url === '/api/me')).toHaveLength(1);
+    expect(harness.server.requests.filter((request) => request.url === '/api/me')).toHaveLength(1);
     const bodies = evidenceBodies();
     expect(bodies).toHaveLength(METHODS.length);
     for (const body of bodies) expect(body.client_sig).toBe(expectedClientSig(body, WS));
   });
 
   it('signs with the configured workspace without asking /api/me', async () => {
-    const instance = makeClient({ workspaceId: 'ws_configured' });
+    const instance = harness.makeClient({ workspaceId: 'ws_configured' });
     await instance.changeEvent(VALID_INPUTS.changeEvent);
-    expect(server.requests.map((request) => request.url)).toEqual(['/api/workspaces/ws_configured/governance/grc/evidence']);
+    expect(harness.server.requests.map((request) => request.url)).toEqual(['/api/workspaces/ws_configured/governance/grc/evidence']);
     const [body] = evidenceBodies();
     expect(body!.client_sig).toBe(expectedClientSig(body!, 'ws_configured'));
   });
 
   it('sends no signature without a signing key', async () => {
-    const instance = makeClient({ signingKey: undefined });
+    const instance = harness.makeClient({ signingKey: undefined });
     await instance.accessReview(VALID_INPUTS.accessReview);
     const [body] = evidenceBodies();
     expect(body).not.toHaveProperty('client_sig');
@@ -126,11 +100,11 @@ describe('signing', () => {
   });
 
   it('never sends the signing key, and the API key only in the Authorization header', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     for (const method of METHODS) await (instance[method] as (input: unknown) => Promise<unknown>).call(instance, VALID_INPUTS[method]);
     await instance.modelEvaluation({ ...VALID_INPUTS.modelEvaluation, dryRun: true });
-    expect(server.count).toBe(METHODS.length + 2);
-    for (const request of server.requests) {
+    expect(harness.server.count).toBe(METHODS.length + 2);
+    for (const request of harness.server.requests) {
       expect(request.body.toLowerCase()).not.toContain(KEY_HEX);
       expect(request.body).not.toContain(API_KEY);
       expect(JSON.stringify(request.headers).toLowerCase()).not.toContain(KEY_HEX);
@@ -139,7 +113,7 @@ describe('signing', () => {
   });
 
   it('takes the key from SERVICE_SIGNING_KEY', async () => {
-    const instance = makeClient({ signingKey: undefined, env: { SERVICE_SIGNING_KEY: `${KEY_HEX}\n` } });
+    const instance = harness.makeClient({ signingKey: undefined, env: { SERVICE_SIGNING_KEY: `${KEY_HEX}\n` } });
     await instance.incidentReport(VALID_INPUTS.incidentReport);
     const [body] = evidenceBodies();
     expect(body!.client_sig).toBe(expectedClientSig(body!, WS));
@@ -148,7 +122,7 @@ describe('signing', () => {
 
 describe('inputs', () => {
   it('infers human_oversight override from the two decisions', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     await instance.humanOversight({ ...VALID_INPUTS.humanOversight, finalDecision: 'decline' });
     await instance.humanOversight(VALID_INPUTS.humanOversight);
     await instance.humanOversight({ ...VALID_INPUTS.humanOversight, override: false });
@@ -156,7 +130,7 @@ describe('inputs', () => {
   });
 
   it('applies the common overrides and turns Dates into ISO strings', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     await instance.modelEvaluation({
       ...VALID_INPUTS.modelEvaluation,
       occurredAt: new Date('2026-01-31T09:30:00Z'),
@@ -171,23 +145,23 @@ describe('inputs', () => {
   });
 
   it('sends a dry run with ?dry_run=true and returns its nil id', async () => {
-    const result = await makeClient().modelEvaluation({ ...VALID_INPUTS.modelEvaluation, dryRun: true });
+    const result = await harness.makeClient().modelEvaluation({ ...VALID_INPUTS.modelEvaluation, dryRun: true });
     expect(result).toEqual({ recordId: '00000000-0000-0000-0000-000000000000', recordType: 'model_evaluation', mappedControls: ['EUAIA_ART9'], detail: 'dry_run' });
-    expect(server.requests.at(-1)!.url).toBe(`/api/workspaces/${WS}/governance/grc/evidence?dry_run=true`);
+    expect(harness.server.requests.at(-1)!.url).toBe(`/api/workspaces/${WS}/governance/grc/evidence?dry_run=true`);
     expect(evidenceBodies()[0]).not.toHaveProperty('dryRun');
   });
 
   it('refuses a high risk assessment without an Annex III category, before sending anything', async () => {
-    const instance = makeClient({ onError: 'raise' });
+    const instance = harness.makeClient({ onError: 'raise' });
     const { annexIiiCategory: _omitted, ...input } = VALID_INPUTS.aiRiskAssessment;
     const error = await instance.aiRiskAssessment(input).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).issues.map((found) => found.path)).toEqual(['payload.annex_iii_category']);
-    expect(server.count).toBe(0);
+    expect(harness.server.count).toBe(0);
   });
 
   it('reports every invalid field at once', async () => {
-    const instance = makeClient({ onError: 'raise' });
+    const instance = harness.makeClient({ onError: 'raise' });
     const error = (await instance
       .modelEvaluation({ modelName: 'm', datasetName: '', score: 'high' as unknown as number, evaluatedBy: 'x', evaluationType: 'weekly' as 'initial' })
       .catch((caught: unknown) => caught)) as ValidationError;
@@ -198,108 +172,106 @@ describe('inputs', () => {
 
 describe('error modes (spec §7 rules 1–4)', () => {
   const failEvidence = () =>
-    server.setHandler((request) =>
+    harness.server.setHandler((request) =>
       request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 500, body: { error: 'server_error', message: 'unexpected server error' } },
     );
 
   it('warn: logs a warning and returns an empty recordId with the reason', async () => {
     failEvidence();
-    const result = await makeClient().modelEvaluation(VALID_INPUTS.modelEvaluation);
+    const result = await harness.makeClient().modelEvaluation(VALID_INPUTS.modelEvaluation);
     expect(result.recordId).toBe('');
     expect(result.recordType).toBe('model_evaluation');
     expect(result.mappedControls).toEqual([]);
     expect(result.detail).toContain('500');
     expect(result.error).toBeInstanceOf(ServerError);
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain('model_evaluation record not stored');
-    expect(warnings[0]).not.toContain(API_KEY);
+    expect(harness.warnings).toHaveLength(1);
+    expect(harness.warnings[0]).toContain('model_evaluation record not stored');
+    expect(harness.warnings[0]).not.toContain(API_KEY);
   });
 
   it('warn is the default', () => {
-    expect(makeClient().onError).toBe('warn');
+    expect(harness.makeClient().onError).toBe('warn');
   });
 
   it('raise: throws the typed error', async () => {
     failEvidence();
-    await expect(makeClient({ onError: 'raise' }).modelEvaluation(VALID_INPUTS.modelEvaluation)).rejects.toBeInstanceOf(ServerError);
-    expect(warnings).toEqual([]);
+    await expect(harness.makeClient({ onError: 'raise' }).modelEvaluation(VALID_INPUTS.modelEvaluation)).rejects.toBeInstanceOf(ServerError);
+    expect(harness.warnings).toEqual([]);
   });
 
   it('silent: returns the empty result and says nothing', async () => {
     failEvidence();
-    const result = await makeClient({ onError: 'silent' }).modelEvaluation(VALID_INPUTS.modelEvaluation);
+    const result = await harness.makeClient({ onError: 'silent' }).modelEvaluation(VALID_INPUTS.modelEvaluation);
     expect(result.recordId).toBe('');
     expect(result.detail).toContain('500');
-    expect(warnings).toEqual([]);
+    expect(harness.warnings).toEqual([]);
   });
 
   it('a local validation failure follows onError like any other', async () => {
-    const result = await makeClient().trainingDataGovernance({ ...VALID_INPUTS.trainingDataGovernance, recordCount: 1.5 });
+    const result = await harness.makeClient().trainingDataGovernance({ ...VALID_INPUTS.trainingDataGovernance, recordCount: 1.5 });
     expect(result.recordId).toBe('');
     expect(result.detail).toContain('payload.record_count');
     expect(result.error).toBeInstanceOf(ValidationError);
-    expect(warnings).toHaveLength(1);
-    expect(server.count).toBe(0);
+    expect(harness.warnings).toHaveLength(1);
+    expect(harness.server.count).toBe(0);
   });
 
   it('an unresolvable workspace gives the specification text as detail', async () => {
-    server.setHandler(() => ({ status: 404, body: { error: 'not_found', message: 'nothing here' } }));
-    const result = await makeClient().modelEvaluation(VALID_INPUTS.modelEvaluation);
+    harness.server.setHandler(() => ({ status: 404, body: { error: 'not_found', message: 'nothing here' } }));
+    const result = await harness.makeClient().modelEvaluation(VALID_INPUTS.modelEvaluation);
     expect(result.recordId).toBe('');
     expect(result.detail).toBe(WORKSPACE_UNRESOLVED_MESSAGE);
     expect(result.error).toBeInstanceOf(ConfigError);
-    expect(warnings[0]).toContain(WORKSPACE_UNRESOLVED_MESSAGE);
+    expect(harness.warnings[0]).toContain(WORKSPACE_UNRESOLVED_MESSAGE);
   });
 });
 
 describe('settings', () => {
   it('reads SERVICE_API_KEY, SERVICE_BASE_URL and SERVICE_WORKSPACE_ID', async () => {
-    const instance = makeClient({ apiKey: undefined, baseUrl: undefined, env: { SERVICE_API_KEY: 'gk_from_env_1234', SERVICE_BASE_URL: server.url, SERVICE_WORKSPACE_ID: 'ws_env' } });
+    const instance = harness.makeClient({ apiKey: undefined, baseUrl: undefined, env: { SERVICE_API_KEY: 'gk_from_env_1234', SERVICE_BASE_URL: harness.server.url, SERVICE_WORKSPACE_ID: 'ws_env' } });
     await instance.changeEvent(VALID_INPUTS.changeEvent);
-    expect(server.requests.map((request) => [request.url, request.headers.authorization])).toEqual([
+    expect(harness.server.requests.map((request) => [request.url, request.headers.authorization])).toEqual([
       ['/api/workspaces/ws_env/governance/grc/evidence', 'Bearer gk_from_env_1234'],
     ]);
   });
 
   it('options win over the environment', async () => {
-    const instance = makeClient({ workspaceId: 'ws_option', env: { SERVICE_API_KEY: 'gk_from_env_1234', SERVICE_WORKSPACE_ID: 'ws_env' } });
+    const instance = harness.makeClient({ workspaceId: 'ws_option', env: { SERVICE_API_KEY: 'gk_from_env_1234', SERVICE_WORKSPACE_ID: 'ws_env' } });
     await instance.changeEvent(VALID_INPUTS.changeEvent);
-    expect(server.requests[0]!.url).toBe('/api/workspaces/ws_option/governance/grc/evidence');
-    expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(harness.server.requests[0]!.url).toBe('/api/workspaces/ws_option/governance/grc/evidence');
+    expect(harness.server.requests[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
   });
 
   it('has the defaults of the settings table', () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     expect(instance.agentName).toBe(SYSTEM);
     expect(instance.batchFlushInterval).toBe(30_000);
     expect(instance.batchMaxSize).toBe(100);
   });
 
   it('refuses to start without an API key or a system name, whatever onError says', () => {
-    expect(() => makeClient({ apiKey: undefined, onError: 'silent' })).toThrow(ConfigError);
-    expect(() => makeClient({ systemName: '' })).toThrow(ConfigError);
-    expect(() => makeClient({ baseUrl: undefined })).toThrow(ConfigError);
-    expect(() => makeClient({ onError: 'loud' as 'warn' })).toThrow(ConfigError);
-    expect(() => makeClient({ batchMaxSize: 0 })).toThrow(ConfigError);
-    client = undefined;
+    expect(() => harness.makeClient({ apiKey: undefined, onError: 'silent' })).toThrow(ConfigError);
+    expect(() => harness.makeClient({ systemName: '' })).toThrow(ConfigError);
+    expect(() => harness.makeClient({ baseUrl: undefined })).toThrow(ConfigError);
+    expect(() => harness.makeClient({ onError: 'loud' as 'warn' })).toThrow(ConfigError);
+    expect(() => harness.makeClient({ batchMaxSize: 0 })).toThrow(ConfigError);
   });
 
   it('refuses a malformed signing key without repeating it', () => {
     const bad = 'zz'.repeat(32);
     let error: unknown;
     try {
-      makeClient({ signingKey: bad });
+      harness.makeClient({ signingKey: bad });
     } catch (caught) {
       error = caught;
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toContain('signingKey');
     expect((error as Error).message).not.toContain(bad);
-    client = undefined;
   });
 
   it('fails record calls after close with client_closed', async () => {
-    const instance = makeClient();
+    const instance = harness.makeClient();
     await instance.close();
     const result = await instance.modelEvaluation(VALID_INPUTS.modelEvaluation);
     expect(result.recordId).toBe('');
