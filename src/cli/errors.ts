@@ -3,7 +3,8 @@
  * failed and what to do, or with `--json` one object `{error, message, field?}` (design/cli.md
  * "Output"). The exit code of each is decided in exit-codes.ts, nowhere else.
  */
-import { JsonSyntaxError, SigningKeyError } from '../core/index.js';
+import { JsonSyntaxError } from '../core/canonical-json.js';
+import { SigningKeyError } from '../core/signing/keys.js';
 import {
   AttestationError,
   ConfigError as ClientConfigError,

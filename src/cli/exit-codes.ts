@@ -2,7 +2,9 @@
  * The one place that decides exit codes (design/cli.md "Exit codes", style.md rule 4).
  * Commands never pick a number: they throw a typed error, and {@link exitCodeFor} maps it.
  */
-import { CanonicalJsonError, JsonSyntaxError, SigningKeyError, UnsignableRecordError } from '../core/index.js';
+import { CanonicalJsonError, JsonSyntaxError } from '../core/canonical-json.js';
+import { UnsignableRecordError } from '../core/signing/hmac.js';
+import { SigningKeyError } from '../core/signing/keys.js';
 import {
   ConfigError as ClientConfigError,
   NetworkError,

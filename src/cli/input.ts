@@ -9,7 +9,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
-import { JsonSyntaxError, parseJsonDocuments, parseJsonLossless, type JsonValue } from '../core/index.js';
+import { JsonSyntaxError, parseJsonDocuments, parseJsonLossless, type JsonValue } from '../core/canonical-json.js';
 import { DataError, InputFileError, UsageError } from './errors.js';
 import type { Factory } from './factory.js';
 import { displayPath } from './settings.js';

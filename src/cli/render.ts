@@ -4,7 +4,7 @@
  * - piped: one tab-separated line per row, no header, ISO 8601 times, no colour;
  * - `--json`: one JSON document, written losslessly (numbers keep their form).
  */
-import { stringifyJson } from '../core/index.js';
+import { stringifyJson } from '../core/canonical-json.js';
 import type { OutputStream } from './io.js';
 
 /** How a column's values are shown. */

@@ -8,7 +8,7 @@
  * `{"index", "status": "error", "error", "field"?, "message"}`.
  */
 import { NetworkError } from '../client/errors.js';
-import { stringifyJson } from '../core/index.js';
+import { stringifyJson } from '../core/canonical-json.js';
 import { InterruptedError, PartialFailureError, describeError, oneLine } from './errors.js';
 import { EXIT, exitCodeFor, worseExitCode, type ExitCode } from './exit-codes.js';
 import type { Factory } from './factory.js';

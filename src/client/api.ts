@@ -4,8 +4,7 @@
  * retry once; 5xx and network errors never retried), lossless JSON both ways, error mapping and
  * workspace resolution. {@link GovernanceClient} and the CLI are built on it.
  */
-import { JsonSyntaxError, parseJsonLossless, stringifyJson, type JsonValue } from '../core/canonical-json.js';
-import { isPlainObject } from '../core/records/validate.js';
+import { isPlainObject, JsonSyntaxError, parseJsonLossless, stringifyJson, type JsonValue } from '../core/canonical-json.js';
 import {
   AttestationError,
   ConfigError,

@@ -8,8 +8,7 @@
  * never put into one, and text that came from the service is scrubbed of the API key anyway.
  */
 import type { ValidationIssue } from '../core/records/types.js';
-import { isPlainObject } from '../core/records/validate.js';
-import { parseJsonLossless } from '../core/canonical-json.js';
+import { isPlainObject, parseJsonLossless } from '../core/canonical-json.js';
 
 /**
  * The closed set of error codes. The service's codes (spec §7) are used as the service sent them;

@@ -3,7 +3,8 @@
  * client and the service share. Mandatory fields are a decision (docs/decisions.md): system,
  * tool, both hashes; executed_at defaults to now on either side.
  */
-import { isDateTime, isHex64, isPlainObject, checkName } from './records/validate.js';
+import { isPlainObject } from './canonical-json.js';
+import { isDateTime, isHex64, checkName } from './records/validate.js';
 import type { ValidationIssue } from './records/types.js';
 import { isJsonNumber } from './canonical-json.js';
 

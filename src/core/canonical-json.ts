@@ -671,3 +671,10 @@ function writeReadable(value: unknown, gap: string, indent: string, depth: numbe
 export function stringifyJson(value: unknown, indent = 0): string {
   return writeReadable(value, ' '.repeat(Math.max(0, Math.floor(indent))), '', 0);
 }
+
+/** A JSON object as parsed here: a plain object (not an array, a JsonFloat or a class instance). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof JsonFloat) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}

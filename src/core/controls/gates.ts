@@ -5,7 +5,7 @@
  * no reason. The reason of a failing gate names the score, the threshold and the records that
  * would cover the missing controls. See docs/controls.md for the defaults.
  */
-import { isPlainObject } from '../records/validate.js';
+import { isPlainObject } from '../canonical-json.js';
 import { FRAMEWORKS, type Framework, type RecordType, type ValidationIssue } from '../records/types.js';
 import { frameworkName } from './catalogue.js';
 import { coverageByFramework, type Coverage, type FrameworkCoverage, type MissingControl } from './posture.js';

@@ -4,7 +4,7 @@
  */
 import { isJsonNumber } from '../canonical-json.js';
 import { isRecordType } from '../records/catalogue.js';
-import { isPlainObject } from '../records/validate.js';
+import { isPlainObject } from '../canonical-json.js';
 import { RECORD_TYPES, type RecordType } from '../records/types.js';
 import { CONTROLS, type EvidenceCondition, type EvidenceRule } from './catalogue.js';
 

@@ -2,7 +2,7 @@
  * Validation of evidence records against the catalogue, shared by the client (before sending)
  * and the service (wire.md §5). Validators collect every bad field with a dotted path.
  */
-import { isJsonNumber, jsonNumberValue, JsonFloat } from '../canonical-json.js';
+import { isJsonNumber, isPlainObject, jsonNumberValue } from '../canonical-json.js';
 import { CATALOGUE, isRecordType } from './catalogue.js';
 import { ENVIRONMENTS, RECORD_TYPES, type FieldSpec, type Payload, type RecordTypeSpec, type ValidationIssue } from './types.js';
 
@@ -23,12 +23,6 @@ export function isDate(value: unknown): value is string {
 
 export function isHex64(value: unknown): value is string {
   return typeof value === 'string' && HEX64.test(value);
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof JsonFloat) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 function issue(path: string, code: ValidationIssue['code'], message: string): ValidationIssue {
