@@ -8,7 +8,7 @@ import type { Transport } from '../client/transport.js';
 import { ConfigError, UsageError } from './errors.js';
 import type { IO } from './io.js';
 import { displayPath, loadSettings, LOCAL_BASE_URL, SETTING_FLAG, SETTING_ENV, type SettingFlags, type Settings } from './settings.js';
-import type { SigningKey } from '../core/index.js';
+import type { SigningKey } from '../core/signing/keys.js';
 
 /** The root program's options (design/cli.md), as commander parses them. */
 export interface GlobalOptions extends SettingFlags {
@@ -71,6 +71,8 @@ export interface FactoryOptions {
   globals: () => GlobalOptions;
   signal: AbortSignal;
   clock?: () => Date;
+  /** settings already loaded (the fast path loads them to decide whether it applies) */
+  settings?: Settings;
 }
 
 /** Whether `CI` is set: any value other than empty, `0` or `false`. */
@@ -174,12 +176,14 @@ export function createFactory(options: FactoryOptions): Factory {
     },
     settings() {
       settingsPromise ??= (async () => {
-        const settings = await loadSettings({
+        const settings =
+          options.settings ??
+          (await loadSettings({
           flags: factory.globals,
           env,
           cwd,
           readStdin: () => readAllText(factory.claimStdin('--api-key-file -')),
-        });
+        }));
         for (const warning of settings.warnings) await factory.note(warning);
         return settings;
       })();

@@ -186,7 +186,15 @@ export function createOutputStream(stream: NodeJS.WritableStream, options: Outpu
 
 /** The process's streams. `noColorFlag` is read when colour is first needed (after parsing). */
 export function createProcessIO(noColorFlag: () => boolean, env: NodeJS.ProcessEnv = process.env): IO {
-  return createIO({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env, noColorFlag });
+  return createIO({
+    stdout: process.stdout,
+    stderr: process.stderr,
+    get stdin() {
+      return process.stdin;
+    },
+    env,
+    noColorFlag,
+  });
 }
 
 /** Options of {@link createIO}. */
@@ -220,8 +228,13 @@ export function createIO(options: CreateIOOptions): IO {
     get stderr() {
       return (stderr ??= make(options.stderr, false, () => stdout));
     },
-    stdin: options.stdin,
-    stdinIsTTY: options.stdin.isTTY === true,
+    // Read when asked: touching process.stdin opens it, which a command that never reads it should not pay for.
+    get stdin() {
+      return options.stdin;
+    },
+    get stdinIsTTY() {
+      return options.stdin.isTTY === true;
+    },
     async flush() {
       // stderr first: it carries the summary of what stdout holds, and cannot fail the run.
       if (stderr) await stderr.flush();

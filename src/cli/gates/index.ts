@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
-import { createGatesCheckCommand } from './check.js';
+import { createGatesCheckCommand } from './check-command.js';
 
 export function createGatesCommand(factory: Factory): Command {
   const command = new Command('gates').description('release gates: one per framework, blocking (required) or advisory').addCommand(createGatesCheckCommand(factory));

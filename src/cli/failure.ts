@@ -1,0 +1,70 @@
+/**
+ * How a run that failed ends, for the full command line (main.ts) and the fast path (fast-path.ts)
+ * alike: the error rendered once on stderr (`--json`: one object), the exit code from
+ * exit-codes.ts, and `--on-error` applied to writes. Commander's own errors are translated before
+ * they reach here (main.ts).
+ */
+import { writeSync } from 'node:fs';
+import { InterruptedError, PipeClosedError, describeError, formatError, oneLine } from './errors.js';
+import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
+import type { Factory } from './factory.js';
+import type { OnErrorMode } from './settings.js';
+
+export interface FailureContext {
+  factory: Factory;
+  /** `--json` was asked for */
+  json: boolean;
+  /** `--verbose`: an internal error also prints its stack */
+  verbose: boolean;
+  /** Ctrl-C was pressed: whatever failed, the run was interrupted */
+  aborted: boolean;
+  /** the command writes (evidence add, attest, …): `--on-error` applies */
+  isWrite: boolean;
+}
+
+/** Renders the error that ended the run (once) and returns the exit code. */
+export async function reportFailure(error: unknown, context: FailureContext): Promise<number> {
+  const { factory } = context;
+  if (error instanceof PipeClosedError) return EXIT.OK;
+  if (context.aborted && !(error instanceof InterruptedError)) error = new InterruptedError();
+
+  const code: ExitCode = exitCodeFor(error);
+  if (code !== EXIT.USAGE && code !== EXIT.INTERRUPTED && context.isWrite) {
+    const mode = await onErrorMode(factory);
+    if (mode === 'silent') return EXIT.OK;
+    if (mode === 'warn') {
+      await writeErr(factory, `govctl: warning: ${oneLine(describeError(error).message)} (not failing: --on-error warn)\n`);
+      return EXIT.OK;
+    }
+  }
+  await writeErr(factory, `${formatError(error, context.json)}\n`);
+  if (context.verbose && code === EXIT.INTERNAL && error instanceof Error && error.stack) await writeErr(factory, `${error.stack}\n`);
+  return code;
+}
+
+/** `--on-error` from the settings, or from the flag and environment when the settings cannot load. */
+async function onErrorMode(factory: Factory): Promise<OnErrorMode> {
+  try {
+    return (await factory.settings()).onError;
+  } catch {
+    const raw = factory.globals.onError ?? factory.env.SERVICE_ON_ERROR;
+    return raw === 'warn' || raw === 'silent' ? raw : 'raise';
+  }
+}
+
+async function writeErr(factory: Factory, text: string): Promise<void> {
+  await factory.io.stderr.write(text).catch(() => undefined);
+}
+
+/** An exception nothing awaited: report it as an internal error (70, never 1) and stop. */
+export function crash(error: unknown, json: boolean): void {
+  if (error instanceof PipeClosedError) {
+    process.exit(EXIT.OK);
+  }
+  try {
+    writeSync(2, `${formatError(error, json)}\n`);
+  } catch {
+    // stderr is gone too; the exit code still says it.
+  }
+  process.exit(EXIT.INTERNAL);
+}
