@@ -6,11 +6,11 @@
  * Secrets: the API key is never a plain flag value (`--api-key-file FILE|-` or `SERVICE_API_KEY`),
  * the signing key is parsed only when a command needs it, and neither appears in any message.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { SigningKey, SigningKeyError } from '../core/index.js';
+import { SigningKey, SigningKeyError } from '../core/signing/keys.js';
 import { ConfigError, UsageError } from './errors.js';
 
 /** The settings of design/cli.md's table. */
@@ -193,8 +193,8 @@ function loaderErrorText(error: unknown): string {
 
 /**
  * The project config: the first file of {@link PROJECT_CONFIG_PLACES} in the working directory or
- * a parent (a package.json counts only with a `govctl` key). Found files are loaded with
- * cosmiconfig's loaders (JSON, YAML, JS). An unreadable or malformed file is an error (78), not
+ * a parent (a package.json counts only with a `govctl` key). Plain JSON files are read directly;
+ * the others (and malformed JSON, for its error message) with cosmiconfig's loaders (YAML, JS). An unreadable or malformed file is an error (78), not
  * skipped: a gate must not silently run with other settings than the ones written down.
  */
 async function findProjectConfig(cwd: string): Promise<ConfigFile | undefined> {
@@ -215,14 +215,15 @@ async function findProjectConfig(cwd: string): Promise<ConfigFile | undefined> {
       } catch {
         continue;
       }
-      if (!explorer) {
-        // A CommonJS module: bundled, its exports arrive as `default` only.
-        const loaded = (await import('cosmiconfig')) as typeof import('cosmiconfig') & { default?: typeof import('cosmiconfig') };
-        const { cosmiconfig } = loaded.default ?? loaded;
-        explorer = cosmiconfig('govctl', { cache: false, searchStrategy: 'none' });
+      const plain = readPlainJsonConfig(path, place);
+      if (plain !== undefined) {
+        if (plain.config === undefined || plain.config === null) continue;
+        return { path, kind: 'project', values: checkConfigObject(plain.config, path) };
       }
       let result: { config: unknown; isEmpty?: boolean } | null;
       try {
+        // Inside the try: creating the explorer reads package.json too (for cosmiconfig's own settings).
+        explorer ??= await createExplorer();
         result = await explorer.load(path);
       } catch (error) {
         throw new ConfigError(`cannot read the config file ${displayPath(path)}: ${loaderErrorText(error)}`, {
@@ -234,6 +235,33 @@ async function findProjectConfig(cwd: string): Promise<ConfigFile | undefined> {
     }
     if (dirname(dir) === dir) return undefined;
   }
+}
+
+async function createExplorer(): Promise<{ load(path: string): Promise<{ config: unknown; isEmpty?: boolean } | null> }> {
+  // A CommonJS module: bundled, its exports arrive as `default` only.
+  const loaded = (await import('cosmiconfig')) as typeof import('cosmiconfig') & { default?: typeof import('cosmiconfig') };
+  const { cosmiconfig } = loaded.default ?? loaded;
+  return cosmiconfig('govctl', { cache: false, searchStrategy: 'none' });
+}
+
+/**
+ * A package.json or a `.json` config file read without cosmiconfig (loading it costs more than a
+ * CI gate's whole check): its config (the `govctl` key of a package.json; undefined when it has
+ * none or the file is empty), or undefined when the file is not plain JSON, so that cosmiconfig's
+ * loader reads it and reports its error as it always does.
+ */
+function readPlainJsonConfig(path: string, place: string): { config: unknown } | undefined {
+  if (!place.endsWith('.json')) return undefined;
+  let parsed: unknown;
+  try {
+    const text = readFileSync(path, 'utf8');
+    if (place !== 'package.json' && text.trim() === '') return { config: undefined };
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (place !== 'package.json') return { config: parsed };
+  return { config: parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>).govctl : undefined };
 }
 
 /** The user config, when the file exists. */
