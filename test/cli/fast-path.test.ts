@@ -1,0 +1,205 @@
+/**
+ * The fast path of `govctl gates check` (src/cli/fast-path.ts, dist/cli/fast-path.cjs with its code
+ * cache): which runs it takes, and that a run it takes ends exactly as the full command line ends
+ * it (stdout, stderr, exit code), against a real service on 127.0.0.1 with a real SQLite file.
+ */
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseFastGatesCheck, runFastPath } from '../../src/cli/fast-path.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
+import { createMemoryIO } from '../../src/cli/io.js';
+import { BIN, REPO, ensureBuilt, makeHome, runCli, type CliResult } from '../helpers/cli.js';
+import { startFaultServer, type FaultServer } from '../helpers/fault-server.js';
+import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
+import { closedPort, tempDir } from './part2-support.js';
+
+beforeAll(ensureBuilt);
+
+let server: TestServer;
+let env: Record<string, string>;
+const temp = tempDir('govctl-fast-');
+
+beforeAll(async () => {
+  server = await startTestServer();
+  env = { SERVICE_BASE_URL: server.url, SERVICE_API_KEY: server.apiKey };
+});
+
+afterAll(async () => {
+  await server?.stop();
+  temp.remove();
+});
+
+describe('which runs take the fast path', () => {
+  it('takes gates check with --json or --format json and the settings flags, each once', () => {
+    expect(parseFastGatesCheck(['gates', 'check', '--json'])).toEqual({ failOn: 'soft', json: true, flags: {} });
+    expect(parseFastGatesCheck(['gates', 'check', '--format', 'json', '--fail-on', 'hard'])).toEqual({ failOn: 'hard', json: false, flags: {} });
+    expect(parseFastGatesCheck(['gates', 'check', '--json', '--fail-on=never', '--base-url=http://x', '--workspace', 'ws_1', '--api-key-file', 'k'])).toEqual({
+      failOn: 'never',
+      json: true,
+      flags: { baseUrl: 'http://x', workspace: 'ws_1', apiKeyFile: 'k' },
+    });
+  });
+
+  it('leaves everything else to the full command line', () => {
+    const declined = [
+      ['gates', 'check'], // the table
+      ['gates', 'check', '--format', 'junit'],
+      ['gates', 'check', '--json', '--format', 'github'],
+      ['gates', 'check', '--json', '--help'],
+      ['gates', 'check', '--json', '-v'],
+      ['gates', 'check', '--json', '--verbose'],
+      ['gates', 'check', '--json', '--no-color'],
+      ['gates', 'check', '--json', '--fail-on', 'sometimes'],
+      ['gates', 'check', '--json', '--fail-on'],
+      ['gates', 'check', '--json', '--json'],
+      ['gates', 'check', '--json', '--api-key-file', '-'],
+      ['gates', 'check', '--json', '--base-url', ''],
+      ['gates', 'check', '--json', 'extra'],
+      ['--json', 'gates', 'check'],
+      ['gates', '--json'],
+      ['posture', '--json'],
+    ];
+    for (const argv of declined) expect(parseFastGatesCheck(argv), argv.join(' ')).toBeNull();
+  });
+
+  it('runs in-process against the service, and declines the embedded store, a bad setting and GOVCTL_NO_FAST_PATH', async () => {
+    const home = makeHome();
+    const io = createMemoryIO();
+    const code = await runFastPath(['gates', 'check', '--json'], { env: { ...env, HOME: home }, cwd: home, io });
+    expect(code).toBe(2);
+    expect(JSON.parse(io.stdoutText()).gates).toHaveLength(5);
+    expect(JSON.parse(io.stderrText())).toMatchObject({ error: 'gates_failed' });
+
+    const declined = async (runEnv: Record<string, string>) => {
+      const quiet = createMemoryIO();
+      const result = await runFastPath(['gates', 'check', '--json'], { env: { HOME: home, ...runEnv }, cwd: home, io: quiet });
+      expect(quiet.stdoutText() + quiet.stderrText()).toBe('');
+      return result;
+    };
+    expect(await declined({})).toBeNull(); // nothing configured: the embedded store
+    expect(await declined({ SERVICE_API_KEY: server.apiKey })).toBeNull(); // a key without a URL: 78, the full path's to say
+    expect(await declined({ ...env, SERVICE_ON_ERROR: 'loud' })).toBeNull(); // a malformed setting
+    expect(await declined({ ...env, GOVCTL_NO_FAST_PATH: '1' })).toBeNull();
+  });
+});
+
+/** The same command through the fast path and through the full command line. */
+async function both(args: readonly string[], options: { env?: Record<string, string>; cwd?: string; home?: string } = {}): Promise<[CliResult, CliResult]> {
+  const home = options.home ?? makeHome();
+  const runEnv = options.env ?? env;
+  const fast = await runCli(['gates', 'check', ...args], { env: runEnv, cwd: options.cwd, home });
+  const full = await runCli(['gates', 'check', ...args], { env: { ...runEnv, GOVCTL_NO_FAST_PATH: '1' }, cwd: options.cwd, home });
+  return [fast, full];
+}
+
+describe('a run on the fast path ends as the full command line ends it', () => {
+  it('on gates that fail, with each --fail-on and --format json', async () => {
+    for (const args of [['--json'], ['--json', '--fail-on', 'hard'], ['--json', '--fail-on=never'], ['--format', 'json'], ['--format=json', '--fail-on', 'never']]) {
+      const [fast, full] = await both(args);
+      expect(fast, args.join(' ')).toEqual(full);
+    }
+    const [fast] = await both(['--json']);
+    expect(fast.exitCode).toBe(2);
+    expect(JSON.parse(fast.stdout).gates.map((gate: { gate_id: string }) => gate.gate_id)).toContain('gate_eu_ai_act');
+  });
+
+  it('on a refused key (77), another workspace (a 404), a closed port (69) and a reply that is not a gate list (69)', async () => {
+    const other = provisionWorkspace(server.dbPath);
+    const cases: Record<string, string>[] = [
+      { SERVICE_BASE_URL: server.url, SERVICE_API_KEY: 'gk_not_a_key_at_all_0000000000' },
+      { ...env, SERVICE_WORKSPACE_ID: other.workspaceId },
+      { SERVICE_BASE_URL: `http://127.0.0.1:${await closedPort()}`, SERVICE_API_KEY: server.apiKey },
+    ];
+    const fault: FaultServer = await startFaultServer({ handler: () => ({ body: { gates: 'nope', user_id: 'usr_1', workspace_id: 'ws_1' } }) });
+    try {
+      cases.push({ SERVICE_BASE_URL: fault.url, SERVICE_API_KEY: 'gk_whatever_key_0000000000000' });
+      const codes: number[] = [];
+      for (const runEnv of cases) {
+        const [fast, full] = await both(['--json'], { env: runEnv });
+        expect(fast, JSON.stringify(runEnv)).toEqual(full);
+        codes.push(fast.exitCode);
+      }
+      // A workspace the key does not reach is a configuration error (docs/decisions.md).
+      expect(codes).toEqual([EXIT.NO_PERMISSION, EXIT.CONFIG, EXIT.UNAVAILABLE, EXIT.UNAVAILABLE]);
+    } finally {
+      await fault.close();
+    }
+  });
+
+  it('with the settings in flags, a key file, a project package.json and a .govctlrc.json', async () => {
+    const keyFile = join(temp.dir, 'api-key');
+    writeFileSync(keyFile, `${server.apiKey}\n`);
+    chmodSync(keyFile, 0o600);
+    const [fast, full] = await both(['--json', '--base-url', server.url, '--api-key-file', keyFile, '--workspace', server.workspaceId], { env: {} });
+    expect(fast).toEqual(full);
+    expect(fast.exitCode).toBe(2);
+
+    // A key file others can read: the same warning on both paths.
+    const shared = join(temp.dir, 'shared-key');
+    writeFileSync(shared, server.apiKey);
+    chmodSync(shared, 0o644);
+    const [warnedFast, warnedFull] = await both(['--json', '--base-url', server.url, '--api-key-file', shared], { env: {} });
+    expect(warnedFast).toEqual(warnedFull);
+    expect(warnedFast.stderr).toMatch(/readable by other users/);
+
+    const project = join(temp.dir, 'project');
+    mkdirSync(join(project, 'sub'), { recursive: true });
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'p', govctl: { baseUrl: server.url, apiKey: server.apiKey } }));
+    chmodSync(join(project, 'package.json'), 0o600);
+    const [pkgFast, pkgFull] = await both(['--json'], { env: {}, cwd: join(project, 'sub') });
+    expect(pkgFast).toEqual(pkgFull);
+    expect(pkgFast.exitCode).toBe(2);
+
+    const rc = join(temp.dir, 'rc');
+    mkdirSync(rc);
+    writeFileSync(join(rc, '.govctlrc.json'), JSON.stringify({ baseUrl: server.url, apiKeyFile: keyFile, colour: 'no' }));
+    const [rcFast, rcFull] = await both(['--json'], { env: {}, cwd: rc });
+    expect(rcFast).toEqual(rcFull);
+    expect(rcFast.stderr).toMatch(/unknown setting "colour"/);
+
+    // Malformed JSON: the fast path declines and the full command line reports it (78).
+    const bad = join(temp.dir, 'bad');
+    mkdirSync(bad);
+    writeFileSync(join(bad, 'package.json'), '{"govctl": {');
+    const [badFast, badFull] = await both(['--json'], { env, cwd: bad });
+    expect(badFast).toEqual(badFull);
+    expect(badFast.exitCode).toBe(78);
+  });
+
+  it('with the code cache missing, stale or damaged (it compiles as usual)', async () => {
+    // A copy of the build: the shared dist/ is left alone for the other tests.
+    const copy = join(temp.dir, 'copy');
+    mkdirSync(join(copy, 'bin'), { recursive: true });
+    mkdirSync(join(copy, 'dist', 'cli'), { recursive: true });
+    for (const file of ['govctl.js', 'package.json']) copyFileSync(join(REPO, 'bin', file), join(copy, 'bin', file));
+    for (const file of ['fast-path.cjs', 'fast-path.cache']) copyFileSync(join(REPO, 'dist', 'cli', file), join(copy, 'dist', 'cli', file));
+    const cache = readFileSync(join(copy, 'dist', 'cli', 'fast-path.cache'));
+    expect(cache.subarray(0, 40).toString('latin1')).toMatch(/^[0-9a-f]{24}\n/);
+    const [reference] = await both(['--json']);
+
+    const runCopy = () => runCliWithBin(join(copy, 'bin', 'govctl.js'));
+    expect(await runCopy()).toEqual(reference);
+    writeFileSync(join(copy, 'dist', 'cli', 'fast-path.cache'), Buffer.concat([Buffer.from('0'.repeat(24) + '\n'), cache.subarray(25)])); // another build's
+    expect(await runCopy()).toEqual(reference);
+    writeFileSync(join(copy, 'dist', 'cli', 'fast-path.cache'), Buffer.concat([cache.subarray(0, 25), Buffer.alloc(cache.length - 25, 7)])); // damaged
+    expect(await runCopy()).toEqual(reference);
+    writeFileSync(join(copy, 'dist', 'cli', 'fast-path.cache'), '');
+    expect(await runCopy()).toEqual(reference);
+  });
+});
+
+async function runCliWithBin(bin: string): Promise<CliResult> {
+  const { execa } = await import('execa');
+  const home = makeHome();
+  const result = await execa(process.execPath, [bin, 'gates', 'check', '--json'], {
+    cwd: home,
+    env: { PATH: process.env.PATH ?? '', HOME: home, ...env },
+    extendEnv: false,
+    reject: false,
+    stripFinalNewline: false,
+    stdin: 'ignore',
+  });
+  expect(bin).not.toBe(BIN);
+  return { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode ?? -1 };
+}
