@@ -13,6 +13,16 @@ import { join } from 'node:path';
 const withTypes = !process.argv.includes('--no-types');
 if (process.argv.includes('--clean')) rmSync('dist', { recursive: true, force: true });
 
+// chalk's own colour detection (its #supports-color, which loads node:tty) is never used: io.ts
+// decides colour (NO_COLOR, FORCE_COLOR, --no-color, the TTY) and gives every Chalk its level.
+const noChalkDetection = {
+  name: 'no-chalk-detection',
+  setup(b) {
+    b.onResolve({ filter: /^#supports-color$/ }, () => ({ path: 'supports-color', namespace: 'no-chalk-detection' }));
+    b.onLoad({ filter: /.*/, namespace: 'no-chalk-detection' }, () => ({ contents: 'export default { stdout: false, stderr: false };', loader: 'js' }));
+  },
+};
+
 await build({
   entryPoints: {
     'cli/main': 'src/cli/main.ts',
@@ -33,6 +43,7 @@ await build({
   // typescript: cosmiconfig imports it only for .ts config files, which govctl does not read; bundled,
   // its 10 MB chunk would load with every config file found.
   external: ['better-sqlite3', 'fastify', '@fastify/*', 'typescript'],
+  plugins: [noChalkDetection],
   // Bundled CommonJS dependencies call require(); give ESM chunks one.
   banner: { js: "import { createRequire as __govctlCreateRequire } from 'node:module'; const require = __govctlCreateRequire(import.meta.url);" },
   logLevel: 'warning',
@@ -57,6 +68,7 @@ await build({
   sourcemap: 'linked',
   external: ['better-sqlite3', 'fastify', '@fastify/*', 'typescript', 'undici', 'cosmiconfig', 'cli-table3'],
   plugins: [
+    noChalkDetection,
     {
       // factory.ts opens the embedded store with import('../server/index.js'); the fast path hands
       // the embedded store to the full command line before it could get there.

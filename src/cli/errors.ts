@@ -4,7 +4,7 @@
  * "Output"). The exit code of each is decided in exit-codes.ts, nowhere else.
  */
 import { JsonSyntaxError } from '../core/canonical-json.js';
-import { SigningKeyError } from '../core/signing/keys.js';
+import { SigningKeyError } from '../core/signing/errors.js';
 import {
   AttestationError,
   ConfigError as ClientConfigError,

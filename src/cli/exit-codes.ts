@@ -3,8 +3,7 @@
  * Commands never pick a number: they throw a typed error, and {@link exitCodeFor} maps it.
  */
 import { CanonicalJsonError, JsonSyntaxError } from '../core/canonical-json.js';
-import { UnsignableRecordError } from '../core/signing/hmac.js';
-import { SigningKeyError } from '../core/signing/keys.js';
+import { SigningKeyError, UnsignableRecordError } from '../core/signing/errors.js';
 import {
   ConfigError as ClientConfigError,
   NetworkError,

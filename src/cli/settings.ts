@@ -7,10 +7,10 @@
  * the signing key is parsed only when a command needs it, and neither appears in any message.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { SigningKey, SigningKeyError } from '../core/signing/keys.js';
+import { SigningKeyError } from '../core/signing/errors.js';
+import type { SigningKey } from '../core/signing/keys.js';
 import { ConfigError, UsageError } from './errors.js';
 
 /** The settings of design/cli.md's table. */
@@ -77,10 +77,10 @@ export interface Settings {
   /** whether a signing key is configured (without parsing it) */
   readonly hasSigningKey: boolean;
   /**
-   * The signing key, parsed on first use; undefined when none is configured.
+   * The signing key, parsed on first use (node:crypto loads then); undefined when none is configured.
    * @throws ConfigError (78) naming the setting, never the value, when it is malformed
    */
-  signingKey(): SigningKey | undefined;
+  signingKey(): Promise<SigningKey | undefined>;
   /** where each set value came from */
   readonly sources: Readonly<Partial<Record<SettingName, SettingSource>>>;
   /** the config files that were read */
@@ -269,7 +269,7 @@ async function readUserConfig(env: NodeJS.ProcessEnv): Promise<ConfigFile | unde
   const path = userConfigPath(env);
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ENOENT' || (error as { code?: unknown }).code === 'ENOTDIR') return undefined;
     throw new ConfigError(`cannot read the user config file ${displayPath(path)}: ${errorText(error)}`, { hint: 'fix its permissions or remove it' });
@@ -305,7 +305,7 @@ async function readSecretFile(path: string, flag: string, context: SettingsConte
   if (path === '-') return (await context.readStdin()).trim();
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = readFileSync(path, 'utf8');
     warnIfShared(path, 'holds a secret', warnings);
   } catch (error) {
     throw new ConfigError(`cannot read ${flag} ${displayPath(path)}: ${errorText(error)}`, { field: flag, hint: 'give a readable file' });
@@ -377,7 +377,7 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
     onError: 'raise',
     dataDir: '',
     hasSigningKey: false,
-    signingKey: () => undefined,
+    signingKey: () => Promise.resolve(undefined),
     sources,
     files: {},
     warnings,
@@ -462,17 +462,16 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
   }
   if (signingKeyText !== undefined) {
     settings.hasSigningKey = true;
-    let parsed: SigningKey | undefined;
-    settings.signingKey = () => {
-      if (parsed) return parsed;
-      try {
-        parsed = SigningKey.fromHex(signingKeyText!, signingKeySetting);
-      } catch (error) {
-        if (error instanceof SigningKeyError) throw new ConfigError(error.message, { field: signingKeySetting });
-        throw error;
-      }
-      return parsed;
-    };
+    let parsed: Promise<SigningKey> | undefined;
+    settings.signingKey = () =>
+      (parsed ??= import('../core/signing/keys.js').then(({ SigningKey }) => {
+        try {
+          return SigningKey.fromHex(signingKeyText!, signingKeySetting);
+        } catch (error) {
+          if (error instanceof SigningKeyError) throw new ConfigError(error.message, { field: signingKeySetting });
+          throw error;
+        }
+      }));
   }
 
   // authorised_by from a config file; the attest commands' --authorised-by, --role and

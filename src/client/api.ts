@@ -17,6 +17,7 @@ import {
 } from './errors.js';
 import { DEFAULT_RETRY_POLICY, decideRetry, defaultSleep, parseRetryAfter, type RetryPolicy } from './retry.js';
 import { createHttpTransport, type Transport, type TransportRequest, type TransportResponse } from './transport.js';
+import { stopwatch } from './stopwatch.js';
 import { DEFAULT_USER_AGENT } from './version.js';
 import type {
   AttestationResultBody,
@@ -170,18 +171,18 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
 
   /** One attempt: the transport's reply, or a NetworkError when none came. */
   async function attempt(req: TransportRequest, number: number): Promise<TransportResponse> {
-    const started = performance.now();
+    const elapsed = stopwatch();
     const url = where + req.path;
     try {
       const reply = await transport.request(req);
-      trace({ method: req.method, url, status: reply.status, durationMs: performance.now() - started, attempt: number });
+      trace({ method: req.method, url, status: reply.status, durationMs: elapsed(), attempt: number });
       return reply;
     } catch (error) {
       const failure =
         error instanceof AttestationError
           ? error
           : new NetworkError('network_error', `${req.method} ${req.path}: the request failed (${redact(error instanceof Error ? error.message : String(error), secrets)})`, { cause: error });
-      trace({ method: req.method, url, durationMs: performance.now() - started, attempt: number, error: failure.message });
+      trace({ method: req.method, url, durationMs: elapsed(), attempt: number, error: failure.message });
       throw failure;
     }
   }

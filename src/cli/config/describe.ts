@@ -42,9 +42,9 @@ export function maskApiKey(key: string): string {
 }
 
 /** The signing key as it may be shown: only its Ed25519 public key, which reveals nothing secret. */
-function showSigningKey(settings: Settings): string {
+async function showSigningKey(settings: Settings): Promise<string> {
   try {
-    const key = settings.signingKey();
+    const key = await settings.signingKey();
     if (!key) return 'set';
     const hex = key.publicKeyHex;
     return `set (public key ${hex.slice(0, 8)}…${hex.slice(-8)})`;
@@ -77,7 +77,7 @@ function originText(kind: SourceKind, name: string): string {
 }
 
 /** Builds the report of `config show`. */
-export function describeConfig(settings: Settings, env: NodeJS.ProcessEnv, userConfig: { path: string; exists: boolean }): ConfigReport {
+export async function describeConfig(settings: Settings, env: NodeJS.ProcessEnv, userConfig: { path: string; exists: boolean }): Promise<ConfigReport> {
   const shown = {} as Record<SettingName, ShownSetting>;
   for (const setting of SETTING_NAMES) {
     const source = settings.sources[setting];
@@ -87,7 +87,7 @@ export function describeConfig(settings: Settings, env: NodeJS.ProcessEnv, userC
         value = settings.apiKey === undefined ? null : maskApiKey(settings.apiKey);
         break;
       case 'signingKey':
-        value = settings.hasSigningKey ? showSigningKey(settings) : null;
+        value = settings.hasSigningKey ? await showSigningKey(settings) : null;
         break;
       case 'authorisedBy': {
         const by = settings.authorisedBy;

@@ -56,7 +56,7 @@ const TSV_COLUMNS: readonly Column<Row>[] = [
 export async function run(options: ConfigShowOptions, deps: Factory): Promise<void> {
   const settings = await deps.settings();
   const userPath = userConfigPath(deps.env);
-  const report: ConfigReport = describeConfig(settings, deps.env, { path: userPath, exists: existsSync(userPath) });
+  const report: ConfigReport = await describeConfig(settings, deps.env, { path: userPath, exists: existsSync(userPath) });
   const out = deps.io.stdout;
   if (options.json) return printJson(out, report);
   const rows = SETTING_NAMES.map((setting) => ({ setting, shown: report.settings[setting] }));

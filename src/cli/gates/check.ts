@@ -5,7 +5,7 @@
  * that is not a well-formed gate list is 69 too (docs/exit-codes.md), and `--on-error` never
  * softens either (the command is not a write).
  */
-import { appendFile } from 'node:fs/promises';
+import { stopwatch } from '../../client/stopwatch.js';
 import type { Factory } from '../factory.js';
 import type { OutputStream } from '../io.js';
 import { printJson, printTable, plural, type Column } from '../render.js';
@@ -50,7 +50,7 @@ const TSV_COLUMNS: readonly Column<CheckedGate>[] = [
 ];
 
 export async function run(options: GatesCheckOptions, deps: Factory): Promise<void> {
-  const started = performance.now();
+  const elapsed = stopwatch();
   const api = await deps.api();
   const body = await api.gatesCheck();
   const gates = checkGatesReply(body);
@@ -64,7 +64,7 @@ export async function run(options: GatesCheckOptions, deps: Factory): Promise<vo
       break;
     case 'junit': {
       const { junitReport } = await import('./junit.js');
-      await out.write(junitReport(gates, { now: deps.clock(), seconds: (performance.now() - started) / 1000 }));
+      await out.write(junitReport(gates, { now: deps.clock(), seconds: elapsed() / 1000 }));
       break;
     }
     case 'github': {
@@ -73,6 +73,7 @@ export async function run(options: GatesCheckOptions, deps: Factory): Promise<vo
       const summaryFile = deps.env.GITHUB_STEP_SUMMARY;
       if (summaryFile) {
         try {
+          const { appendFile } = await import('node:fs/promises');
           await appendFile(summaryFile, githubSummary(gates, exitCode, options.failOn));
         } catch (error) {
           // The verdict matters more than the summary: say so and go on.

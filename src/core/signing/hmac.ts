@@ -4,6 +4,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { canonicalize } from '../canonical-json.js';
+import { UnsignableRecordError } from './errors.js';
 import type { SigningKey } from './keys.js';
 
 export const CLIENT_SIG_ALGO = 'hmac-sha256';
@@ -16,9 +17,7 @@ export interface ClientSignedMembers {
   system_name?: unknown;
 }
 
-export class UnsignableRecordError extends Error {
-  override readonly name = 'UnsignableRecordError';
-}
+export { UnsignableRecordError };
 
 /** The exact string that `client_sig` signs: canonical JSON of the five members (spec §5.1 steps 1–2). */
 export function clientSigMessage(record: ClientSignedMembers, workspaceId: string): string {

@@ -5,14 +5,9 @@
  * appears in a message, an error, a log line or JSON.
  */
 import { createHmac, createPrivateKey, createPublicKey, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { SigningKeyError } from './errors.js';
 
-/** A signing key that is not 64 hex characters. The message names the setting, never the value. */
-export class SigningKeyError extends Error {
-  override readonly name = 'SigningKeyError';
-  constructor(readonly setting: string) {
-    super(`${setting} must be 64 hex characters (a 32-byte key); make one with \`govctl signing-key generate\``);
-  }
-}
+export { SigningKeyError };
 
 // DER prefixes that wrap a raw 32-byte Ed25519 seed (PKCS#8) or public key (SPKI), RFC 8410.
 const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
