@@ -31,30 +31,41 @@ afterAll(async () => {
 });
 
 describe('which runs take the fast path', () => {
-  it('takes gates check with --json or --format json and the settings flags, each once', () => {
-    expect(parseFastGatesCheck(['gates', 'check', '--json'])).toEqual({ failOn: 'soft', json: true, flags: {} });
-    expect(parseFastGatesCheck(['gates', 'check', '--format', 'json', '--fail-on', 'hard'])).toEqual({ failOn: 'hard', json: false, flags: {} });
-    expect(parseFastGatesCheck(['gates', 'check', '--json', '--fail-on=never', '--base-url=http://x', '--workspace', 'ws_1', '--api-key-file', 'k'])).toEqual({
-      failOn: 'never',
-      json: true,
-      flags: { baseUrl: 'http://x', workspace: 'ws_1', apiKeyFile: 'k' },
-    });
+  const taken = (failOn: string, format: string, more: Partial<{ json: boolean; noColor: boolean; verbose: boolean; flags: object }> = {}) => ({
+    failOn,
+    format,
+    json: false,
+    noColor: false,
+    verbose: false,
+    flags: {},
+    ...more,
+  });
+
+  it('takes gates check with its own flags, the output flags and the settings flags, each once', () => {
+    expect(parseFastGatesCheck(['gates', 'check'])).toEqual(taken('soft', 'table'));
+    expect(parseFastGatesCheck(['gates', 'check', '--json'])).toEqual(taken('soft', 'json', { json: true }));
+    expect(parseFastGatesCheck(['gates', 'check', '--json', '--format', 'json'])).toEqual(taken('soft', 'json', { json: true }));
+    expect(parseFastGatesCheck(['gates', 'check', '--format', 'junit', '--fail-on', 'hard'])).toEqual(taken('hard', 'junit'));
+    expect(parseFastGatesCheck(['gates', 'check', '--format=github', '--no-color', '-v'])).toEqual(taken('soft', 'github', { noColor: true, verbose: true }));
+    expect(parseFastGatesCheck(['gates', 'check', '--json', '--fail-on=never', '--base-url=http://x', '--workspace', 'ws_1', '--api-key-file', 'k'])).toEqual(
+      taken('never', 'json', { json: true, flags: { baseUrl: 'http://x', workspace: 'ws_1', apiKeyFile: 'k' } }),
+    );
   });
 
   it('leaves everything else to the full command line', () => {
     const declined = [
-      ['gates', 'check'], // the table
-      ['gates', 'check', '--format', 'junit'],
-      ['gates', 'check', '--json', '--format', 'github'],
+      ['gates', 'check', '--format', 'yaml'],
+      ['gates', 'check', '--json', '--format', 'github'], // a usage error, the full command line's to report
       ['gates', 'check', '--json', '--help'],
-      ['gates', 'check', '--json', '-v'],
-      ['gates', 'check', '--json', '--verbose'],
-      ['gates', 'check', '--json', '--no-color'],
+      ['gates', 'check', '-h'],
       ['gates', 'check', '--json', '--fail-on', 'sometimes'],
       ['gates', 'check', '--json', '--fail-on'],
       ['gates', 'check', '--json', '--json'],
+      ['gates', 'check', '-v', '--verbose'],
+      ['gates', 'check', '--json=yes'],
       ['gates', 'check', '--json', '--api-key-file', '-'],
       ['gates', 'check', '--json', '--base-url', ''],
+      ['gates', 'check', '--json', '--system', 'x'],
       ['gates', 'check', '--json', 'extra'],
       ['--json', 'gates', 'check'],
       ['gates', '--json'],
@@ -94,14 +105,41 @@ async function both(args: readonly string[], options: { env?: Record<string, str
 }
 
 describe('a run on the fast path ends as the full command line ends it', () => {
-  it('on gates that fail, with each --fail-on and --format json', async () => {
-    for (const args of [['--json'], ['--json', '--fail-on', 'hard'], ['--json', '--fail-on=never'], ['--format', 'json'], ['--format=json', '--fail-on', 'never']]) {
+  it('on gates that fail, with each --fail-on and each format', async () => {
+    for (const args of [['--json'], ['--json', '--fail-on', 'hard'], ['--json', '--fail-on=never'], ['--format', 'json'], ['--format=json', '--fail-on', 'never'], [], ['--fail-on', 'never'], ['--no-color'], ['--format', 'github']]) {
       const [fast, full] = await both(args);
       expect(fast, args.join(' ')).toEqual(full);
     }
     const [fast] = await both(['--json']);
     expect(fast.exitCode).toBe(2);
     expect(JSON.parse(fast.stdout).gates.map((gate: { gate_id: string }) => gate.gate_id)).toContain('gate_eu_ai_act');
+
+    // Coloured piped lines (FORCE_COLOR) and --no-color over it.
+    for (const args of [[], ['--no-color']]) {
+      const [colourFast, colourFull] = await both(args, { env: { ...env, FORCE_COLOR: '1' } });
+      expect(colourFast).toEqual(colourFull);
+    }
+
+    // JUnit carries the time of the run: equal once the times are taken out.
+    const untimed = (result: CliResult) => ({ ...result, stdout: result.stdout.replace(/(timestamp|time)="[^"]*"/g, '$1=""') });
+    const [junitFast, junitFull] = await both(['--format', 'junit']);
+    expect(untimed(junitFast)).toEqual(untimed(junitFull));
+    expect(junitFast.stdout).toMatch(/^<\?xml/);
+
+    // -v traces each request with its duration.
+    const unclocked = (result: CliResult) => ({ ...result, stderr: result.stderr.replace(/ in \d+ ms/g, ' in N ms') });
+    const [verboseFast, verboseFull] = await both(['--json', '-v']);
+    expect(unclocked(verboseFast)).toEqual(unclocked(verboseFull));
+    expect(verboseFast.stderr).toMatch(/GET .*\/api\/me authorization: Bearer \*\*\* → 200/);
+    expect(verboseFast.stderr).not.toContain(server.apiKey);
+
+    // The GitHub job summary is appended the same way.
+    const summaries = [join(temp.dir, 'summary-fast.md'), join(temp.dir, 'summary-full.md')];
+    const fastGithub = await runCli(['gates', 'check', '--format', 'github'], { env: { ...env, GITHUB_STEP_SUMMARY: summaries[0]! } });
+    const fullGithub = await runCli(['gates', 'check', '--format', 'github'], { env: { ...env, GITHUB_STEP_SUMMARY: summaries[1]!, GOVCTL_NO_FAST_PATH: '1' } });
+    expect(fastGithub).toEqual(fullGithub);
+    expect(readFileSync(summaries[0]!, 'utf8')).toBe(readFileSync(summaries[1]!, 'utf8'));
+    expect(readFileSync(summaries[0]!, 'utf8')).toMatch(/gate_eu_ai_act/);
   });
 
   it('on a refused key (77), another workspace (a 404), a closed port (69) and a reply that is not a gate list (69)', async () => {

@@ -1,18 +1,10 @@
 /** `govctl gates check`: the command's flags, help and examples; the work is check.ts's {@link run}. */
 import { Command, Option } from 'commander';
 import { addExamples } from '../command-kit.js';
-import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
-import { GATE_FORMATS, run, type GateFormat } from './check.js';
+import { GATE_FORMATS, run } from './check.js';
+import { resolveFormat } from './resolve-format.js';
 import { FAIL_ON, type FailOn } from './verdict.js';
-
-/** The `--format` and `--json` flags together; both naming different formats is a usage error. */
-export function resolveFormat(format: string | undefined, json: boolean): GateFormat {
-  if (json && format !== undefined && format !== 'json') {
-    throw new UsageError(`--json and --format ${format} ask for different outputs`, { field: '--format', hint: 'give one of them (--json is --format json)' });
-  }
-  return json ? 'json' : ((format as GateFormat | undefined) ?? 'table');
-}
 
 export function createGatesCheckCommand(factory: Factory): Command {
   const command = new Command('check')
