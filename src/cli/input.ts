@@ -59,9 +59,9 @@ async function openFile(file: string): Promise<{ handle: FileHandle; size: numbe
 const CHUNK_BYTES = 4 << 20;
 
 /**
- * Like {@link openInput}, but a file's bytes come as chunks of ONE reused buffer: each chunk is
- * valid only until the next is asked for. For consumers that use a chunk at once (hashing), this
- * reads a large file as fast as `openssl dgst` does; stdin stays a stream.
+ * Like {@link openInput}, but a file's bytes come as chunks of two reused buffers: each chunk is
+ * valid only until the next is asked for. The next chunk is read (on libuv's thread pool) while the
+ * consumer works on this one, so hashing a large file overlaps with reading it; stdin stays a stream.
  */
 export async function openChunks(file: string | undefined, deps: Factory, purpose: string): Promise<{ chunks: AsyncIterable<Uint8Array>; name: string; size?: number }> {
   if (file === undefined || file === '-') {
@@ -70,19 +70,33 @@ export async function openChunks(file: string | undefined, deps: Factory, purpos
   }
   const { handle, size } = await openFile(file);
   async function* chunks(): AsyncGenerator<Uint8Array> {
-    const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+    const buffers = [Buffer.allocUnsafe(CHUNK_BYTES), Buffer.allocUnsafe(CHUNK_BYTES)];
+    // One read in flight at a time, into the buffer the consumer is not holding. It never rejects
+    // (a failure is its value): nobody awaits it until the consumer asks for the next chunk.
+    const readInto = (buffer: Buffer): Promise<number | { error: unknown }> =>
+      handle.read(buffer, 0, CHUNK_BYTES, null).then(
+        ({ bytesRead }) => bytesRead,
+        (error: unknown) => ({ error }),
+      );
+    let pending: Promise<number | { error: unknown }> | undefined = readInto(buffers[0]!);
     try {
-      for (;;) {
-        let bytesRead: number;
-        try {
-          ({ bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, null));
-        } catch (error) {
-          throw unreadable(file!, error);
+      for (let i = 0; ; i += 1) {
+        const bytesRead = await pending!;
+        if (typeof bytesRead !== 'number') {
+          pending = undefined;
+          throw unreadable(file!, bytesRead.error);
         }
-        if (bytesRead === 0) return;
+        if (bytesRead === 0) {
+          pending = undefined;
+          return;
+        }
+        const buffer = buffers[i % 2]!;
+        pending = readInto(buffers[(i + 1) % 2]!);
         yield bytesRead === CHUNK_BYTES ? buffer : buffer.subarray(0, bytesRead);
       }
     } finally {
+      // A consumer that stops early leaves a read in flight: let it land before closing the file.
+      await pending;
       await handle.close();
     }
   }

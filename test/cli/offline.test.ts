@@ -267,6 +267,18 @@ describe('attest sign and verify (offline)', () => {
     expect(bad.exitCode).toBe(2);
   });
 
+  it('hashes a file of several read chunks (4 MiB each, the last one short) exactly', async () => {
+    const home = makeHome();
+    // Distinct bytes in every chunk, so that a chunk hashed twice, skipped or read into the wrong buffer shows.
+    const data = Buffer.alloc((9 << 20) + 123);
+    for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE(i, i);
+    writeFileSync(join(home, 'big.bin'), data);
+    writeFileSync(join(home, 'out.bin'), data.subarray(0, 4 << 20)); // exactly one chunk
+    const signed = await runCli(['attest', 'sign', 'copy', '--input', 'big.bin', '--output', 'out.bin', '--workspace', WS], { env, home });
+    expect(signed.exitCode, signed.stderr).toBe(0);
+    expect(JSON.parse(signed.stdout)).toMatchObject({ input_hash: sha256Hex(data), output_hash: sha256Hex(data.subarray(0, 4 << 20)) });
+  });
+
   it('prints an unsigned attestation without a key, which does not verify', async () => {
     const hash = sha256Hex('x');
     const result = await runCli(['attest', 'sign', 't', '--input-hash', hash, '--output-hash', hash, '--workspace', WS, '--system', 's']);
