@@ -49,8 +49,8 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     factory,
     controller,
     processHandlers: options.processHandlers ?? options.io === undefined,
-    execute: () => {
-      program = createProgram(factory, state);
+    execute: async () => {
+      program = await createProgram(factory, state, argv);
       return program.parseAsync([...argv], { from: 'user' });
     },
     translate: (error) => translateCommanderError(error, state),

@@ -10,40 +10,47 @@ import { UsageError } from './errors.js';
 import type { Factory } from './factory.js';
 import type { IO } from './io.js';
 import { ON_ERROR_MODES } from './settings.js';
-import { createAttestCommand } from './attest/index.js';
-import { createEvidenceCommand } from './evidence/index.js';
-import { createSigningKeyCommand } from './signing-key/index.js';
-import { createWhoamiCommand } from './whoami/whoami.js';
-import { createPostureCommand } from './posture/index.js';
-import { createSystemsCommand } from './systems/index.js';
-import { createGatesCommand } from './gates/index.js';
-import { createDeriveCommand } from './derive/index.js';
-import { createConfigCommand } from './config/index.js';
-import { createServeCommand } from './serve/index.js';
-import { createAdminCommand } from './admin/index.js';
-import { createCompletionCommand } from './completion/index.js';
-import { createHelpCommand } from './help/index.js';
+
+/** A command group: its name, and its module, loaded only when the run needs it. */
+interface CommandGroup {
+  readonly name: string;
+  readonly load: () => Promise<(factory: Factory) => Command>;
+}
 
 /**
  * The command groups, in the order `govctl --help` lists them. To add a group, write
  * `src/cli/<group>/index.ts` exporting `create<Group>Command(factory)` and add one line here
- * (docs/architecture.md "How to add a command").
+ * (docs/architecture.md "How to add a command"). Each is a chunk of its own: a run loads and
+ * builds only the group it names.
  */
-const COMMAND_GROUPS: readonly ((factory: Factory) => Command)[] = [
-  createWhoamiCommand,
-  createEvidenceCommand,
-  createAttestCommand,
-  createPostureCommand,
-  createSystemsCommand,
-  createGatesCommand,
-  createDeriveCommand,
-  createSigningKeyCommand,
-  createConfigCommand,
-  createServeCommand,
-  createAdminCommand,
-  createCompletionCommand,
-  createHelpCommand,
+export const COMMAND_GROUPS: readonly CommandGroup[] = [
+  { name: 'whoami', load: async () => (await import('./whoami/whoami.js')).createWhoamiCommand },
+  { name: 'evidence', load: async () => (await import('./evidence/index.js')).createEvidenceCommand },
+  { name: 'attest', load: async () => (await import('./attest/index.js')).createAttestCommand },
+  { name: 'posture', load: async () => (await import('./posture/index.js')).createPostureCommand },
+  { name: 'systems', load: async () => (await import('./systems/index.js')).createSystemsCommand },
+  { name: 'gates', load: async () => (await import('./gates/index.js')).createGatesCommand },
+  { name: 'derive', load: async () => (await import('./derive/index.js')).createDeriveCommand },
+  { name: 'signing-key', load: async () => (await import('./signing-key/index.js')).createSigningKeyCommand },
+  { name: 'config', load: async () => (await import('./config/index.js')).createConfigCommand },
+  { name: 'serve', load: async () => (await import('./serve/index.js')).createServeCommand },
+  { name: 'admin', load: async () => (await import('./admin/index.js')).createAdminCommand },
+  { name: 'completion', load: async () => (await import('./completion/index.js')).createCompletionCommand },
+  { name: 'help', load: async () => (await import('./help/index.js')).createHelpCommand },
 ];
+
+/** Groups that read the whole command tree: a run of theirs builds every group. */
+const READS_THE_TREE = new Set(['help', 'completion']);
+
+/**
+ * The groups a run needs: the one its first argument names, or all of them (the root's help, a
+ * global option first, an unknown command and its suggestion, `help` and `completion`).
+ */
+export function groupsFor(argv: readonly string[]): readonly CommandGroup[] {
+  const first = argv[0];
+  const named = first === undefined || READS_THE_TREE.has(first) ? undefined : COMMAND_GROUPS.find((group) => group.name === first);
+  return named ? [named] : COMMAND_GROUPS;
+}
 
 /** What the program tells main.ts about the run. */
 export interface ProgramState {
@@ -62,8 +69,12 @@ function packageVersion(): string {
   }
 }
 
-/** Builds the root command with every group, configured for one run. */
-export function createProgram(factory: Factory, state: ProgramState): Command {
+/**
+ * Builds the root command with the groups the run needs (all of them without `argv`), configured
+ * for one run.
+ */
+export async function createProgram(factory: Factory, state: ProgramState, argv?: readonly string[]): Promise<Command> {
+  const creators = await Promise.all((argv === undefined ? COMMAND_GROUPS : groupsFor(argv)).map((group) => group.load()));
   const program = new Command('govctl')
     .description('Record AI-governance evidence and attestations, and gate releases on them.')
     .version(packageVersion(), '-V, --version', 'print the version')
@@ -83,7 +94,7 @@ export function createProgram(factory: Factory, state: ProgramState): Command {
     .showSuggestionAfterError(true)
     .helpCommand(false);
 
-  for (const create of COMMAND_GROUPS) program.addCommand(create(factory));
+  for (const create of creators) program.addCommand(create(factory));
 
   addExamples(program, [
     'govctl whoami',

@@ -1,0 +1,39 @@
+/**
+ * The command groups: the list in program.ts names each group as its module builds it, and a run
+ * builds only the group it names unless it needs the whole tree.
+ */
+import { describe, expect, it } from 'vitest';
+import { createFactory } from '../../src/cli/factory.js';
+import { createMemoryIO } from '../../src/cli/io.js';
+import { COMMAND_GROUPS, createProgram, groupsFor } from '../../src/cli/program.js';
+import { ensureBuilt, runCli } from '../helpers/cli.js';
+
+function program(argv?: readonly string[]) {
+  const factory = createFactory({ io: createMemoryIO(), env: {}, cwd: '/', globals: () => ({}), signal: new AbortController().signal });
+  return createProgram(factory, {}, argv);
+}
+
+describe('command groups', () => {
+  it('lists each group under the name its module gives it, in the order of the help', async () => {
+    const built = await program();
+    expect(built.commands.map((command) => command.name())).toEqual(COMMAND_GROUPS.map((group) => group.name));
+  });
+
+  it('builds only the group a run names, and every group when the run needs the tree', async () => {
+    expect((await program(['attest', 'sign', 'x'])).commands.map((command) => command.name())).toEqual(['attest']);
+    expect((await program(['signing-key', 'generate'])).commands.map((command) => command.name())).toEqual(['signing-key']);
+    for (const argv of [[], ['--json', 'whoami'], ['attst'], ['help', 'attest'], ['completion', 'bash'], ['--help']]) {
+      expect(groupsFor(argv), argv.join(' ')).toBe(COMMAND_GROUPS);
+    }
+  });
+
+  it('still suggests the command a typo meant, and finds a command after a global option', async () => {
+    await ensureBuilt();
+    const typo = await runCli(['atest', 'sign']);
+    expect(typo.exitCode).toBe(64);
+    expect(typo.stderr).toMatch(/Did you mean attest\?/);
+    const after = await runCli(['--json', 'signing-key', 'generate']);
+    expect(after.exitCode, after.stderr).toBe(0);
+    expect(JSON.parse(after.stdout)).toHaveProperty('public_key');
+  });
+});
