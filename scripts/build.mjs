@@ -42,7 +42,7 @@ await build({
   // `serve`, `admin` and the embedded store, and fastify's plugins resolve each other at run time.
   // typescript: cosmiconfig imports it only for .ts config files, which govctl does not read; bundled,
   // its 10 MB chunk would load with every config file found.
-  external: ['better-sqlite3', 'fastify', '@fastify/*', 'typescript'],
+  external: ['better-sqlite3', 'fastify', '@fastify/*', 'typescript', 'sodium-native'],
   plugins: [noChalkDetection],
   // Bundled CommonJS dependencies call require(); give ESM chunks one.
   banner: { js: "import { createRequire as __govctlCreateRequire } from 'node:module'; const require = __govctlCreateRequire(import.meta.url);" },

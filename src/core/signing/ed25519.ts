@@ -2,11 +2,11 @@
  * `witness_sig`: Ed25519 over the canonical JSON of the attestation as sent, without
  * `witness_sig` and `verifying_key_hex`, with `workspace_id` added (wire.md §4). The legacy
  * form `<input_hash>:<output_hash>:<executed_at>` is accepted on verification.
- * Uses Node's OpenSSL Ed25519, the fastest correct implementation available here.
+ * Verification runs on libsodium where sodium-native loads, Node's OpenSSL elsewhere (ed25519-verifier.ts).
  */
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { canonicalize } from '../canonical-json.js';
-import { SPKI_ED25519_PREFIX, type SigningKey } from './keys.js';
+import { verifyEd25519Bytes } from './ed25519-verifier.js';
+import type { SigningKey } from './keys.js';
 
 export type WitnessForm = 'canonical' | 'legacy';
 
@@ -29,35 +29,14 @@ export function signWitness(attestation: Record<string, unknown>, workspaceId: s
   return { witness_sig: key.ed25519SignHex(witnessMessage(attestation, workspaceId)), verifying_key_hex: key.publicKeyHex };
 }
 
-// Public keys repeat (one per client); building a KeyObject costs more than a verification.
-const publicKeys = new Map<string, KeyObject | null>();
-const PUBLIC_KEY_CACHE_SIZE = 1024;
-
-function publicKeyObject(hex: string): KeyObject | null {
-  const cached = publicKeys.get(hex);
-  if (cached !== undefined) return cached;
-  let key: KeyObject | null;
-  try {
-    key = createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, Buffer.from(hex, 'hex')]), format: 'der', type: 'spki' });
-  } catch {
-    key = null;
-  }
-  if (publicKeys.size >= PUBLIC_KEY_CACHE_SIZE) publicKeys.delete(publicKeys.keys().next().value as string);
-  publicKeys.set(hex, key);
-  return key;
-}
-
-/** Verifies a hex Ed25519 signature over a message (a string as its UTF-8 bytes) with a hex public key. Never throws. */
+/**
+ * Verifies a hex Ed25519 signature over a message (a string as its UTF-8 bytes) with a hex public
+ * key, with the fastest backend available (ed25519-verifier.ts). Never throws.
+ */
 export function verifyEd25519(message: string | Uint8Array, signatureHex: string, publicKeyHex: string): boolean {
   if (!HEX_SIG.test(signatureHex) || !HEX_KEY.test(publicKeyHex)) return false;
-  const key = publicKeyObject(publicKeyHex.toLowerCase());
-  if (!key) return false;
-  try {
-    const bytes = typeof message === 'string' ? Buffer.from(message, 'utf8') : message;
-    return verify(null, bytes, key, Buffer.from(signatureHex, 'hex'));
-  } catch {
-    return false;
-  }
+  const bytes = typeof message === 'string' ? Buffer.from(message, 'utf8') : message;
+  return verifyEd25519Bytes(bytes, Buffer.from(signatureHex, 'hex'), Buffer.from(publicKeyHex, 'hex'));
 }
 
 /**
