@@ -29,6 +29,8 @@ await build({
     'lib/index': 'src/client/index.ts',
     'lib/core': 'src/core/index.ts',
     'lib/server': 'src/server/index.ts',
+    // the verify pool's worker (src/server/verify-pool.ts), a file of its own for new Worker()
+    'lib/verify-worker': 'src/server/verify-worker.ts',
   },
   outdir: 'dist',
   bundle: true,

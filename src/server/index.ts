@@ -27,6 +27,8 @@ export {
 export { openLocalStore, type LocalStore, type LocalTransport, type LocalRequest, type LocalResponse } from './local-store.js';
 export { HttpError, ERROR_CODES, type ErrorBody, type ErrorCode, type LogLine } from './errors.js';
 export { SchemaVersionError } from './store/database.js';
+export { VerifyPool, POOL_MIN_JOBS } from './verify-pool.js';
+export type { WitnessJob } from './witness.js';
 export { BODY_LIMIT, BATCH_BODY_LIMIT } from './json-body.js';
 export { MAX_BATCH_SIZE } from './routes/attestations.js';
 export { SOURCES, type Source } from './routes/deps.js';

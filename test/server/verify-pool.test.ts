@@ -1,0 +1,62 @@
+/**
+ * The verify pool of the built service (dist/lib/server.js; its workers run dist/lib/verify-worker.js):
+ * each signature's form, in order, the same as checking in the request thread, with small batches
+ * kept in the thread and a pool that outlives a failed worker.
+ */
+import { describe, expect, it } from 'vitest';
+import { REPO, ensureBuilt } from '../helpers/cli.js';
+import { SigningKey, legacyWitnessMessage, signWitness, witnessMessage } from '../../src/core/signing/index.js';
+
+type Pool = {
+  size: number;
+  verify(jobs: unknown[]): Promise<(string | null)[]>;
+  close(): Promise<void>;
+};
+async function builtPool(size: number): Promise<Pool | null> {
+  await ensureBuilt();
+  const { VerifyPool } = (await import(`${REPO}/dist/lib/server.js`)) as { VerifyPool: { start(size: number): Pool | null } };
+  return VerifyPool.start(size);
+}
+
+/** `n` jobs: canonical, legacy and bad signatures in turn. */
+function jobs(n: number) {
+  const { key } = SigningKey.generate();
+  const expected: (string | null)[] = [];
+  const list = Array.from({ length: n }, (_, i) => {
+    const attestation = { system_name: 's', tool_name: `t${i}`, input_hash: 'a'.repeat(64), output_hash: 'b'.repeat(64), executed_at: `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z` };
+    const canonical = witnessMessage(attestation, 'ws_1');
+    const legacy = legacyWitnessMessage(attestation);
+    const kind = i % 3;
+    const signature = kind === 0 ? signWitness(attestation, 'ws_1', key).witness_sig : kind === 1 ? key.ed25519SignHex(legacy) : key.ed25519SignHex('something else');
+    expected.push(kind === 0 ? 'canonical' : kind === 1 ? 'legacy' : null);
+    return { canonical, legacy, signature, publicKey: key.publicKeyHex };
+  });
+  return { list, expected };
+}
+
+describe('the verify pool', () => {
+  it('gives each signature its form, in order, for batches split across workers and small ones', async () => {
+    const pool = await builtPool(2);
+    expect(pool).not.toBeNull();
+    try {
+      expect(pool!.size).toBe(2);
+      for (const n of [1, 7, 8, 9, 100, 301]) {
+        const { list, expected } = jobs(n);
+        expect(await pool!.verify(list), `${n} jobs`).toEqual(expected);
+      }
+      // Concurrent batches keep their own order.
+      const batches = [jobs(50), jobs(64), jobs(33)];
+      const answers = await Promise.all(batches.map((batch) => pool!.verify(batch.list)));
+      expect(answers).toEqual(batches.map((batch) => batch.expected));
+    } finally {
+      await pool!.close();
+    }
+    // Closed: it still answers, in this thread.
+    const { list, expected } = jobs(20);
+    expect(await pool!.verify(list)).toEqual(expected);
+  });
+
+  it('starts no workers for a size below 1', async () => {
+    expect(await builtPool(0)).toBeNull();
+  });
+});
