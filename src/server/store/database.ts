@@ -29,6 +29,10 @@ export function openDatabase(path: string): Db {
     db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
+    // Checkpoint every 4000 WAL pages (16 MiB) rather than SQLite's 1000: the pages every group
+    // commit touches (index edges, systems, coverage) are copied into the database once per
+    // checkpoint, so fewer checkpoints copy fewer pages, and each runs inside some request's COMMIT.
+    db.pragma('wal_autocheckpoint = 4000');
     db.pragma('foreign_keys = ON');
     // Evidence is sensitive; the WAL and shared-memory files take the database file's mode.
     if (isNew) chmodSync(path, 0o600);

