@@ -46,10 +46,20 @@ export class Store {
     this.evidence = new EvidenceStore(db);
     this.attestations = new AttestationStore(db);
     this.coverage = new CoverageStore(db);
-    const coverage = this.coverage;
-    // Coverage is written once per control per group commit (the latest time wins either way).
-    this.writer = new GroupCommitWriter(db, { begin: () => coverage.discard(), end: () => coverage.flush() });
     this.systems = new SystemStore(db);
+    const { coverage, systems } = this;
+    // Coverage is written once per control and systems once per system per group commit (the
+    // latest time wins either way).
+    this.writer = new GroupCommitWriter(db, {
+      begin: () => {
+        coverage.discard();
+        systems.discard();
+      },
+      end: () => {
+        systems.flush();
+        coverage.flush();
+      },
+    });
     this.gatePolicy = new GatePolicyStore(db);
   }
 
@@ -59,13 +69,13 @@ export class Store {
     const earnedMs = countsFromMs(row.occurred_ms, row.received_ms);
     return this.writer.write(() => {
       this.evidence.insert(row);
-      this.systems.note({
+      // last, once the insert has succeeded: written by the group's end
+      this.systems.defer({
         workspaceId: row.workspace_id,
         name: row.system_name,
         evidenceMs: earnedMs,
         ...(write.riskTier !== undefined ? { risk: { tier: write.riskTier, atMs: row.occurred_ms } } : {}),
       });
-      // last, once the statements above have succeeded: written by the group's end
       this.coverage.defer(row.workspace_id, write.controls, earnedMs);
     });
   }
@@ -73,17 +83,12 @@ export class Store {
   /** Stores attestations (all or none) and updates systems; resolves after the commit. */
   recordAttestations(rows: readonly AttestationRow[]): Promise<void> {
     return this.writer.write(() => {
-      // One systems update per system of the batch, with its latest time: what one per row would leave.
-      const latest = new Map<string, { workspaceId: string; name: string; ms: number }>();
+      for (const row of rows) this.attestations.insert(row);
+      // last, once every insert has succeeded: one systems update per system of the group
       for (const row of rows) {
         const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
-        this.attestations.insert(row);
-        const key = `${row.workspace_id}\u0000${row.system_name}`;
-        const seen = latest.get(key);
-        if (seen === undefined) latest.set(key, { workspaceId: row.workspace_id, name: row.system_name, ms: countsFrom });
-        else if (countsFrom > seen.ms) seen.ms = countsFrom;
+        this.systems.defer({ workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom });
       }
-      for (const { workspaceId, name, ms } of latest.values()) this.systems.note({ workspaceId, name, evidenceMs: ms, attestedMs: ms });
     });
   }
 

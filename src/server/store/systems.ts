@@ -28,6 +28,15 @@ export interface SystemEvent {
   attestedMs?: number;
 }
 
+/** What a group's events leave for one system: the same row as one upsert per event, in order. */
+interface PendingSystem {
+  workspaceId: string;
+  name: string;
+  evidenceMs: number;
+  risk: { tier: string; atMs: number } | undefined;
+  attestedMs: number | undefined;
+}
+
 export class SystemStore {
   readonly #note: Database.Statement;
   readonly #list: Database.Statement<[string], SystemRow>;
@@ -55,6 +64,50 @@ export class SystemStore {
     this.#unattested = db.prepare('SELECT count(*) AS n FROM systems WHERE workspace_id = ? AND (last_attested_ms IS NULL OR last_attested_ms < ?)');
   }
 
+  /**
+   * Events of the current group commit by workspace and name, written once per system by
+   * {@link flush} (a group of ten records over ten systems is ten upserts, not more, and a batch of
+   * 100 attestations over a few systems a few).
+   */
+  readonly #pending = new Map<string, PendingSystem>();
+
+  /**
+   * Notes an event, merged into what {@link flush} writes: the latest evidence and attestation
+   * times, and the risk of the latest assessment by occurred_at (on a tie, the later event), exactly
+   * what one {@link note} per event in the same order would leave.
+   */
+  defer(event: SystemEvent): void {
+    const key = `${event.workspaceId}\u0000${event.name}`;
+    const seen = this.#pending.get(key);
+    if (seen === undefined) {
+      this.#pending.set(key, { workspaceId: event.workspaceId, name: event.name, evidenceMs: event.evidenceMs, risk: event.risk, attestedMs: event.attestedMs });
+      return;
+    }
+    if (event.evidenceMs > seen.evidenceMs) seen.evidenceMs = event.evidenceMs;
+    if (event.risk !== undefined && (seen.risk === undefined || event.risk.atMs >= seen.risk.atMs)) seen.risk = event.risk;
+    if (event.attestedMs !== undefined && (seen.attestedMs === undefined || event.attestedMs > seen.attestedMs)) seen.attestedMs = event.attestedMs;
+  }
+
+  /** Forgets what was deferred (a new attempt at a group). */
+  discard(): void {
+    this.#pending.clear();
+  }
+
+  /** Writes what was deferred since the last flush or discard. */
+  flush(): void {
+    for (const system of this.#pending.values()) {
+      this.note({
+        workspaceId: system.workspaceId,
+        name: system.name,
+        evidenceMs: system.evidenceMs,
+        ...(system.risk !== undefined ? { risk: system.risk } : {}),
+        ...(system.attestedMs !== undefined ? { attestedMs: system.attestedMs } : {}),
+      });
+    }
+    this.#pending.clear();
+  }
+
+  /** One upsert for one event. */
   note(event: SystemEvent): void {
     this.#note.run({
       workspaceId: event.workspaceId,
