@@ -8,12 +8,13 @@
  * stored together in one transaction, and each gets its own result.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { canonicalize, validateAttestation, verifyWitness, type JsonValue } from '../../core/index.js';
+import { canonicalize, legacyWitnessMessage, validateAttestation, witnessMessage, type JsonValue, type WitnessForm } from '../../core/index.js';
 import { authOf } from '../auth.js';
 import { HttpError, invalidField, validationFailed } from '../errors.js';
 import { newId } from '../ids.js';
 import { BATCH_BODY_LIMIT, bodyObject, type JsonObject } from '../json-body.js';
 import type { AttestationRow } from '../store/index.js';
+import { witnessForm } from '../witness.js';
 import { isoFromMs, sourceOf, wellFormedIssues, WORKSPACE_PREFIX, type RouteDeps, type Source } from './deps.js';
 
 /** Most attestations in one batch request. */
@@ -30,7 +31,48 @@ export interface AttestationResult {
 interface Ingest {
   workspaceId: string;
   receivedMs: number;
+  /** receivedMs as the wire writes it, computed once per request */
+  receivedAt: string;
   source: Source;
+}
+
+function ingestOf(request: FastifyRequest, nowMs: () => number): Ingest {
+  const receivedMs = nowMs();
+  return { workspaceId: authOf(request).workspaceId, receivedMs, receivedAt: isoFromMs(receivedMs), source: sourceOf(request) };
+}
+
+/** Members left out of the signed message (wire.md §4); `workspace_id` is replaced by the workspace's. */
+const UNSIGNED_MEMBERS = new Set(['witness_sig', 'verifying_key_hex', 'workspace_id']);
+
+const SURROGATE = /[\ud800-\udfff]/;
+
+/**
+ * The attestation's canonical text as sent (what is stored) and the canonical message its
+ * `witness_sig` covers (core's `witnessMessage`: without `witness_sig` and `verifying_key_hex`, with
+ * `workspace_id` set to the workspace), from one canonicalisation of each member rather than two
+ * of the whole record. Both are `{` + the sorted `"key":value` members + `}`, exactly as
+ * `canonicalize` writes them; a key with a surrogate (code point order differs from code unit
+ * order) takes core's functions instead.
+ * @throws CanonicalJsonError when a member cannot be written as canonical JSON
+ */
+export function attestationTexts(record: JsonObject, workspaceId: string): { stored: string; message: string } {
+  const keys = Object.keys(record);
+  let odd = false;
+  for (const key of keys) if (SURROGATE.test(key)) odd = true;
+  if (odd) return { stored: canonicalize(record), message: witnessMessage(record, workspaceId) };
+  if (!keys.includes('workspace_id')) keys.push('workspace_id');
+  keys.sort(); // code unit order: code point order, since no key holds a surrogate
+  let stored = '';
+  let message = '';
+  for (const key of keys) {
+    const value = record[key];
+    const quotedKey = canonicalize(key);
+    const text = value === undefined ? undefined : canonicalize(value);
+    if (text !== undefined) stored += `${stored ? ',' : ''}${quotedKey}:${text}`;
+    if (key === 'workspace_id') message += `${message ? ',' : ''}${quotedKey}:${canonicalize(workspaceId)}`;
+    else if (text !== undefined && !UNSIGNED_MEMBERS.has(key)) message += `${message ? ',' : ''}${quotedKey}:${text}`;
+  }
+  return { stored: `{${stored}}`, message: `{${message}}` };
 }
 
 /**
@@ -45,22 +87,26 @@ function prepareAttestation(item: JsonValue, prefix: string, ingest: Ingest): { 
   if (issues.length > 0) throw validationFailed(issues);
   const record = item as JsonObject;
 
-  let text: string;
+  let texts: { stored: string; message: string };
   try {
-    text = canonicalize(record);
+    texts = attestationTexts(record, ingest.workspaceId);
   } catch (error) {
     throw new HttpError(422, 'validation_error', `the attestation cannot be written as canonical JSON: ${(error as Error).message}`, prefix || undefined);
   }
-  const signed = record.witness_sig !== undefined && record.witness_sig !== null;
-  const form = signed ? verifyWitness(record, ingest.workspaceId) : null;
-  if (signed && form === null) {
-    throw invalidField(
-      at('witness_sig'),
-      'does not verify with verifying_key_hex over this attestation in this workspace (neither the canonical nor the legacy message form)',
-    );
+  // Validation has checked that witness_sig, when present, is a hex signature with a hex key beside it.
+  let form: WitnessForm | null = null;
+  const sig = record.witness_sig;
+  if (sig !== undefined && sig !== null) {
+    form = witnessForm({ canonical: texts.message, legacy: legacyWitnessMessage(record), signature: sig as string, publicKey: record.verifying_key_hex as string });
+    if (form === null) {
+      throw invalidField(
+        at('witness_sig'),
+        'does not verify with verifying_key_hex over this attestation in this workspace (neither the canonical nor the legacy message form)',
+      );
+    }
   }
 
-  const receivedAt = isoFromMs(ingest.receivedMs);
+  const receivedAt = ingest.receivedAt;
   const executedAt = typeof record.executed_at === 'string' ? record.executed_at : receivedAt;
   const systemName = record.system_name as string;
   const row: AttestationRow = {
@@ -73,7 +119,7 @@ function prepareAttestation(item: JsonValue, prefix: string, ingest: Ingest): { 
     output_hash: record.output_hash as string,
     executed_at: executedAt,
     executed_ms: Date.parse(executedAt),
-    record: text,
+    record: texts.stored,
     witness_form: form,
     trust_tier: form ? 'witnessed' : 'declared',
     source: ingest.source,
@@ -88,7 +134,7 @@ function prepareAttestation(item: JsonValue, prefix: string, ingest: Ingest): { 
 
 export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs }: RouteDeps): void {
   app.post(`${WORKSPACE_PREFIX}/attestations/external`, async (request: FastifyRequest, reply: FastifyReply) => {
-    const ingest = { workspaceId: authOf(request).workspaceId, receivedMs: nowMs(), source: sourceOf(request) };
+    const ingest = ingestOf(request, nowMs);
     const { row, result } = prepareAttestation(bodyObject(request), '', ingest);
     await store.recordAttestations([row]);
     void reply.code(201);
@@ -96,7 +142,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs }
   });
 
   app.post(`${WORKSPACE_PREFIX}/attestations/batch`, { bodyLimit: BATCH_BODY_LIMIT }, async (request: FastifyRequest) => {
-    const ingest = { workspaceId: authOf(request).workspaceId, receivedMs: nowMs(), source: sourceOf(request) };
+    const ingest = ingestOf(request, nowMs);
     const records = bodyObject(request).records;
     if (records === undefined || records === null) throw invalidField('records', 'is required: an array of attestations');
     if (!Array.isArray(records)) throw invalidField('records', 'must be an array of attestations');

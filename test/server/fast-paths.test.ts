@@ -1,0 +1,199 @@
+/**
+ * The lighter request path (issue 3): the fused auth and rate-limit hook with its own fixed-window
+ * counter, the attestation texts built from one canonicalisation per member, systems written once
+ * per group commit, and migration 2 (ascending evidence indexes) on a database of version 1.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalize, JsonFloat, parseJsonLossless, witnessMessage, type JsonValue } from '../../src/core/index.js';
+import { FixedWindowLimiter } from '../../src/server/auth.js';
+import { createApp, provision, type ServiceApp } from '../../src/server/index.js';
+import { attestationTexts } from '../../src/server/routes/attestations.js';
+import { openStore, type EvidenceRow, type Store } from '../../src/server/store/index.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/server/store/migrations.js';
+
+type JsonObject = { [key: string]: JsonValue };
+
+describe('FixedWindowLimiter', () => {
+  it('counts per key in a window that starts with the first request, and starts again after it', () => {
+    const limiter = new FixedWindowLimiter(3, 60_000);
+    const t = 1_000_000;
+    expect(limiter.hit('a', t)).toEqual({ exceeded: false, remaining: 2, resetSeconds: 60 });
+    expect(limiter.hit('a', t + 1500)).toEqual({ exceeded: false, remaining: 1, resetSeconds: 59 });
+    expect(limiter.hit('b', t + 1500)).toEqual({ exceeded: false, remaining: 2, resetSeconds: 60 });
+    expect(limiter.hit('a', t + 2000)).toEqual({ exceeded: false, remaining: 0, resetSeconds: 58 });
+    expect(limiter.hit('a', t + 59_001)).toEqual({ exceeded: true, remaining: 0, resetSeconds: 1 });
+    // the window ends 60 s after its first request
+    expect(limiter.hit('a', t + 60_000)).toEqual({ exceeded: false, remaining: 2, resetSeconds: 60 });
+  });
+});
+
+describe('rate-limit headers from the fused hook', () => {
+  let dir: string;
+  let service: ServiceApp;
+  let apiKey: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'govctl-fast-'));
+    const db = join(dir, 'a.db');
+    apiKey = provision(db, {}).api_key;
+    service = await createApp({ db, rateLimitPerMinute: 3 });
+  });
+  afterAll(async () => {
+    await service.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sends X-RateLimit-* on every counted reply and 429 with Retry-After past the budget; a bad key is not counted', async () => {
+    const get = (key: string) => service.app.inject({ method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${key}` } });
+    expect((await get('gk_unknown')).statusCode).toBe(401);
+    const remaining: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const reply = await get(apiKey);
+      expect(reply.statusCode).toBe(200);
+      expect(reply.headers['x-ratelimit-limit']).toBe('3');
+      expect(Number(reply.headers['x-ratelimit-reset'])).toBeGreaterThanOrEqual(1);
+      remaining.push(String(reply.headers['x-ratelimit-remaining']));
+    }
+    expect(remaining).toEqual(['2', '1', '0']);
+    const limited = await get(apiKey);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toMatchObject({ error: 'rate_limited' });
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(limited.headers['x-ratelimit-remaining']).toBe('0');
+    expect(limited.headers['x-request-id']).toMatch(/^req_/);
+  });
+});
+
+describe('attestationTexts', () => {
+  const ws = 'ws_0195f000-0000-7000-8000-000000000000';
+  const records: JsonObject[] = [
+    { system_name: 's', tool_name: 't', input_hash: 'a'.repeat(64), output_hash: 'b'.repeat(64), schema_version: 2 },
+    { system_name: 's', tool_name: 't', witness_sig: 'c'.repeat(128), verifying_key_hex: 'd'.repeat(64), executed_at: '2026-01-01T00:00:00Z' },
+    // a workspace_id of the client's: stored as sent, replaced in the message
+    { workspace_id: 'ws_other', system_name: 'é→😀', authorised_by: { identity: 'x', session_id: 'q"\\' }, zz: [1, new JsonFloat(85), null, true] },
+    { witness_sig: null, verifying_key_hex: null, system_name: 'n', model_id: 'm', a: { b: { c: -0.0 } } },
+    // a key with a surrogate pair: code point order differs from code unit order
+    { '\ud83d\ude00': 1, '\uff61': 2, system_name: 's' },
+  ];
+  it('writes exactly what canonicalize and core witnessMessage write', () => {
+    for (const record of records) {
+      const texts = attestationTexts(record, ws);
+      expect(texts.stored).toBe(canonicalize(record));
+      expect(texts.message).toBe(witnessMessage(record, ws));
+    }
+  });
+
+  it('agrees on a record read losslessly from JSON text', () => {
+    const record = parseJsonLossless('{"tool_name":"t","system_name":"s","n":85.0,"big":12345678901234567890,"e":1e-7,"u":"\\u2028"}') as JsonObject;
+    const texts = attestationTexts(record, ws);
+    expect(texts.stored).toBe(canonicalize(record));
+    expect(texts.message).toBe(witnessMessage(record, ws));
+  });
+});
+
+describe('systems written once per group', () => {
+  let store: Store;
+  afterEach(async () => {
+    await store.close();
+  });
+
+  function row(workspaceId: string, id: string, system: string, occurredMs: number, receivedMs: number, type = 'ai_risk_assessment'): EvidenceRow {
+    return {
+      record_id: id,
+      workspace_id: workspaceId,
+      record_type: type,
+      system_name: system,
+      identity: null,
+      resource: null,
+      environment: null,
+      occurred_at: new Date(occurredMs).toISOString(),
+      occurred_ms: occurredMs,
+      payload: '{}',
+      client_sig: null,
+      client_sig_algo: null,
+      source: 'sdk',
+      mapped_controls: '[]',
+      received_at: new Date(receivedMs).toISOString(),
+      received_ms: receivedMs,
+    };
+  }
+
+  it('leaves what one upsert per record would: latest assessment wins, a tie goes to the later arrival', async () => {
+    store = openStore(':memory:');
+    const ws = store.identity.provision({}, Date.now()).workspace_id;
+    const t = Date.UTC(2026, 0, 1);
+    await store.recordEvidence({ row: row(ws, 'rec_0', 'a', t + 5000, t + 9000), controls: [], riskTier: 'minimal' });
+    // one group: an older assessment, two tied with the first, a plain record later in time
+    await Promise.all([
+      store.recordEvidence({ row: row(ws, 'rec_1', 'a', t + 1000, t + 9000), controls: [], riskTier: 'unacceptable' }),
+      store.recordEvidence({ row: row(ws, 'rec_2', 'a', t + 5000, t + 9000), controls: [], riskTier: 'limited' }),
+      store.recordEvidence({ row: row(ws, 'rec_3', 'a', t + 5000, t + 9000), controls: [], riskTier: 'high' }),
+      store.recordEvidence({ row: row(ws, 'rec_4', 'a', t + 8000, t + 9000, 'change_event'), controls: [] }),
+      store.recordEvidence({ row: row(ws, 'rec_5', 'b', t + 2000, t + 9000, 'change_event'), controls: [] }),
+    ]);
+    const systems = store.systems.list(ws).map((s) => ({ name: s.name, registered: s.registered, risk: s.risk_tier, last: s.last_evidence_ms }));
+    expect(systems).toEqual([
+      { name: 'a', registered: 1, risk: 'high', last: t + 8000 },
+      { name: 'b', registered: 0, risk: null, last: t + 2000 },
+    ]);
+  });
+});
+
+describe('migration 2 on a version-1 database', () => {
+  it('keeps every record and the list order, and uses the new indexes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'govctl-migrate-'));
+    try {
+      const path = join(dir, 'v1.db');
+      const raw = new Database(path);
+      raw.exec(MIGRATIONS[0]!.sql);
+      raw.pragma('user_version = 1');
+      const ws = 'ws_0195f000-0000-7000-8000-00000000000a';
+      const insert = raw.prepare(
+        `INSERT INTO evidence (record_id, workspace_id, record_type, system_name, occurred_at, occurred_ms, payload, source, mapped_controls, received_at, received_ms)
+         VALUES (?, ?, ?, ?, ?, ?, '{}', 'sdk', '[]', ?, ?)`,
+      );
+      const now = Date.now();
+      const ids: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const id = `rec_0195f000-0000-7000-8000-${String(i).padStart(12, '0')}`;
+        ids.push(id);
+        const occurred = now - (i % 5) * 1000; // ties on occurred_at, broken by record_id
+        insert.run(id, ws, i % 2 ? 'change_event' : 'access_review', `sys-${i % 3}`, new Date(occurred).toISOString(), occurred, new Date(now).toISOString(), now);
+      }
+      raw.close();
+
+      const store = openStore(path);
+      try {
+        expect(store.db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+        const pages: string[][] = [];
+        let after: { occurredMs: number; recordId: string } | undefined;
+        for (;;) {
+          const page = store.evidence.list({ workspaceId: ws, sinceMs: now - 86_400_000, limit: 7, ...(after ? { after } : {}) });
+          pages.push(page.records.map((r) => r.record_id));
+          if (!page.next) break;
+          after = page.next;
+        }
+        const expected = ids
+          .map((id, i) => ({ id, occurred: now - (i % 5) * 1000 }))
+          .sort((a, b) => b.occurred - a.occurred || (a.id < b.id ? 1 : -1))
+          .map((r) => r.id);
+        expect(pages.flat()).toEqual(expected);
+        const bySystem = store.evidence.list({ workspaceId: ws, sinceMs: 0, limit: 200, systemName: 'sys-1', recordType: 'change_event' });
+        expect(bySystem.records.map((r) => r.record_id)).toEqual(expected.filter((id) => [1, 7, 13, 19, 25].includes(ids.indexOf(id))));
+        const plan = store.db
+          .prepare(`EXPLAIN QUERY PLAN SELECT record_id FROM evidence WHERE workspace_id = ? AND system_name = ? AND occurred_ms >= ? ORDER BY occurred_ms DESC, record_id DESC LIMIT 5`)
+          .all(ws, 'sys-1', 0) as { detail: string }[];
+        expect(plan.map((p) => p.detail).join('\n')).toMatch(/USING (COVERING )?INDEX evidence_by_system/);
+        expect(plan.map((p) => p.detail).join('\n')).not.toMatch(/TEMP B-TREE/);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
