@@ -49,11 +49,16 @@ const USAGE = `node bench/server.mjs [--quick] [--duration S] [--connections N] 
   --keep         keep this run's databases and logs
   --quiet-wait S before each load, wait up to S seconds for other processes to go quiet (default 120; 0: never)
   --retries N    measure a load again (up to N times, default 2) when other processes used > 0.25 cores during it
+  --only LIST    run only these loads, comma-separated: evidence, single, batch, reads (default all; for
+                 iterating on one path: a run with --only is not a complete result)
   --cpu-prof     take a CPU profile of the server during each measured load (<run dir>/profiles/*.cpuprofile;
                  summarise with node bench/lib/profile-summary.mjs FILE); implies --keep`;
 
-const options = parseOptions({ records: { type: 'string' }, 'quiet-wait': { type: 'string' }, retries: { type: 'string' }, keep: { type: 'boolean', default: false }, 'cpu-prof': { type: 'boolean', default: false } }, USAGE);
+const options = parseOptions({ only: { type: 'string' }, records: { type: 'string' }, 'quiet-wait': { type: 'string' }, retries: { type: 'string' }, keep: { type: 'boolean', default: false }, 'cpu-prof': { type: 'boolean', default: false } }, USAGE);
 const quick = options.quick;
+const LOADS = ['evidence', 'single', 'batch', 'reads'];
+const only = new Set(options.only === undefined ? LOADS : options.only.split(',').map((name) => name.trim()));
+for (const name of only) if (!LOADS.includes(name)) throw new Error(`--only: unknown load ${name} (one of ${LOADS.join(', ')})`);
 const durationS = positiveNumber(options.duration, 'duration', quick ? 3 : 10);
 const connections = positiveNumber(options.connections, 'connections', 10);
 const seedCount = positiveNumber(options.records, 'records', quick ? 50_000 : 1_000_000);
@@ -169,6 +174,7 @@ try {
   const { key } = core.SigningKey.generate();
 
   // --- Evidence POST -------------------------------------------------------------------------
+  if (only.has('evidence')) {
   const evidence = evidenceBodies(200);
   report.figure('evidence_body_size', evidence.reduce((n, b) => n + b.length, 0) / evidence.length, 'bytes');
   const evidenceRuns = await compare('evidence POST', {
@@ -192,7 +198,10 @@ try {
     });
   }
 
+  }
+
   // --- Signed single attestations --------------------------------------------------------------
+  if (only.has('single')) {
   const singleCount = quick ? 5_000 : 20_000;
   progress(`signing ${singleCount} single attestations`);
   const singles = signedAttestations(core, key, service.workspaceId, singleCount).map((a) => Buffer.from(JSON.stringify(a)));
@@ -223,7 +232,10 @@ try {
     });
   }
 
+  }
+
   // --- Batches of 100 vs the verification rate -------------------------------------------------
+  if (only.has('batch')) {
   const BATCH = 100;
   const batchBodies = quick ? 150 : 600;
   const warmupBatches = 30;
@@ -276,9 +288,13 @@ try {
       details: { service: loadDetails(batchRuns.service), batch_size: BATCH, verify },
     });
   }
+  }
+  baselineMemory.stop();
+  await baseline.stop();
   await stopService(service, 'writes');
 
   // --- Posture brief and gates with many records -----------------------------------------------
+  if (only.has('reads')) {
   const readsDb = join(run.dir, 'reads.db');
   const provisioned = await startService(readsDb, 'reads-provision');
   provisioned.memory.stop();
@@ -332,6 +348,7 @@ try {
     });
   }
   await stopService(reads, 'reads');
+  }
 
   // --- Memory ------------------------------------------------------------------------------------
   const peak = Math.max(...serverPeaks.map((p) => p.peak_bytes));
