@@ -26,6 +26,7 @@ const { values } = parseArgs({
   options: {
     db: { type: 'string' },
     'rate-limit': { type: 'string', default: '1000000000' },
+    'verify-workers': { type: 'string' },
     quiet: { type: 'boolean', default: false },
   },
 });
@@ -41,7 +42,7 @@ try {
     writeFileSync(identityFile, JSON.stringify(identity), { mode: 0o600 });
   }
   const logLine = values.quiet ? () => {} : (line) => process.stderr.write(`${line}\n`);
-  const running = await server.startServer({ host: '127.0.0.1', port: 0, db: dbPath, logLine, rateLimitPerMinute: Number(values['rate-limit']) });
+  const running = await server.startServer({ host: '127.0.0.1', port: 0, db: dbPath, logLine, rateLimitPerMinute: Number(values['rate-limit']), ...(values['verify-workers'] !== undefined ? { verifyWorkers: Number(values['verify-workers']) } : {}) });
   let stopping = false;
   const stop = () => {
     if (stopping) return;

@@ -17,6 +17,7 @@ import { registerEvidenceRoutes } from './routes/evidence.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerPostureRoutes } from './routes/posture.js';
 import { openStore, type Store } from './store/index.js';
+import { VerifyPool } from './verify-pool.js';
 
 /** Requests per minute per workspace (spec §8). */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 2000;
@@ -30,11 +31,18 @@ export interface AppOptions {
   logLine?: LogLine;
   /** requests per minute per workspace (default 2000, spec §8); other values are for tests */
   rateLimitPerMinute?: number;
+  /**
+   * worker threads that check the signatures of attestation batches (verify-pool.ts; default 0:
+   * checked in the request, as the embedded store does)
+   */
+  verifyWorkers?: number;
 }
 
 export interface ServiceApp {
   app: FastifyInstance;
   store: Store;
+  /** verify workers started (0: batch signatures are checked in the request) */
+  readonly verifyWorkers: number;
   /** stops the application (in-flight requests finish), commits queued writes and closes the database */
   close(): Promise<void>;
 }
@@ -66,7 +74,8 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
   const store = openStore(options.db);
   const logLine: LogLine = options.logLine ?? (() => {});
   const clock = options.now ?? (() => new Date());
-  const deps: RouteDeps = { store, nowMs: () => clock().getTime() };
+  const verifyPool = VerifyPool.start(options.verifyWorkers ?? 0);
+  const deps: RouteDeps = { store, nowMs: () => clock().getTime(), verifyPool };
   const handleError = createErrorHandler(logLine);
 
   const app = Fastify({
@@ -126,6 +135,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
     });
     await app.ready();
   } catch (error) {
+    await verifyPool?.close();
     await store.close();
     throw error;
   }
@@ -133,8 +143,10 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
   return {
     app,
     store,
+    verifyWorkers: verifyPool?.size ?? 0,
     async close() {
       await app.close();
+      await verifyPool?.close();
       await store.close();
     },
   };

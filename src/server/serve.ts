@@ -4,6 +4,7 @@
  * queued write before the database closes.
  */
 import type { AddressInfo } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { createApp, type ServiceApp } from './app.js';
 import type { LogLine } from './errors.js';
 
@@ -18,6 +19,8 @@ export interface ServerOptions {
   logLine?: LogLine;
   /** requests per minute per workspace (default 2000) */
   rateLimitPerMinute?: number;
+  /** worker threads for batch signatures (default: one fewer than the cores, at least 0) */
+  verifyWorkers?: number;
   now?: () => Date;
 }
 
@@ -31,6 +34,14 @@ export interface RunningServer {
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
+
+/**
+ * Verify workers by default: one fewer than the cores, so that the request thread keeps a core
+ * (docs/decisions.md); none on one core.
+ */
+export function defaultVerifyWorkers(): number {
+  return Math.max(0, availableParallelism() - 1);
+}
 export const DEFAULT_PORT = 8080;
 
 function logEvent(logLine: LogLine, fields: Record<string, unknown>): void {
@@ -51,6 +62,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     logLine,
     ...(options.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}),
     ...(options.now !== undefined ? { now: options.now } : {}),
+    verifyWorkers: options.verifyWorkers ?? defaultVerifyWorkers(),
   });
   try {
     await service.app.listen({ host: options.host ?? DEFAULT_HOST, port: options.port ?? DEFAULT_PORT });
@@ -61,7 +73,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const address = service.app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
-  logEvent(logLine, { msg: 'listening', url, db: options.db });
+  logEvent(logLine, { msg: 'listening', url, db: options.db, verify_workers: service.verifyWorkers });
 
   let closing: Promise<void> | undefined;
   return {

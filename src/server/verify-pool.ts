@@ -1,51 +1,41 @@
 /**
- * Worker threads that check the witness signatures of attestation batches (docs/decisions.md):
- * verification is most of a batch's cost, and while a worker verifies one batch the request
- * thread parses, validates and stores the next. A batch is split across the workers; a small one
- * is checked in the request itself, where the hop to a worker would cost more than it saves.
+ * Worker threads that check the witness signatures of attestation batches beside the request
+ * thread (docs/decisions.md): verification is most of a batch's cost. A batch's signatures are
+ * split between the workers and the request thread, which checks its own share while the workers
+ * check theirs and then waits for them (Atomics.wait on a shared buffer). The request stays
+ * synchronous, so batches never pile up half-done in memory waiting for a worker.
  *
- * Only the built service has workers (their code is dist/lib/verify-worker.js); where that file is
- * missing, or a worker fails, signatures are checked in the request thread, with the same code.
+ * A small batch is checked in the request thread alone, where handing out work costs more than it
+ * saves. Only the built service has workers (their code is dist/lib/verify-worker.js); where that
+ * file is missing, or a worker does not answer, signatures are checked in the request thread, with
+ * the same code.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { WitnessForm } from '../core/signing/ed25519.js';
-import { witnessForm, type WitnessJob } from './witness.js';
+import { FORM_CODES, witnessForm, type WitnessJob, type WitnessRequest } from './witness.js';
 
-/** Fewer signatures than this are checked in the request thread. */
+/** Fewer signatures than this are checked in the request thread alone. */
 export const POOL_MIN_JOBS = 8;
 
-interface Pending {
-  resolve(forms: (WitnessForm | null)[]): void;
-  jobs: WitnessJob[];
-}
+/** Longest wait for a worker's share; a worker that misses it is retired and its share checked here. */
+const WORKER_TIMEOUT_MS = 5_000;
 
-interface PoolWorker {
-  worker: Worker;
-  pending: Map<number, Pending>;
-}
+/** A worker holds one share of one batch at a time: a small heap keeps its memory small. */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 64 };
 
 export class VerifyPool {
-  readonly #workers: PoolWorker[] = [];
-  #nextId = 1;
-  #closed = false;
+  readonly #workers: Worker[] = [];
 
   private constructor(script: URL, size: number) {
     for (let i = 0; i < size; i += 1) {
-      const entry: PoolWorker = { worker: new Worker(script), pending: new Map() };
-      entry.worker.on('message', (message: { id: number; forms: (WitnessForm | null)[] }) => {
-        const pending = entry.pending.get(message.id);
-        entry.pending.delete(message.id);
-        if (entry.pending.size === 0) entry.worker.unref();
-        pending?.resolve(message.forms);
-      });
-      const fail = () => this.#retire(entry);
-      entry.worker.on('error', fail);
-      entry.worker.on('exit', fail);
-      // An idle pool never keeps a process alive; a worker with jobs out does (see #send).
-      entry.worker.unref();
-      this.#workers.push(entry);
+      const worker = new Worker(script, { resourceLimits: WORKER_LIMITS });
+      worker.on('error', () => this.#retire(worker));
+      worker.on('exit', () => this.#retire(worker));
+      // Workers never keep a process alive by themselves.
+      worker.unref();
+      this.#workers.push(worker);
     }
   }
 
@@ -65,48 +55,43 @@ export class VerifyPool {
     return this.#workers.length;
   }
 
-  /** The form of each signature, in order. Never rejects: without a worker, it checks in this thread. */
-  async verify(jobs: readonly WitnessJob[]): Promise<(WitnessForm | null)[]> {
-    if (jobs.length < POOL_MIN_JOBS || this.#workers.length === 0 || this.#closed) return jobs.map(witnessForm);
-    const parts = Math.min(this.#workers.length, Math.ceil(jobs.length / POOL_MIN_JOBS));
-    const per = Math.ceil(jobs.length / parts);
-    const results = await Promise.all(
-      Array.from({ length: parts }, (_, i) => this.#send(jobs.slice(i * per, (i + 1) * per))),
-    );
-    return results.flat();
-  }
-
-  #send(jobs: WitnessJob[]): Promise<(WitnessForm | null)[]> {
-    // The least busy worker.
-    let target = this.#workers[0];
-    for (const entry of this.#workers) if (target === undefined || entry.pending.size < target.pending.size) target = entry;
-    if (target === undefined) return Promise.resolve(jobs.map(witnessForm));
-    const id = this.#nextId++;
-    const chosen = target;
-    return new Promise((resolve) => {
-      if (chosen.pending.size === 0) chosen.worker.ref();
-      chosen.pending.set(id, { resolve, jobs });
-      chosen.worker.postMessage({ id, jobs });
-    });
-  }
-
-  /** A worker that failed or exited: its jobs are checked here, and it takes no more. */
-  #retire(entry: PoolWorker): void {
-    const index = this.#workers.indexOf(entry);
-    if (index >= 0) this.#workers.splice(index, 1);
-    for (const pending of entry.pending.values()) pending.resolve(pending.jobs.map(witnessForm));
-    entry.pending.clear();
-  }
-
-  /** Stops the workers; jobs still out are checked in this thread. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    const workers = this.#workers.splice(0);
-    for (const entry of workers) {
-      entry.worker.removeAllListeners('exit');
-      for (const pending of entry.pending.values()) pending.resolve(pending.jobs.map(witnessForm));
-      entry.pending.clear();
+  /** The form of each signature, in order (null: it verifies under neither form). */
+  verify(jobs: readonly WitnessJob[]): (WitnessForm | null)[] {
+    const workers = this.#workers.slice();
+    if (jobs.length < POOL_MIN_JOBS || workers.length === 0) return jobs.map(witnessForm);
+    // Equal shares; the request thread's is the last (it also hands out the others).
+    const share = Math.ceil(jobs.length / (workers.length + 1));
+    const sent: { worker: Worker; from: number; to: number; control: Int32Array; forms: Int8Array }[] = [];
+    for (let i = 0; i < workers.length; i += 1) {
+      const from = i * share;
+      const to = Math.min(jobs.length, from + share);
+      if (from >= to) break;
+      const buffer = new SharedArrayBuffer(4 + (to - from));
+      const request: WitnessRequest = { jobs: jobs.slice(from, to), buffer };
+      workers[i]!.postMessage(request);
+      sent.push({ worker: workers[i]!, from, to, control: new Int32Array(buffer, 0, 1), forms: new Int8Array(buffer, 4) });
     }
-    await Promise.all(workers.map((entry) => entry.worker.terminate()));
+    const forms: (WitnessForm | null)[] = new Array(jobs.length);
+    const own = sent.length * share;
+    for (let i = own; i < jobs.length; i += 1) forms[i] = witnessForm(jobs[i]!);
+    for (const { worker, from, to, control, forms: codes } of sent) {
+      const done = Atomics.wait(control, 0, 0, WORKER_TIMEOUT_MS) !== 'timed-out' || Atomics.load(control, 0) === 1;
+      if (!done) this.#retire(worker);
+      for (let i = from; i < to; i += 1) forms[i] = done ? FORM_CODES[codes[i - from]!]! : witnessForm(jobs[i]!);
+    }
+    return forms;
+  }
+
+  /** A worker that failed, exited or did not answer takes no more work. */
+  #retire(worker: Worker): void {
+    const index = this.#workers.indexOf(worker);
+    if (index >= 0) this.#workers.splice(index, 1);
+    void worker.terminate();
+  }
+
+  /** Stops the workers. */
+  async close(): Promise<void> {
+    const workers = this.#workers.splice(0);
+    await Promise.all(workers.map((worker) => worker.terminate()));
   }
 }

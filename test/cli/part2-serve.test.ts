@@ -104,3 +104,56 @@ describe('govctl serve', () => {
     expect((await first.exited).code).toBe(0);
   });
 });
+
+describe('govctl serve: attestation batches on verify workers', () => {
+  it('checks every signature of a batch on its workers as in the request thread, in order', async () => {
+    const { SigningKey, buildAttestation, legacyWitnessMessage, signWitness } = await import('../../src/core/index.js');
+    const db = join(temp.dir, 'workers.db');
+    const init = await runCli(['admin', 'init', '--db', db, '--json'], {});
+    const { api_key: apiKey, workspace_id: workspaceId } = JSON.parse(init.stdout);
+    const { key } = SigningKey.generate();
+    const expected: string[] = [];
+    const records = Array.from({ length: 40 }, (_, i) => {
+      const record = buildAttestation({ systemName: 'loan-scorer', toolName: `tool-${i}`, inputHash: 'a'.repeat(64), outputHash: 'b'.repeat(64), executedAt: `2026-11-01T00:00:${String(i).padStart(2, '0')}.000Z` });
+      switch (i % 4) {
+        case 0:
+          expected.push('accepted canonical');
+          return { ...record, ...signWitness(record, workspaceId, key) };
+        case 1:
+          expected.push('accepted legacy');
+          return { ...record, witness_sig: key.ed25519SignHex(legacyWitnessMessage(record)), verifying_key_hex: key.publicKeyHex };
+        case 2:
+          expected.push('rejected records.' + i + '.witness_sig');
+          return { ...record, ...signWitness(record, 'ws_another', key) };
+        default:
+          expected.push('accepted declared');
+          return record;
+      }
+    });
+    const outcomes: string[][] = [];
+    for (const workers of ['1', '0']) {
+      const served = await serve(['--port', '0', '--db', db, '--verify-workers', workers]);
+      expect(served.stderr()).toContain(workers === '1' ? '1 verify worker)' : '0 verify workers)');
+      const reply = await fetch(`${served.url}/api/workspaces/${workspaceId}/governance/attestations/batch`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ records }),
+      });
+      expect(reply.status).toBe(200);
+      const body = (await reply.json()) as { accepted: number; results: { index: number; status: string; trust_tier?: string; field?: string }[] };
+      expect(body.accepted).toBe(30);
+      outcomes.push(
+        body.results.map((result, i) => {
+          expect(result.index).toBe(i);
+          if (result.status === 'rejected') return `rejected ${result.field}`;
+          return `accepted ${result.trust_tier === 'declared' ? 'declared' : ''}`.trim();
+        }),
+      );
+      served.child.kill('SIGTERM');
+      expect((await served.exited).code).toBe(0);
+    }
+    const shape = expected.map((e) => (e.startsWith('accepted') && e !== 'accepted declared' ? 'accepted' : e));
+    expect(outcomes[0]).toEqual(shape);
+    expect(outcomes[1]).toEqual(outcomes[0]);
+  });
+});

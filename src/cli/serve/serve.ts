@@ -21,6 +21,8 @@ export interface ServeOptions {
   port: number;
   /** the database file (default `<dataDir>/server.db`) */
   db?: string;
+  /** worker threads for batch signatures (default: one fewer than the cores) */
+  verifyWorkers?: number;
 }
 
 /** The database file `serve` uses without `--db`. */
@@ -32,7 +34,22 @@ export function createServeCommand(factory: Factory): Command {
     .addOption(new Option('--host <host>', 'the address to listen on').default('127.0.0.1'))
     .addOption(new Option('--port <port>', 'the port; 0 picks a free one').argParser(wholeNumber('--port', { min: 0, max: 65535 })).default(8080))
     .option('--db <file>', `the service database (default: <data dir>/${SERVER_DB_FILE}; created if missing)`)
-    .action(async (flags: { host: string; port: number; db?: string }) => run({ host: flags.host, port: flags.port, ...(flags.db !== undefined ? { db: flags.db } : {}) }, factory));
+    .addOption(
+      new Option('--verify-workers <n>', 'threads that check the signatures of attestation batches (default: one fewer than the cores; 0: none)').argParser(
+        wholeNumber('--verify-workers', { min: 0, max: 64 }),
+      ),
+    )
+    .action(async (flags: { host: string; port: number; db?: string; verifyWorkers?: number }) =>
+      run(
+        {
+          host: flags.host,
+          port: flags.port,
+          ...(flags.db !== undefined ? { db: flags.db } : {}),
+          ...(flags.verifyWorkers !== undefined ? { verifyWorkers: flags.verifyWorkers } : {}),
+        },
+        factory,
+      ),
+    );
   markWindsDown(command);
   command.addHelpText(
     'after',
@@ -132,7 +149,13 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   const logLine = (line: string) => void deps.io.stderr.write(`${line}\n`).catch(() => undefined);
   let running: Awaited<ReturnType<typeof server.startServer>>;
   try {
-    running = await server.startServer({ host: options.host, port: options.port, db: path, logLine });
+    running = await server.startServer({
+      host: options.host,
+      port: options.port,
+      db: path,
+      logLine,
+      ...(options.verifyWorkers !== undefined ? { verifyWorkers: options.verifyWorkers } : {}),
+    });
   } catch (error) {
     throw listenError(error, options) ?? mapDatabaseError(error, path, server);
   }
@@ -142,7 +165,10 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
     running.service.app.server.closeAllConnections();
   });
   try {
-    await deps.note(`listening on ${running.url} (database ${displayPath(path)}); Ctrl-C or SIGTERM stops it`);
+    const workers = running.service.verifyWorkers;
+    await deps.note(
+      `listening on ${running.url} (database ${displayPath(path)}, ${workers === 1 ? '1 verify worker' : `${workers} verify workers`}); Ctrl-C or SIGTERM stops it`,
+    );
     if (!hasApiKeys(server, path)) await deps.note(`no API keys yet: run \`govctl admin init --db ${path}\``);
     const why = await waiter.stopped;
     await deps.note(`${why}: shutting down, finishing requests in flight`);

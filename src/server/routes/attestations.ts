@@ -14,7 +14,7 @@ import { HttpError, invalidField, validationFailed } from '../errors.js';
 import { newId } from '../ids.js';
 import { BATCH_BODY_LIMIT, bodyObject, type JsonObject } from '../json-body.js';
 import type { AttestationRow } from '../store/index.js';
-import { witnessForm } from '../witness.js';
+import { witnessForm, type WitnessJob } from '../witness.js';
 import { isoFromMs, sourceOf, wellFormedIssues, WORKSPACE_PREFIX, type RouteDeps, type Source } from './deps.js';
 
 /** Most attestations in one batch request. */
@@ -75,13 +75,22 @@ export function attestationTexts(record: JsonObject, workspaceId: string): { sto
   return { stored: `{${stored}}`, message: `{${message}}` };
 }
 
+/** An attestation that passed validation, with the signature check it still needs. */
+interface CheckedAttestation {
+  record: JsonObject;
+  /** its canonical text, as stored */
+  stored: string;
+  /** the signature to check, when it carries one */
+  job: WitnessJob | null;
+  /** the item's path in the body (`records.3` in a batch), for `field` */
+  prefix: string;
+}
+
 /**
- * Checks one attestation and builds its row.
- * @param prefix the item's path in the body (`records.3` in a batch), for `field`
+ * Validates one attestation and writes its canonical texts.
  * @throws HttpError 422 naming the first bad field
  */
-function prepareAttestation(item: JsonValue, prefix: string, ingest: Ingest): { row: AttestationRow; result: AttestationResult } {
-  const at = (key: string) => (prefix ? `${prefix}.${key}` : key);
+function checkAttestation(item: JsonValue, prefix: string, ingest: Ingest): CheckedAttestation {
   const issues = validateAttestation(item, prefix);
   if (issues.length === 0) issues.push(...wellFormedIssues(item as JsonObject, ['system_name', 'agent_name', 'tool_name'], prefix));
   if (issues.length > 0) throw validationFailed(issues);
@@ -94,18 +103,26 @@ function prepareAttestation(item: JsonValue, prefix: string, ingest: Ingest): { 
     throw new HttpError(422, 'validation_error', `the attestation cannot be written as canonical JSON: ${(error as Error).message}`, prefix || undefined);
   }
   // Validation has checked that witness_sig, when present, is a hex signature with a hex key beside it.
-  let form: WitnessForm | null = null;
   const sig = record.witness_sig;
-  if (sig !== undefined && sig !== null) {
-    form = witnessForm({ canonical: texts.message, legacy: legacyWitnessMessage(record), signature: sig as string, publicKey: record.verifying_key_hex as string });
-    if (form === null) {
-      throw invalidField(
-        at('witness_sig'),
-        'does not verify with verifying_key_hex over this attestation in this workspace (neither the canonical nor the legacy message form)',
-      );
-    }
-  }
+  const job =
+    sig !== undefined && sig !== null
+      ? { canonical: texts.message, legacy: legacyWitnessMessage(record), signature: sig as string, publicKey: record.verifying_key_hex as string }
+      : null;
+  return { record, stored: texts.stored, job, prefix };
+}
 
+/**
+ * Builds the row of a checked attestation once its signature's form is known.
+ * @param form what the signature verified under (null: it did not, or there is none)
+ * @throws HttpError 422 on `witness_sig` when the attestation is signed and the signature does not verify
+ */
+function attestationRow({ record, stored, job, prefix }: CheckedAttestation, form: WitnessForm | null, ingest: Ingest): { row: AttestationRow; result: AttestationResult } {
+  if (job !== null && form === null) {
+    throw invalidField(
+      prefix ? `${prefix}.witness_sig` : 'witness_sig',
+      'does not verify with verifying_key_hex over this attestation in this workspace (neither the canonical nor the legacy message form)',
+    );
+  }
   const receivedAt = ingest.receivedAt;
   const executedAt = typeof record.executed_at === 'string' ? record.executed_at : receivedAt;
   const systemName = record.system_name as string;
@@ -119,7 +136,7 @@ function prepareAttestation(item: JsonValue, prefix: string, ingest: Ingest): { 
     output_hash: record.output_hash as string,
     executed_at: executedAt,
     executed_ms: Date.parse(executedAt),
-    record: texts.stored,
+    record: stored,
     witness_form: form,
     trust_tier: form ? 'witnessed' : 'declared',
     source: ingest.source,
@@ -132,10 +149,12 @@ function prepareAttestation(item: JsonValue, prefix: string, ingest: Ingest): { 
   };
 }
 
-export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs }: RouteDeps): void {
+export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, verifyPool }: RouteDeps): void {
   app.post(`${WORKSPACE_PREFIX}/attestations/external`, async (request: FastifyRequest, reply: FastifyReply) => {
     const ingest = ingestOf(request, nowMs);
-    const { row, result } = prepareAttestation(bodyObject(request), '', ingest);
+    const checked = checkAttestation(bodyObject(request), '', ingest);
+    // One signature: checked here, where a hop to a worker would cost more than it saves.
+    const { row, result } = attestationRow(checked, checked.job ? witnessForm(checked.job) : null, ingest);
     await store.recordAttestations([row]);
     void reply.code(201);
     return result;
@@ -148,15 +167,33 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs }
     if (!Array.isArray(records)) throw invalidField('records', 'must be an array of attestations');
     if (records.length > MAX_BATCH_SIZE) throw invalidField('records', `must hold at most ${MAX_BATCH_SIZE} attestations; split the batch`);
 
-    const rows: AttestationRow[] = [];
-    const results = records.map((item, index) => {
+    // Each item alone: validated here, its signature checked with the others (on the verify pool's
+    // workers and in this thread at once).
+    const rejected = (index: number, error: unknown) => {
+      if (!(error instanceof HttpError)) throw error;
+      return { index, status: 'rejected', ...error.body() };
+    };
+    const checked = records.map((item, index) => {
       try {
-        const { row, result } = prepareAttestation(item, `records.${index}`, ingest);
+        return checkAttestation(item, `records.${index}`, ingest);
+      } catch (error) {
+        return rejected(index, error);
+      }
+    });
+    const jobs: WitnessJob[] = [];
+    for (const item of checked) if ('job' in item && item.job !== null) jobs.push(item.job);
+    const forms = verifyPool ? verifyPool.verify(jobs) : jobs.map(witnessForm);
+
+    const rows: AttestationRow[] = [];
+    let next = 0;
+    const results = checked.map((item, index) => {
+      if (!('job' in item)) return item;
+      try {
+        const { row, result } = attestationRow(item, item.job === null ? null : forms[next++]!, ingest);
         rows.push(row);
         return { index, status: 'accepted', attestation_id: result.attestation_id, trust_tier: result.trust_tier, external_verified: result.external_verified };
       } catch (error) {
-        if (!(error instanceof HttpError)) throw error;
-        return { index, status: 'rejected', ...error.body() };
+        return rejected(index, error);
       }
     });
     if (rows.length > 0) await store.recordAttestations(rows);
