@@ -41,7 +41,19 @@ try {
     identity = server.provision(dbPath, { orgName: 'bench', workspaceName: 'bench', userEmail: 'bench@example.com' });
     writeFileSync(identityFile, JSON.stringify(identity), { mode: 0o600 });
   }
-  const logLine = values.quiet ? () => {} : (line) => process.stderr.write(`${line}\n`);
+  // As `govctl serve` writes its log (src/cli/io.ts: lines queued and written out once per turn of
+  // the event loop), not one write(2) per line.
+  let queued = '';
+  const flushLog = () => {
+    process.stderr.write(queued);
+    queued = '';
+  };
+  const logLine = values.quiet
+    ? () => {}
+    : (line) => {
+        if (queued === '') setImmediate(flushLog);
+        queued += `${line}\n`;
+      };
   const running = await server.startServer({ host: '127.0.0.1', port: 0, db: dbPath, logLine, rateLimitPerMinute: Number(values['rate-limit']), ...(values['verify-workers'] !== undefined ? { verifyWorkers: Number(values['verify-workers']) } : {}) });
   let stopping = false;
   const stop = () => {
