@@ -129,7 +129,7 @@ describe('rate limited once: the retry succeeds', () => {
 
 describe('the real service', () => {
   // Skipped: the reference service's rate-limit window is a fixed 60 s (src/server/auth.ts,
-  // createAuthHook: `timeWindow: 60_000`) and startTestServer only sets the count
+  // RATE_LIMIT_WINDOW_MS) and startTestServer only sets the count
   // (`rateLimitPerMinute`), so its Retry-After is up to 60 s. Worse, once the CLI has waited that
   // long the window has reset and its retry succeeds: reaching 75 would need the limit exhausted
   // again during the wait, a test of a minute or more. The fault server above stands in for it.
