@@ -14,6 +14,7 @@ import { createApp, provision, type ServiceApp } from '../../src/server/index.js
 import { attestationTexts } from '../../src/server/routes/attestations.js';
 import { openStore, type EvidenceRow, type Store } from '../../src/server/store/index.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/server/store/migrations.js';
+import { storedEvidenceRow } from './support.js';
 
 type JsonObject = { [key: string]: JsonValue };
 
@@ -102,25 +103,9 @@ describe('systems written once per group', () => {
   });
 
   function row(workspaceId: string, id: string, system: string, occurredMs: number, receivedMs: number, type = 'ai_risk_assessment'): EvidenceRow {
-    return {
-      record_id: id,
-      workspace_id: workspaceId,
-      record_type: type,
-      system_name: system,
-      identity: null,
-      resource: null,
-      environment: null,
-      occurred_at: new Date(occurredMs).toISOString(),
-      occurred_ms: occurredMs,
-      payload: '{}',
-      client_sig: null,
-      client_sig_algo: null,
-      source: 'sdk',
-      mapped_controls: '[]',
-      received_at: new Date(receivedMs).toISOString(),
-      received_ms: receivedMs,
-    };
+    return storedEvidenceRow({ workspaceId, recordId: id, occurredMs, receivedMs, system, type });
   }
+
 
   it('leaves what one upsert per record would: latest assessment wins, a tie goes to the later arrival', async () => {
     store = openStore(':memory:');

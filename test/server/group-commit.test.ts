@@ -9,7 +9,7 @@ import { openDatabase, type Db } from '../../src/server/store/database.js';
 import { openStore, type AttestationRow, type EvidenceRow, type Store } from '../../src/server/store/index.js';
 import { GroupCommitWriter } from '../../src/server/store/writer.js';
 import { startTestServer } from '../helpers/server.js';
-import { call, countRows, evidenceRecord, wsPath } from './support.js';
+import { call, countRows, evidenceRecord, storedEvidenceRow, wsPath } from './support.js';
 
 const open: (Db | Store)[] = [];
 afterEach(async () => {
@@ -84,25 +84,7 @@ function store(): { store: Store; workspaceId: string } {
 }
 
 function evidenceRow(workspaceId: string, recordId: string, occurredMs: number, system = 'sys-a'): EvidenceRow {
-  const at = new Date(occurredMs).toISOString();
-  return {
-    record_id: recordId,
-    workspace_id: workspaceId,
-    record_type: 'change_event',
-    system_name: system,
-    identity: null,
-    resource: null,
-    environment: null,
-    occurred_at: at,
-    occurred_ms: occurredMs,
-    payload: '{}',
-    client_sig: null,
-    client_sig_algo: null,
-    source: 'sdk',
-    mapped_controls: '[]',
-    received_at: at,
-    received_ms: occurredMs + 1000,
-  };
+  return storedEvidenceRow({ workspaceId, recordId, occurredMs, system });
 }
 
 describe('Store writes merged per group', () => {

@@ -1,6 +1,7 @@
-/** Shared pieces of the service tests: HTTP calls with fetch, and valid records of every type. */
+/** Shared pieces of the service tests: HTTP calls with fetch, valid records of every type, stored rows. */
 import Database from 'better-sqlite3';
 import type { RecordType } from '../../src/core/index.js';
+import type { EvidenceRow } from '../../src/server/store/index.js';
 import type { TestServer } from '../helpers/server.js';
 
 export interface Reply {
@@ -115,4 +116,27 @@ export function countRows(dbPath: string, table: string, workspaceId: string): n
   } finally {
     db.close();
   }
+}
+
+/** A stored evidence row for store-level tests: the members that matter, the rest empty. */
+export function storedEvidenceRow(fields: { workspaceId: string; recordId: string; occurredMs: number; receivedMs?: number; system?: string; type?: string }): EvidenceRow {
+  const receivedMs = fields.receivedMs ?? fields.occurredMs + 1000;
+  return {
+    record_id: fields.recordId,
+    workspace_id: fields.workspaceId,
+    record_type: fields.type ?? 'change_event',
+    system_name: fields.system ?? 'sys-a',
+    identity: null,
+    resource: null,
+    environment: null,
+    occurred_at: new Date(fields.occurredMs).toISOString(),
+    occurred_ms: fields.occurredMs,
+    payload: '{}',
+    client_sig: null,
+    client_sig_algo: null,
+    source: 'sdk',
+    mapped_controls: '[]',
+    received_at: new Date(receivedMs).toISOString(),
+    received_ms: receivedMs,
+  };
 }
