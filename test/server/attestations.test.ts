@@ -83,6 +83,18 @@ describe('POST attestations/external', () => {
     expect(tampered.n).toBe(0);
   });
 
+  it('refuses the identity key with a trivial signature, which "verifies" any message by the group equation alone', async () => {
+    // R = identity and S = 0 with A = identity satisfy [S]B = R + [k]A for every message: a
+    // small-order key proves nothing, and would otherwise earn the witnessed tier without a secret.
+    const identity = '01'.padEnd(64, '0');
+    for (const path of [externalPath, batchPath]) {
+      const forged = { ...attestation(), witness_sig: identity + '00'.repeat(32), verifying_key_hex: identity };
+      const reply = await call(server, 'POST', path, { body: path === batchPath ? { records: [forged] } : forged });
+      if (path === externalPath) expect(reply.json).toMatchObject({ error: 'validation_error', field: 'witness_sig' });
+      else expect(reply.json).toMatchObject({ accepted: 0, rejected: 1, results: [{ index: 0, status: 'rejected', field: 'records.0.witness_sig' }] });
+    }
+  });
+
   it('keeps the attestation as sent, numbers and all, so that the signature still verifies from storage', async () => {
     const text = stringifyJson({ ...attestation({ tool_name: 'calc' }), extra: parseJsonLossless('{"ratio":1.0,"big":98765432109876543210,"name":"naïve"}') });
     const record = parseJsonLossless(text) as { [k: string]: JsonValue };
