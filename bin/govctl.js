@@ -13,8 +13,12 @@ if (only === '--version' || only === '-V') {
   // printed from dist/cli/help.txt
 } else if (args[0] === 'gates' && args[1] === 'check') {
   // A CI gate: the fast path (src/cli/fast-path.ts) answers without loading the full command line,
-  // or hands over (null) before it has written anything.
-  fastPath().then((code) => (code === null ? runMain() : (process.exitCode = code)));
+  // or hands over (null) before it has written anything. It never rejects once it runs (its session
+  // renders every error); a failure to load it hands over too, never a bare exit 1 (a soft fail).
+  fastPath().then(
+    (code) => (code === null ? runMain() : (process.exitCode = code)),
+    () => runMain(),
+  );
 } else {
   runMain();
 }

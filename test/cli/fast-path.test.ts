@@ -3,7 +3,7 @@
  * cache): which runs it takes, and that a run it takes ends exactly as the full command line ends
  * it (stdout, stderr, exit code), against a real service on 127.0.0.1 with a real SQLite file.
  */
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFastGatesCheck, runFastPath } from '../../src/cli/fast-path.js';
@@ -205,13 +205,14 @@ describe('a run on the fast path ends as the full command line ends it', () => {
     expect(badFast.exitCode).toBe(78);
   });
 
-  it('with the code cache missing, stale or damaged (it compiles as usual)', async () => {
+  it('with the code cache missing, stale or damaged (it compiles as usual), and with the fast path broken (the full command line answers)', async () => {
     // A copy of the build: the shared dist/ is left alone for the other tests.
     const copy = join(temp.dir, 'copy');
     mkdirSync(join(copy, 'bin'), { recursive: true });
-    mkdirSync(join(copy, 'dist', 'cli'), { recursive: true });
     for (const file of ['govctl.js', 'package.json']) copyFileSync(join(REPO, 'bin', file), join(copy, 'bin', file));
-    for (const file of ['fast-path.cjs', 'fast-path.cache']) copyFileSync(join(REPO, 'dist', 'cli', file), join(copy, 'dist', 'cli', file));
+    cpSync(join(REPO, 'dist'), join(copy, 'dist'), { recursive: true });
+    copyFileSync(join(REPO, 'package.json'), join(copy, 'package.json'));
+    symlinkSync(join(REPO, 'node_modules'), join(copy, 'node_modules'), 'dir');
     const cache = readFileSync(join(copy, 'dist', 'cli', 'fast-path.cache'));
     expect(cache.subarray(0, 40).toString('latin1')).toMatch(/^[0-9a-f]{24}\n/);
     const [reference] = await both(['--json']);
@@ -223,6 +224,10 @@ describe('a run on the fast path ends as the full command line ends it', () => {
     writeFileSync(join(copy, 'dist', 'cli', 'fast-path.cache'), Buffer.concat([cache.subarray(0, 25), Buffer.alloc(cache.length - 25, 7)])); // damaged
     expect(await runCopy()).toEqual(reference);
     writeFileSync(join(copy, 'dist', 'cli', 'fast-path.cache'), '');
+    expect(await runCopy()).toEqual(reference);
+
+    // A fast path that cannot load (here, not JavaScript) must never end the run with a bare exit 1.
+    writeFileSync(join(copy, 'dist', 'cli', 'fast-path.cjs'), 'this is not javascript {{{\n// govctl-build 0\n');
     expect(await runCopy()).toEqual(reference);
   });
 });
