@@ -293,6 +293,33 @@ function writeCanonicalObject(obj: Record<string, unknown>, depth: number, codeP
   return out + '}';
 }
 
+/** One member of an object as {@link canonicalize} writes it: its key, and `"key":value`. */
+export interface CanonicalMember {
+  key: string;
+  text: string;
+}
+
+/**
+ * The members of a plain object, each written once as {@link canonicalize} writes it, in canonical
+ * (code point) order; members whose value is `undefined` are left out. `{` + their texts joined by
+ * `,` + `}` is `canonicalize(obj)`: for callers that write several objects sharing members.
+ * @throws CanonicalJsonError as {@link canonicalize}
+ */
+export function canonicalMembers(obj: Record<string, unknown>): CanonicalMember[] {
+  const keys = Object.keys(obj);
+  const members: CanonicalMember[] = [];
+  for (const key of keys.some((k) => SURROGATE.test(k)) ? keys.sort(compareCodePoints) : sortCodeUnits(keys)) {
+    const member = obj[key];
+    if (member !== undefined) members.push({ key, text: `${PLAIN_ASCII.test(key) ? `"${key}"` : quoteAscii(key)}:${writeCanonical(member, 1)}` });
+  }
+  return members;
+}
+
+/** Python's key order (by code point), for callers that place a member among {@link canonicalMembers}. */
+export function compareKeys(a: string, b: string): number {
+  return compareCodePoints(a, b);
+}
+
 /**
  * The canonical string that signatures cover: byte-identical to Python's
  * `json.dumps(obj, sort_keys=True, separators=(',', ':'))` (wire.md §4).

@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha512';
 import { describe, expect, it } from 'vitest';
-import { parseJsonLossless } from '../../src/core/canonical-json.js';
+import { canonicalize, JsonFloat, parseJsonLossless } from '../../src/core/canonical-json.js';
 import {
   clientSigMessage,
   hexDigestsEqual,
@@ -17,6 +17,7 @@ import {
   verifyEd25519,
   verifyWitness,
   witnessMessage,
+  witnessTexts,
 } from '../../src/core/signing/index.js';
 import { hashValue, sha256Hex, sha256Stream } from '../../src/core/hashing.js';
 
@@ -108,6 +109,39 @@ describe('witness_sig (Ed25519, wire.md §4) against vectors made by Python cryp
     expect(verifying_key_hex).toBe(Buffer.from(ed.getPublicKey(Buffer.from(hex, 'hex'))).toString('hex'));
     const message = Buffer.from(witnessMessage(attestation, 'ws_1'), 'utf8');
     expect(ed.verify(witness_sig, message, verifying_key_hex)).toBe(true);
+  });
+});
+
+describe('witnessTexts: the stored text and the signed message from one canonicalisation', () => {
+  const ws = 'ws_0195f000-0000-7000-8000-000000000000';
+  const records: Record<string, unknown>[] = [
+    { system_name: 's', tool_name: 't', input_hash: 'a'.repeat(64), output_hash: 'b'.repeat(64), schema_version: 2 },
+    { system_name: 's', tool_name: 't', witness_sig: 'c'.repeat(128), verifying_key_hex: 'd'.repeat(64), executed_at: '2026-01-01T00:00:00Z' },
+    // a workspace_id of the client's: stored as sent, replaced in the message
+    { workspace_id: 'ws_other', system_name: 'é→😀', authorised_by: { identity: 'x', session_id: 'q"\\' }, zz: [1, new JsonFloat(85), null, true] },
+    { witness_sig: null, verifying_key_hex: null, system_name: 'n', model_id: 'm', a: { b: { c: -0.0 } } },
+    // a key with a surrogate pair: code point order differs from code unit order
+    { '\ud83d\ude00': 1, '\uff61': 2, system_name: 's' },
+  ];
+  /** wire.md §4 spelled out: the record without witness_sig and verifying_key_hex, with the workspace's id. */
+  const signedMessage = (record: Record<string, unknown>) => {
+    const { witness_sig: _sig, verifying_key_hex: _key, ...signed } = record;
+    return canonicalize({ ...signed, workspace_id: ws });
+  };
+  it('writes exactly what canonicalize writes for the record and for the signed members', () => {
+    for (const record of records) {
+      const texts = witnessTexts(record, ws);
+      expect(texts.stored).toBe(canonicalize(record));
+      expect(texts.message).toBe(signedMessage(record));
+      expect(witnessMessage(record, ws)).toBe(texts.message);
+    }
+  });
+
+  it('agrees on a record read losslessly from JSON text', () => {
+    const record = parseJsonLossless('{"tool_name":"t","system_name":"s","n":85.0,"big":12345678901234567890,"e":1e-7,"u":"\\u2028"}') as Record<string, unknown>;
+    const texts = witnessTexts(record, ws);
+    expect(texts.stored).toBe(canonicalize(record));
+    expect(texts.message).toBe(signedMessage(record));
   });
 });
 

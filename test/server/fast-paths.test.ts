@@ -1,22 +1,17 @@
 /**
  * The lighter request path (issue 3): the fused auth and rate-limit hook with its own fixed-window
- * counter, the attestation texts built from one canonicalisation per member, systems written once
- * per group commit, and migration 2 (ascending evidence indexes) on a database of version 1.
+ * counter, systems written once per group commit, and migration 2 (ascending evidence indexes) on a database of version 1.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalize, JsonFloat, parseJsonLossless, witnessMessage, type JsonValue } from '../../src/core/index.js';
 import { FixedWindowLimiter } from '../../src/server/auth.js';
 import { createApp, provision, type ServiceApp } from '../../src/server/index.js';
-import { attestationTexts } from '../../src/server/routes/attestations.js';
 import { openStore, type EvidenceRow, type Store } from '../../src/server/store/index.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/server/store/migrations.js';
 import { storedEvidenceRow } from './support.js';
-
-type JsonObject = { [key: string]: JsonValue };
 
 describe('FixedWindowLimiter', () => {
   it('counts per key in a window that starts with the first request, and starts again after it', () => {
@@ -66,33 +61,6 @@ describe('rate-limit headers from the fused hook', () => {
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
     expect(limited.headers['x-ratelimit-remaining']).toBe('0');
     expect(limited.headers['x-request-id']).toMatch(/^req_/);
-  });
-});
-
-describe('attestationTexts', () => {
-  const ws = 'ws_0195f000-0000-7000-8000-000000000000';
-  const records: JsonObject[] = [
-    { system_name: 's', tool_name: 't', input_hash: 'a'.repeat(64), output_hash: 'b'.repeat(64), schema_version: 2 },
-    { system_name: 's', tool_name: 't', witness_sig: 'c'.repeat(128), verifying_key_hex: 'd'.repeat(64), executed_at: '2026-01-01T00:00:00Z' },
-    // a workspace_id of the client's: stored as sent, replaced in the message
-    { workspace_id: 'ws_other', system_name: 'é→😀', authorised_by: { identity: 'x', session_id: 'q"\\' }, zz: [1, new JsonFloat(85), null, true] },
-    { witness_sig: null, verifying_key_hex: null, system_name: 'n', model_id: 'm', a: { b: { c: -0.0 } } },
-    // a key with a surrogate pair: code point order differs from code unit order
-    { '\ud83d\ude00': 1, '\uff61': 2, system_name: 's' },
-  ];
-  it('writes exactly what canonicalize and core witnessMessage write', () => {
-    for (const record of records) {
-      const texts = attestationTexts(record, ws);
-      expect(texts.stored).toBe(canonicalize(record));
-      expect(texts.message).toBe(witnessMessage(record, ws));
-    }
-  });
-
-  it('agrees on a record read losslessly from JSON text', () => {
-    const record = parseJsonLossless('{"tool_name":"t","system_name":"s","n":85.0,"big":12345678901234567890,"e":1e-7,"u":"\\u2028"}') as JsonObject;
-    const texts = attestationTexts(record, ws);
-    expect(texts.stored).toBe(canonicalize(record));
-    expect(texts.message).toBe(witnessMessage(record, ws));
   });
 });
 

@@ -4,7 +4,7 @@
  * form `<input_hash>:<output_hash>:<executed_at>` is accepted on verification.
  * Verification runs on libsodium where sodium-native loads, Node's OpenSSL elsewhere (ed25519-verifier.ts).
  */
-import { canonicalize } from '../canonical-json.js';
+import { canonicalize, canonicalMembers, compareKeys, type CanonicalMember } from '../canonical-json.js';
 import { verifyEd25519Bytes } from './ed25519-verifier.js';
 import type { SigningKey } from './keys.js';
 
@@ -13,10 +13,26 @@ export type WitnessForm = 'canonical' | 'legacy';
 const HEX_SIG = /^[0-9a-fA-F]{128}$/;
 const HEX_KEY = /^[0-9a-fA-F]{64}$/;
 
+/** Members `witness_sig` does not cover; `workspace_id` is the workspace's, whatever the attestation says (wire.md §4). */
+const UNSIGNED_MEMBERS = new Set(['witness_sig', 'verifying_key_hex', 'workspace_id']);
+
+/**
+ * An attestation's canonical text as sent (what the service stores) and the canonical message its
+ * `witness_sig` covers, from one canonicalisation of each member.
+ * @throws CanonicalJsonError when a member cannot be written as canonical JSON
+ */
+export function witnessTexts(attestation: Record<string, unknown>, workspaceId: string): { stored: string; message: string } {
+  const members = canonicalMembers(attestation);
+  const signed = members.filter((member) => !UNSIGNED_MEMBERS.has(member.key));
+  const at = signed.findIndex((member) => compareKeys(member.key, 'workspace_id') > 0);
+  signed.splice(at < 0 ? signed.length : at, 0, { key: 'workspace_id', text: `"workspace_id":${canonicalize(workspaceId)}` });
+  const join = (list: readonly CanonicalMember[]) => `{${list.map((member) => member.text).join(',')}}`;
+  return { stored: join(members), message: join(signed) };
+}
+
 /** The canonical message `witness_sig` signs (wire.md §4). */
 export function witnessMessage(attestation: Record<string, unknown>, workspaceId: string): string {
-  const { witness_sig: _sig, verifying_key_hex: _key, ...signed } = attestation;
-  return canonicalize({ ...signed, workspace_id: workspaceId });
+  return witnessTexts(attestation, workspaceId).message;
 }
 
 /** The legacy message some existing clients sign. */

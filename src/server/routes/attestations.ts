@@ -8,7 +8,7 @@
  * stored together in one transaction, and each gets its own result.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { canonicalize, legacyWitnessMessage, validateAttestation, witnessMessage, type JsonValue, type WitnessForm } from '../../core/index.js';
+import { legacyWitnessMessage, validateAttestation, witnessTexts, type JsonValue, type WitnessForm } from '../../core/index.js';
 import { authOf } from '../auth.js';
 import { HttpError, invalidField, validationFailed } from '../errors.js';
 import { newId } from '../ids.js';
@@ -41,40 +41,6 @@ function ingestOf(request: FastifyRequest, nowMs: () => number): Ingest {
   return { workspaceId: authOf(request).workspaceId, receivedMs, receivedAt: isoFromMs(receivedMs), source: sourceOf(request) };
 }
 
-/** Members left out of the signed message (wire.md §4); `workspace_id` is replaced by the workspace's. */
-const UNSIGNED_MEMBERS = new Set(['witness_sig', 'verifying_key_hex', 'workspace_id']);
-
-const SURROGATE = /[\ud800-\udfff]/;
-
-/**
- * The attestation's canonical text as sent (what is stored) and the canonical message its
- * `witness_sig` covers (core's `witnessMessage`: without `witness_sig` and `verifying_key_hex`, with
- * `workspace_id` set to the workspace), from one canonicalisation of each member rather than two
- * of the whole record. Both are `{` + the sorted `"key":value` members + `}`, exactly as
- * `canonicalize` writes them; a key with a surrogate (code point order differs from code unit
- * order) takes core's functions instead.
- * @throws CanonicalJsonError when a member cannot be written as canonical JSON
- */
-export function attestationTexts(record: JsonObject, workspaceId: string): { stored: string; message: string } {
-  const keys = Object.keys(record);
-  let odd = false;
-  for (const key of keys) if (SURROGATE.test(key)) odd = true;
-  if (odd) return { stored: canonicalize(record), message: witnessMessage(record, workspaceId) };
-  if (!keys.includes('workspace_id')) keys.push('workspace_id');
-  keys.sort(); // code unit order: code point order, since no key holds a surrogate
-  let stored = '';
-  let message = '';
-  for (const key of keys) {
-    const value = record[key];
-    const quotedKey = canonicalize(key);
-    const text = value === undefined ? undefined : canonicalize(value);
-    if (text !== undefined) stored += `${stored ? ',' : ''}${quotedKey}:${text}`;
-    if (key === 'workspace_id') message += `${message ? ',' : ''}${quotedKey}:${canonicalize(workspaceId)}`;
-    else if (text !== undefined && !UNSIGNED_MEMBERS.has(key)) message += `${message ? ',' : ''}${quotedKey}:${text}`;
-  }
-  return { stored: `{${stored}}`, message: `{${message}}` };
-}
-
 /** An attestation that passed validation, with the signature check it still needs. */
 interface CheckedAttestation {
   record: JsonObject;
@@ -98,7 +64,7 @@ function checkAttestation(item: JsonValue, prefix: string, ingest: Ingest): Chec
 
   let texts: { stored: string; message: string };
   try {
-    texts = attestationTexts(record, ingest.workspaceId);
+    texts = witnessTexts(record, ingest.workspaceId);
   } catch (error) {
     throw new HttpError(422, 'validation_error', `the attestation cannot be written as canonical JSON: ${(error as Error).message}`, prefix || undefined);
   }
