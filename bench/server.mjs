@@ -56,9 +56,10 @@ const USAGE = `node bench/server.mjs [--quick] [--duration S] [--connections N] 
   --only LIST    run only these loads, comma-separated: evidence, single, batch, reads (default all; for
                  iterating on one path: a run with --only is not a complete result)
   --cpu-prof     take a CPU profile of the server during each measured load (<run dir>/profiles/*.cpuprofile;
-                 summarise with node bench/lib/profile-summary.mjs FILE); implies --keep`;
+                 summarise with node bench/lib/profile-summary.mjs FILE); implies --keep
+  --verify-workers N  the service's verify workers (default: govctl serve's, one fewer than the cores it may use)`;
 
-const options = parseOptions({ only: { type: 'string' }, records: { type: 'string' }, 'quiet-wait': { type: 'string' }, retries: { type: 'string' }, keep: { type: 'boolean', default: false }, 'cpu-prof': { type: 'boolean', default: false } }, USAGE);
+const options = parseOptions({ only: { type: 'string' }, records: { type: 'string' }, 'quiet-wait': { type: 'string' }, retries: { type: 'string' }, keep: { type: 'boolean', default: false }, 'cpu-prof': { type: 'boolean', default: false }, 'verify-workers': { type: 'string' } }, USAGE);
 const quick = options.quick;
 const LOADS = ['evidence', 'single', 'batch', 'reads'];
 const only = new Set(options.only === undefined ? LOADS : options.only.split(',').map((name) => name.trim()));
@@ -116,7 +117,7 @@ let exitCode = 1;
  */
 async function startService(dbPath, label, { cores = 'one' } = {}) {
   const cpu = cores === 'all' ? `${LOAD_CPU},${SERVER_CPU}` : SERVER_CPU;
-  const extra = process.env.BENCH_VERIFY_WORKERS ? ['--verify-workers', process.env.BENCH_VERIFY_WORKERS] : [];
+  const extra = options['verify-workers'] === undefined ? [] : ['--verify-workers', options['verify-workers']];
   const handle = await startChild(SERVICE, ['--db', dbPath, ...extra], { cpu, logFile: join(run.dir, `${label}.log`) });
   children.push(handle);
   const memory = sampleMemory(handle.pid, 50);
@@ -132,6 +133,28 @@ async function stopService(service, label) {
   await service.handle.stop(30_000);
   serverPeaks.push({ label, peak_bytes: memory.peak, last_rss_bytes: memory.last?.rss ?? null });
   report.figure(`${label}_server_peak_rss`, memory.peak / 1e6, 'MB');
+}
+
+/**
+ * A service rate against the bare node:http server's for the same bodies: the bare rate as a
+ * figure, then the result (or the reason there is none).
+ */
+function reportAgainstBare(name, bareFigure, runs, target, details = {}) {
+  report.figure(bareFigure, runs.baseline.rps, 'req/s', loadDetails(runs.baseline));
+  const problem = loadProblem(runs.service) ?? loadProblem(runs.baseline);
+  if (problem) {
+    report.failed(name, problem);
+    return;
+  }
+  report.result({
+    name,
+    value: runs.service.rps,
+    unit: 'req/s',
+    baselineValue: runs.baseline.rps,
+    baselineLabel: 'bare node:http POST',
+    target,
+    details: { service: loadDetails(runs.service), baseline: loadDetails(runs.baseline), ...details },
+  });
 }
 
 /**
@@ -195,20 +218,7 @@ try {
     baseline: { url: baseline.info.url, pid: baseline.pid, path: '/evidence' },
     service: { url: service.url, pid: service.pid, profile: service.profile, path: `${prefix}/grc/evidence`, headers: auth, check: (_s, body) => body.includes('"detail":"ok"') },
   });
-  report.figure('bare_post_rate_evidence_body', evidenceRuns.baseline.rps, 'req/s', loadDetails(evidenceRuns.baseline));
-  const evidenceProblem = loadProblem(evidenceRuns.service) ?? loadProblem(evidenceRuns.baseline);
-  if (evidenceProblem) report.failed('evidence_post_rate', evidenceProblem);
-  else {
-    report.result({
-      name: 'evidence_post_rate',
-      value: evidenceRuns.service.rps,
-      unit: 'req/s',
-      baselineValue: evidenceRuns.baseline.rps,
-      baselineLabel: 'bare node:http POST',
-      target: 0.25,
-      details: { service: loadDetails(evidenceRuns.service), baseline: loadDetails(evidenceRuns.baseline) },
-    });
-  }
+  reportAgainstBare('evidence_post_rate', 'bare_post_rate_evidence_body', evidenceRuns, 0.25);
 
   }
 
@@ -224,25 +234,10 @@ try {
     baseline: { url: baseline.info.url, pid: baseline.pid, path: '/attestation' },
     service: { url: service.url, pid: service.pid, profile: service.profile, path: `${prefix}/attestations/external`, headers: auth, check: (_s, body) => body.includes('"trust_tier":"witnessed"') },
   });
-  report.figure('bare_post_rate_attestation_body', singleRuns.baseline.rps, 'req/s', loadDetails(singleRuns.baseline));
-  const singleProblem = loadProblem(singleRuns.service) ?? loadProblem(singleRuns.baseline);
-  if (singleProblem) report.failed('signed_attestation_rate', singleProblem);
-  else {
-    report.result({
-      name: 'signed_attestation_rate',
-      value: singleRuns.service.rps,
-      unit: 'req/s',
-      baselineValue: singleRuns.baseline.rps,
-      baselineLabel: 'bare node:http POST',
-      target: 0.15,
-      details: {
-        service: loadDetails(singleRuns.service),
-        baseline: loadDetails(singleRuns.baseline),
-        distinct_bodies: singleCount,
-        note: 'bodies are cycled when a run sends more requests than there are bodies',
-      },
-    });
-  }
+  reportAgainstBare('signed_attestation_rate', 'bare_post_rate_attestation_body', singleRuns, 0.15, {
+    distinct_bodies: singleCount,
+    note: 'bodies are cycled when a run sends more requests than there are bodies',
+  });
 
   }
 
