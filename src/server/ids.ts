@@ -69,6 +69,25 @@ export function uuidv7(nowMs: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+const UUIDV7 = /^(?:[a-z]+_)?([0-9a-f]{8})-([0-9a-f]{4})-7([0-9a-f]{3})-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/**
+ * Makes every later {@link uuidv7} sort after `id` (a UUIDv7, or an identifier ending in one, that
+ * an earlier run handed out), even if the clock has gone back since. The evidence list orders
+ * records that occurred at the same time by record_id and finds them in storage order; this
+ * keeps the two the same across restarts. Anything else is ignored.
+ */
+export function uuidv7After(id: string): void {
+  const match = UUIDV7.exec(id);
+  if (!match) return;
+  const ms = parseInt(match[1]! + match[2]!, 16);
+  const counter = parseInt(match[3]!, 16);
+  if (ms > lastMs || (ms === lastMs && counter > sequence)) {
+    lastMs = ms;
+    sequence = counter;
+  }
+}
+
 /** A new identifier such as `rec_0193a5c2-7b1e-7c00-9f3a-1d2e3f405162`. */
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${uuidv7()}`;

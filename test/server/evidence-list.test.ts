@@ -137,6 +137,8 @@ describe('GET grc/evidence', () => {
       ['record_type=nonsense', 'record_type'],
       ['cursor=not-a-cursor', 'cursor'],
       [`cursor=${Buffer.from('[1,2]').toString('base64url')}`, 'cursor'],
+      // well formed, but no record of this workspace has that id
+      [`cursor=${Buffer.from(JSON.stringify([Date.now(), 'rec_00000000-0000-7000-8000-000000000000'])).toString('base64url')}`, 'cursor'],
     ];
     for (const [query, field] of cases) {
       const reply = await call(server, 'GET', `${listPath}?${query}`);

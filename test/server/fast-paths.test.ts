@@ -96,8 +96,8 @@ describe('systems written once per group', () => {
   });
 });
 
-describe('migration 2 on a version-1 database', () => {
-  it('keeps every record and the list order, and uses the new indexes', async () => {
+describe('migrations 2 and 3 on a version-1 database', () => {
+  it('keep every record and the list order, and the lists use the new indexes without sorting', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'govctl-migrate-'));
     try {
       const path = join(dir, 'v1.db');
@@ -126,9 +126,9 @@ describe('migration 2 on a version-1 database', () => {
         let after: { occurredMs: number; recordId: string } | undefined;
         for (;;) {
           const page = store.evidence.list({ workspaceId: ws, sinceMs: now - 86_400_000, limit: 7, ...(after ? { after } : {}) });
-          pages.push(page.records.map((r) => r.record_id));
-          if (!page.next) break;
-          after = page.next;
+          pages.push(page!.records.map((r) => r.record_id));
+          if (!page!.next) break;
+          after = page!.next;
         }
         const expected = ids
           .map((id, i) => ({ id, occurred: now - (i % 5) * 1000 }))
@@ -136,12 +136,28 @@ describe('migration 2 on a version-1 database', () => {
           .map((r) => r.id);
         expect(pages.flat()).toEqual(expected);
         const bySystem = store.evidence.list({ workspaceId: ws, sinceMs: 0, limit: 200, systemName: 'sys-1', recordType: 'change_event' });
-        expect(bySystem.records.map((r) => r.record_id)).toEqual(expected.filter((id) => [1, 7, 13, 19, 25].includes(ids.indexOf(id))));
-        const plan = store.db
-          .prepare(`EXPLAIN QUERY PLAN SELECT record_id FROM evidence WHERE workspace_id = ? AND system_name = ? AND occurred_ms >= ? ORDER BY occurred_ms DESC, record_id DESC LIMIT 5`)
-          .all(ws, 'sys-1', 0) as { detail: string }[];
-        expect(plan.map((p) => p.detail).join('\n')).toMatch(/USING (COVERING )?INDEX evidence_by_system/);
-        expect(plan.map((p) => p.detail).join('\n')).not.toMatch(/TEMP B-TREE/);
+        expect(bySystem!.records.map((r) => r.record_id)).toEqual(expected.filter((id) => [1, 7, 13, 19, 25].includes(ids.indexOf(id))));
+        // Every shape of list query the store builds (evidence.ts names its index), first page and
+        // next, walks that index backwards with no sort.
+        const key = store.db.prepare('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck().get(ws);
+        const shapes: [string, string, unknown[]][] = [
+          ['evidence_by_time', '', []],
+          ['evidence_by_system', 'AND system_name = ?', ['sys-1']],
+          ['evidence_by_system', 'AND system_name = ? AND record_type = ?', ['sys-1', 'change_event']],
+          ['evidence_by_type', 'AND record_type = ?', ['change_event']],
+        ];
+        for (const [index, filter, values] of shapes) {
+          for (const next of ['', 'AND (occurred_ms, seq) < (?, ?)']) {
+            const plan = store.db
+              .prepare(
+                `EXPLAIN QUERY PLAN SELECT record_id FROM evidence INDEXED BY ${index} WHERE ws_key = ? AND occurred_ms >= ? ${filter} ${next} ORDER BY occurred_ms DESC, seq DESC LIMIT 5`,
+              )
+              .all(key, 0, ...values, ...(next ? [now, 10] : [])) as { detail: string }[];
+            const text = plan.map((p) => p.detail).join('\n');
+            expect(`${filter} ${next}: ${text}`).toMatch(new RegExp(`USING (COVERING )?INDEX ${index}`));
+            expect(text).not.toMatch(/TEMP B-TREE/);
+          }
+        }
       } finally {
         await store.close();
       }

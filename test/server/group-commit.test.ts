@@ -2,9 +2,12 @@
  * The group-commit writer's fast path (no savepoints unless a write throws), its group hooks,
  * the store's per-group coverage and per-batch systems updates, and the pooled random ids.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { newId, newRequestId, uuidv7 } from '../../src/server/ids.js';
+import { newId, newRequestId, uuidv7, uuidv7After } from '../../src/server/ids.js';
 import { openDatabase, type Db } from '../../src/server/store/database.js';
 import { openStore, type AttestationRow, type EvidenceRow, type Store } from '../../src/server/store/index.js';
 import { GroupCommitWriter } from '../../src/server/store/writer.js';
@@ -145,6 +148,34 @@ describe('ids from the random pool', () => {
     expect(new Set(uuids).size).toBe(5000);
     for (const id of uuids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect([...uuids].sort()).toEqual(uuids); // time-ordered, monotonic within the process
+  });
+
+  it('after uuidv7After, new ids sort after the given id even when it is ahead of the clock', () => {
+    const ahead = `rec_${uuidv7(Date.now() + 3_600_000)}`; // as if an earlier run's clock was an hour ahead
+    uuidv7After(ahead);
+    const next = [newId('rec'), newId('rec'), newId('rec')];
+    expect([ahead, ...next].sort()).toEqual([ahead, ...next]);
+    uuidv7After('rec_not-a-uuid'); // ignored
+    uuidv7After(`rec_${'0'.repeat(8)}-0000-7000-8000-000000000000`); // behind: changes nothing
+    const later = newId('rec');
+    expect(later > next[2]!).toBe(true);
+  });
+
+  it('a store opened on a file with records hands out record ids after the last stored one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'govctl-ids-'));
+    try {
+      const path = join(dir, 'ids.db');
+      const first = openStore(path);
+      const workspaceId = first.identity.provision({}, Date.now()).workspace_id;
+      const future = `rec_${uuidv7(Date.now() + 7_200_000)}`;
+      await first.recordEvidence({ row: storedEvidenceRow({ workspaceId, recordId: future, occurredMs: Date.now() }), controls: [] });
+      await first.close();
+      const second = openStore(path); // the constructor reads the last stored id
+      open.push(second);
+      expect(newId('rec') > future).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -21,7 +21,11 @@ export const LIST_MAX_DAYS = 36_500;
 export const LIST_DEFAULT_LIMIT = 50;
 export const LIST_MAX_LIMIT = 200;
 
-/** The opaque cursor: base64url of `[occurred_ms, record_id]` of the last record of a page. */
+/**
+ * The opaque cursor: base64url of `[occurred_ms, record_id]` of the last record of a page. The
+ * next page starts after that record as stored (its occurred_ms and seq); a record id that is not
+ * one of the workspace's records is a 400.
+ */
 export function encodeCursor(position: ListPosition): string {
   return Buffer.from(JSON.stringify([position.occurredMs, position.recordId]), 'utf8').toString('base64url');
 }
@@ -116,7 +120,8 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     const limit = integerParam(query, 'limit', LIST_DEFAULT_LIMIT, 1, LIST_MAX_LIMIT);
     const cursorText = textParam(query, 'cursor', 256);
     const after = cursorText === undefined ? undefined : decodeCursor(cursorText);
-    if (after === null) throw invalidField('cursor', 'is not a cursor this service issued (use next_cursor from the previous page)');
+    const unknownCursor = () => invalidField('cursor', 'is not a cursor this service issued (use next_cursor from the previous page)');
+    if (after === null) throw unknownCursor();
 
     const page = store.evidence.list({
       workspaceId,
@@ -126,6 +131,7 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
       ...(recordType !== undefined ? { recordType } : {}),
       ...(after !== undefined ? { after } : {}),
     });
+    if (page === null) throw unknownCursor();
     return page.next ? { records: page.records, next_cursor: encodeCursor(page.next) } : { records: page.records };
   });
 

@@ -107,6 +107,7 @@ export class IdentityStore {
   readonly #dataVersion: Database.Statement<[], number>;
   readonly #insertOrg: Database.Statement;
   readonly #insertWorkspace: Database.Statement;
+  readonly #insertWorkspaceKey: Database.Statement;
   readonly #insertUser: Database.Statement;
   readonly #insertKey: Database.Statement;
   readonly #keyByHash: Database.Statement<[Buffer], KeyRow & { org_id: string }>;
@@ -117,6 +118,8 @@ export class IdentityStore {
   constructor(private readonly db: Db) {
     this.#insertOrg = db.prepare('INSERT INTO orgs (org_id, name, created_ms) VALUES (?, ?, ?)');
     this.#insertWorkspace = db.prepare('INSERT INTO workspaces (workspace_id, org_id, name, created_ms) VALUES (?, ?, ?, ?)');
+    // the workspace's integer key for the evidence indexes (migration 3)
+    this.#insertWorkspaceKey = db.prepare('INSERT INTO workspace_keys (workspace_id) VALUES (?)');
     this.#insertUser = db.prepare('INSERT INTO users (user_id, org_id, email, created_ms) VALUES (?, ?, ?, ?)');
     this.#insertKey = db.prepare(
       'INSERT INTO api_keys (key_id, key_hash, prefix, workspace_id, user_id, name, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -141,6 +144,7 @@ export class IdentityStore {
       const userId = newId('usr');
       this.#insertOrg.run(orgId, options.orgName ?? 'default', nowMs);
       this.#insertWorkspace.run(workspaceId, orgId, options.workspaceName ?? 'default', nowMs);
+      this.#insertWorkspaceKey.run(workspaceId);
       this.#insertUser.run(userId, orgId, options.userEmail ?? null, nowMs);
       const key = this.#addKey(workspaceId, userId, 'default', null, nowMs);
       return { org_id: orgId, workspace_id: workspaceId, user_id: userId, api_key: key.api_key };

@@ -10,6 +10,7 @@ import { openDatabase, type Db } from './database.js';
 import { EvidenceStore, type EvidenceRow } from './evidence.js';
 import { GatePolicyStore } from './gate-policy.js';
 import { IdentityStore } from './identity.js';
+import { uuidv7After } from '../ids.js';
 import { SystemStore } from './systems.js';
 import { GroupCommitWriter } from './writer.js';
 
@@ -61,6 +62,9 @@ export class Store {
       },
     });
     this.gatePolicy = new GatePolicyStore(db);
+    // New record ids sort after the last stored one (ids.ts): the list's tie order needs it.
+    const lastRecordId = db.prepare<[], string>('SELECT record_id FROM evidence ORDER BY seq DESC LIMIT 1').pluck().get();
+    if (lastRecordId !== undefined) uuidv7After(lastRecordId);
   }
 
   /** Stores one evidence record and updates coverage and systems; resolves after the commit. */

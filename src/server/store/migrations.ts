@@ -147,6 +147,36 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX attestations_by_system;
     `,
   },
+  {
+    version: 3,
+    name: 'narrow evidence indexes keyed by an integer workspace key',
+    // Each evidence index entry held the workspace id and the record id as text (about 80 bytes
+    // of a ~100-byte entry), so a page held few entries, split often, and a group commit wrote
+    // about 40 pages for 10 records. Keyed by a small integer per workspace, and with ties left to
+    // the row's seq (which every index entry carries anyway), a group commit writes about 30 and a
+    // stored record costs ~15 % less. The list orders ties by seq: the order records were stored,
+    // which is the order of their record_ids (UUIDv7, handed out in increasing order; see ids.ts).
+    // Rows are back-filled once, here: the only statement that changes existing evidence rows, and
+    // it adds a key, nothing a record holds.
+    sql: `
+      CREATE TABLE workspace_keys (
+        ws_key       INTEGER PRIMARY KEY,
+        workspace_id TEXT NOT NULL UNIQUE
+      ) STRICT;
+      INSERT INTO workspace_keys (workspace_id)
+        SELECT workspace_id FROM (SELECT workspace_id, created_ms FROM workspaces
+                                  UNION ALL SELECT DISTINCT workspace_id, NULL FROM evidence)
+        GROUP BY workspace_id ORDER BY min(coalesce(created_ms, 0)), workspace_id;
+      ALTER TABLE evidence ADD COLUMN ws_key INTEGER;
+      UPDATE evidence SET ws_key = (SELECT k.ws_key FROM workspace_keys k WHERE k.workspace_id = evidence.workspace_id);
+      DROP INDEX evidence_by_time;
+      DROP INDEX evidence_by_system;
+      DROP INDEX evidence_by_type;
+      CREATE INDEX evidence_by_time ON evidence (ws_key, occurred_ms);
+      CREATE INDEX evidence_by_system ON evidence (ws_key, system_name, occurred_ms);
+      CREATE INDEX evidence_by_type ON evidence (ws_key, record_type, occurred_ms);
+    `,
+  },
 ];
 
 /** The schema version this code writes. */
