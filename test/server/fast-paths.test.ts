@@ -123,12 +123,12 @@ describe('migrations 2 and 3 on a version-1 database', () => {
       try {
         expect(store.db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
         const pages: string[][] = [];
-        let after: { occurredMs: number; recordId: string } | undefined;
+        let after: string | undefined;
         for (;;) {
-          const page = store.evidence.list({ workspaceId: ws, sinceMs: now - 86_400_000, limit: 7, ...(after ? { after } : {}) });
+          const page = store.evidence.list({ workspaceId: ws, sinceMs: now - 86_400_000, limit: 7, ...(after ? { afterRecordId: after } : {}) });
           pages.push(page!.records.map((r) => r.record_id));
           if (!page!.next) break;
-          after = page!.next;
+          after = page!.next.recordId;
         }
         const expected = ids
           .map((id, i) => ({ id, occurred: now - (i % 5) * 1000 }))

@@ -23,8 +23,8 @@ export const LIST_MAX_LIMIT = 200;
 
 /**
  * The opaque cursor: base64url of `[occurred_ms, record_id]` of the last record of a page. The
- * next page starts after that record as stored (its occurred_ms and seq); a record id that is not
- * one of the workspace's records is a 400.
+ * next page starts after that record as stored (the store reads its occurred_ms and seq); a record
+ * id that is not one of the workspace's records is a 422 on `cursor`.
  */
 export function encodeCursor(position: ListPosition): string {
   return Buffer.from(JSON.stringify([position.occurredMs, position.recordId]), 'utf8').toString('base64url');
@@ -129,7 +129,7 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
       limit,
       ...(systemName !== undefined ? { systemName } : {}),
       ...(recordType !== undefined ? { recordType } : {}),
-      ...(after !== undefined ? { after } : {}),
+      ...(after !== undefined ? { afterRecordId: after.recordId } : {}),
     });
     if (page === null) throw unknownCursor();
     return page.next ? { records: page.records, next_cursor: encodeCursor(page.next) } : { records: page.records };

@@ -53,8 +53,8 @@ export interface EvidenceListQuery {
   /** records with occurred_ms at or after this */
   sinceMs: number;
   limit: number;
-  /** continue after this record (exclusive) */
-  after?: ListPosition;
+  /** continue after this record (exclusive), where it stands in the order as stored */
+  afterRecordId?: string;
 }
 
 type ListRow = Omit<EvidenceListItem, 'mapped_controls' | 'signed'> & { mapped_controls: string; signed: number; occurred_ms: number };
@@ -132,13 +132,13 @@ export class EvidenceStore {
    * Newest first by occurred_at (epoch ms), ties by record_id, both descending (wire.md §5): ties
    * are ordered by seq, the order records were stored, which is record_id order (migration 3).
    * @returns the page and, when more records follow, the position to continue from; null when
-   *   `after` names no record of the workspace (a cursor this service did not issue)
+   *   `afterRecordId` names no record of the workspace (a cursor this service did not issue)
    */
   list(query: EvidenceListQuery): { records: EvidenceListItem[]; next: ListPosition | null } | null {
     const key = this.#key(query.workspaceId);
     let after: { occurred_ms: number; seq: number } | undefined;
-    if (query.after !== undefined) {
-      after = this.#position.get(query.after.recordId, query.workspaceId);
+    if (query.afterRecordId !== undefined) {
+      after = this.#position.get(query.afterRecordId, query.workspaceId);
       if (after === undefined) return null;
     }
     if (key === undefined) return { records: [], next: null };

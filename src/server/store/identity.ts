@@ -3,7 +3,7 @@
  * the store keeps only their SHA-256 (a slow password hash buys nothing against a guess of 2^256)
  * and compares it in constant time. The key itself exists only in the answer that creates it.
  */
-import { hash, timingSafeEqual } from 'node:crypto';
+import { hash as oneShotHash, timingSafeEqual } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { apiKeyDisplayPrefix, newApiKey, newId } from '../ids.js';
 import type { Db } from './database.js';
@@ -55,7 +55,7 @@ export interface AuthContext {
 /** The stored form of a key. */
 export function hashApiKey(apiKey: string): Buffer {
   // one-shot (Node ≥ 20.12): one call into the crypto library per request, not three
-  return hash('sha256', apiKey, 'buffer') as unknown as Buffer;
+  return oneShotHash('sha256', apiKey, 'buffer') as unknown as Buffer;
 }
 
 interface KeyRow {

@@ -4,13 +4,13 @@
  * attestation table, the control coverage and the systems table in the same transaction, so the
  * derived tables can never disagree with the records.
  */
+import { uuidv7After } from '../ids.js';
 import { AttestationStore, type AttestationRow } from './attestations.js';
 import { CoverageStore } from './coverage.js';
 import { openDatabase, type Db } from './database.js';
 import { EvidenceStore, type EvidenceRow } from './evidence.js';
 import { GatePolicyStore } from './gate-policy.js';
 import { IdentityStore } from './identity.js';
-import { uuidv7After } from '../ids.js';
 import { SystemStore } from './systems.js';
 import { GroupCommitWriter } from './writer.js';
 
