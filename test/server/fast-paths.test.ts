@@ -1,6 +1,6 @@
 /**
  * The lighter request path (issue 3): the fused auth and rate-limit hook with its own fixed-window
- * counter, systems written once per group commit, and migration 2 (ascending evidence indexes) on a database of version 1.
+ * counter, systems written once per group commit, and migrations 2–4 (the evidence indexes) on a database of version 1.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FixedWindowLimiter } from '../../src/server/auth.js';
 import { createApp, provision, type ServiceApp } from '../../src/server/index.js';
+import { listStatements } from '../../src/server/store/evidence.js';
 import { openStore, type EvidenceRow, type Store } from '../../src/server/store/index.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/server/store/migrations.js';
 import { storedEvidenceRow } from './support.js';
@@ -96,7 +97,7 @@ describe('systems written once per group', () => {
   });
 });
 
-describe('migrations 2 and 3 on a version-1 database', () => {
+describe('migrations 2, 3 and 4 on a version-1 database', () => {
   it('keep every record and the list order, and the lists use the new indexes without sorting', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'govctl-migrate-'));
     try {
@@ -122,6 +123,9 @@ describe('migrations 2 and 3 on a version-1 database', () => {
       const store = openStore(path);
       try {
         expect(store.db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+        // migration 4 indexes every existing record by system, so no list reads a tail of 30
+        expect(store.db.prepare('SELECT count(*) FROM evidence_by_system').pluck().get()).toBe(30);
+        expect(store.db.prepare("SELECT through_seq FROM index_progress WHERE name = 'evidence_by_system'").pluck().get()).toBe(30);
         const pages: string[][] = [];
         let after: string | undefined;
         for (;;) {
@@ -137,25 +141,30 @@ describe('migrations 2 and 3 on a version-1 database', () => {
         expect(pages.flat()).toEqual(expected);
         const bySystem = store.evidence.list({ workspaceId: ws, sinceMs: 0, limit: 200, systemName: 'sys-1', recordType: 'change_event' });
         expect(bySystem!.records.map((r) => r.record_id)).toEqual(expected.filter((id) => [1, 7, 13, 19, 25].includes(ids.indexOf(id))));
-        // Every shape of list query the store builds (evidence.ts names its index), first page and
-        // next, walks that index backwards with no sort.
+        // Every shape of list query the store builds walks its index backwards with no sort; a
+        // list by system reads evidence_by_system (migration 4) by its key, and the records after
+        // its through_seq by rowid range (at most SYSTEM_INDEX_BATCH of them, sorted).
         const key = store.db.prepare('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck().get(ws);
-        const shapes: [string, string, unknown[]][] = [
-          ['evidence_by_time', '', []],
-          ['evidence_by_system', 'AND system_name = ?', ['sys-1']],
-          ['evidence_by_system', 'AND system_name = ? AND record_type = ?', ['sys-1', 'change_event']],
-          ['evidence_by_type', 'AND record_type = ?', ['change_event']],
-        ];
-        for (const [index, filter, values] of shapes) {
-          for (const next of ['', 'AND (occurred_ms, seq) < (?, ?)']) {
-            const plan = store.db
-              .prepare(
-                `EXPLAIN QUERY PLAN SELECT record_id FROM evidence INDEXED BY ${index} WHERE ws_key = ? AND occurred_ms >= ? ${filter} ${next} ORDER BY occurred_ms DESC, seq DESC LIMIT 5`,
-              )
-              .all(key, 0, ...values, ...(next ? [now, 10] : [])) as { detail: string }[];
-            const text = plan.map((p) => p.detail).join('\n');
-            expect(`${filter} ${next}: ${text}`).toMatch(new RegExp(`USING (COVERING )?INDEX ${index}`));
-            expect(text).not.toMatch(/TEMP B-TREE/);
+        const planOf = (sql: string) =>
+          (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({
+            key, sinceMs: 0, take: 5, systemName: 'sys-1', recordType: 'change_event', afterMs: now, afterSeq: 10, throughSeq: 3,
+          }) as { detail: string }[]).map((p) => p.detail).join('\n');
+        for (const system of [false, true]) {
+          for (const type of [false, true]) {
+            for (const after of [false, true]) {
+              const sql = listStatements({ system, type, after });
+              const main = planOf(sql.main);
+              const label = JSON.stringify({ system, type, after });
+              const index = system ? 'PRIMARY KEY' : type ? 'INDEX evidence_by_type' : 'INDEX evidence_by_time';
+              expect(`${label}: ${main}`).toMatch(new RegExp(`USING (COVERING )?${index}`));
+              expect(`${label}: ${main}`).not.toMatch(/TEMP B-TREE|SCAN/);
+              if (system) {
+                expect(sql.tail).toBeDefined();
+                expect(`${label}: ${planOf(sql.tail!)}`).toMatch(/SEARCH e USING INTEGER PRIMARY KEY \(rowid>\?\)/);
+              } else {
+                expect(sql.tail).toBeUndefined();
+              }
+            }
           }
         }
       } finally {

@@ -57,11 +57,64 @@ export interface EvidenceListQuery {
   afterRecordId?: string;
 }
 
-type ListRow = Omit<EvidenceListItem, 'mapped_controls' | 'signed'> & { mapped_controls: string; signed: number; occurred_ms: number };
+type ListRow = Omit<EvidenceListItem, 'mapped_controls' | 'signed'> & { mapped_controls: string; signed: number; occurred_ms: number; seq: number };
 
 /** The workspace has no key in workspace_keys: it was not created by provisioning. */
 export class UnknownWorkspaceError extends Error {
   override readonly name = 'UnknownWorkspaceError';
+}
+
+/**
+ * Records the by-system entries trail by at most this many before a batch writes them (migration
+ * 4). A batch touches each system's leaf once instead of once per record; a list by system reads
+ * the records not yet in a batch from the end of the evidence table, at most this many rows.
+ */
+export const SYSTEM_INDEX_BATCH = 1024;
+
+/** The columns a list reads, from evidence aliased `e`. */
+const LIST_COLUMNS =
+  'e.record_id, e.record_type, e.system_name, e.occurred_at, e.occurred_ms, e.seq, e.mapped_controls, e.source, e.client_sig IS NOT NULL AS signed';
+
+/** Which filters a list query has; each shape is one statement. */
+export interface ListShape {
+  system: boolean;
+  type: boolean;
+  after: boolean;
+}
+
+/**
+ * The statements of a list query of `shape`: `main` alone, or for a system both `main` (the
+ * records of the batched evidence_by_system table) and `tail` (the records after its
+ * through_seq), each newest first, to be merged. Exported for the query-plan test.
+ */
+export function listStatements(shape: ListShape): { main: string; tail?: string } {
+  const type = shape.type ? ' AND e.record_type = @recordType' : '';
+  if (!shape.system) {
+    const after = shape.after ? ' AND (e.occurred_ms, e.seq) < (@afterMs, @afterSeq)' : '';
+    // Named, not left to the planner, which without statistics may pick another index.
+    const index = shape.type ? 'evidence_by_type' : 'evidence_by_time';
+    return {
+      main: `SELECT ${LIST_COLUMNS} FROM evidence AS e INDEXED BY ${index}
+        WHERE e.ws_key = @key AND e.occurred_ms >= @sinceMs${type}${after}
+        ORDER BY e.occurred_ms DESC, e.seq DESC LIMIT @take`,
+    };
+  }
+  const afterIn = (alias: string) => (shape.after ? ` AND (${alias}.occurred_ms, ${alias}.seq) < (@afterMs, @afterSeq)` : '');
+  return {
+    // CROSS JOIN keeps evidence_by_system the outer loop: its key order is the list's order.
+    main: `SELECT ${LIST_COLUMNS} FROM evidence_by_system AS s CROSS JOIN evidence AS e ON e.seq = s.seq
+      WHERE s.ws_key = @key AND s.system_name = @systemName AND s.occurred_ms >= @sinceMs${type}${afterIn('s')}
+      ORDER BY s.occurred_ms DESC, s.seq DESC LIMIT @take`,
+    // NOT INDEXED: the rowid range after through_seq, never a walk of the workspace's records.
+    tail: `SELECT ${LIST_COLUMNS} FROM evidence AS e NOT INDEXED
+      WHERE e.seq > @throughSeq AND e.ws_key = @key AND e.system_name = @systemName AND e.occurred_ms >= @sinceMs${type}${afterIn('e')}
+      ORDER BY e.occurred_ms DESC, e.seq DESC LIMIT @take`,
+  };
+}
+
+/** Newest first: later occurred_ms, then later seq. */
+function newerFirst(a: ListRow, b: ListRow): number {
+  return b.occurred_ms - a.occurred_ms || b.seq - a.seq;
 }
 
 export class EvidenceStore {
@@ -69,7 +122,11 @@ export class EvidenceStore {
   readonly #get: Database.Statement<[string, string], EvidenceRow>;
   readonly #position: Database.Statement<[string, string], { occurred_ms: number; seq: number }>;
   readonly #keyOf: Database.Statement<[string], number>;
-  readonly #lists = new Map<string, Database.Statement>();
+  readonly #lists = new Map<string, { main: Database.Statement; tail?: Database.Statement }>();
+  readonly #throughSeq: Database.Statement<[], number>;
+  readonly #lastSeq: Database.Statement<[], number | null>;
+  readonly #indexBatch: Database.Statement<[number]>;
+  readonly #advance: Database.Statement<[number]>;
   /**
    * Workspace id → its integer key (migration 3), for the indexes. Keys are never changed or
    * deleted, and every key this connection can read has committed: keys are added only by
@@ -77,7 +134,11 @@ export class EvidenceStore {
    */
   readonly #keys = new Map<string, number>();
 
-  constructor(private readonly db: Db) {
+  /** @param systemIndexBatch see {@link SYSTEM_INDEX_BATCH} (smaller in tests) */
+  constructor(
+    private readonly db: Db,
+    private readonly systemIndexBatch = SYSTEM_INDEX_BATCH,
+  ) {
     this.#insert = db.prepare(
       `INSERT INTO evidence (record_id, workspace_id, ws_key, record_type, system_name, identity, resource, environment,
          occurred_at, occurred_ms, payload, client_sig, client_sig_algo, source, mapped_controls, received_at, received_ms)
@@ -86,6 +147,26 @@ export class EvidenceStore {
     this.#get = db.prepare('SELECT * FROM evidence WHERE record_id = ? AND workspace_id = ?');
     this.#position = db.prepare('SELECT occurred_ms, seq FROM evidence WHERE record_id = ? AND workspace_id = ?');
     this.#keyOf = db.prepare<[string], number>('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck();
+    this.#throughSeq = db.prepare<[], number>("SELECT through_seq FROM index_progress WHERE name = 'evidence_by_system'").pluck();
+    this.#lastSeq = db.prepare<[], number | null>('SELECT max(seq) FROM evidence').pluck();
+    this.#indexBatch = db.prepare<[number]>(
+      `INSERT INTO evidence_by_system (ws_key, system_name, occurred_ms, seq)
+       SELECT ws_key, system_name, occurred_ms, seq FROM evidence WHERE seq > ? ORDER BY ws_key, system_name, occurred_ms, seq`,
+    );
+    this.#advance = db.prepare<[number]>("UPDATE index_progress SET through_seq = ? WHERE name = 'evidence_by_system'");
+  }
+
+  /**
+   * Writes the by-system entries of the records stored since the last batch, once they are
+   * {@link SYSTEM_INDEX_BATCH} or more. Runs at the end of every group commit, inside its
+   * transaction, so entries and records commit (or roll back) together.
+   */
+  indexPendingSystems(): void {
+    const through = this.#throughSeq.get()!;
+    const last = this.#lastSeq.get() ?? 0;
+    if (last - through < this.systemIndexBatch) return;
+    this.#indexBatch.run(through);
+    this.#advance.run(last);
   }
 
   /** The workspace's integer key; undefined for a workspace that was never provisioned. */
@@ -142,31 +223,33 @@ export class EvidenceStore {
       if (after === undefined) return null;
     }
     if (key === undefined) return { records: [], next: null };
-    const conditions = ['ws_key = @key', 'occurred_ms >= @sinceMs'];
-    if (query.systemName !== undefined) conditions.push('system_name = @systemName');
-    if (query.recordType !== undefined) conditions.push('record_type = @recordType');
-    if (after !== undefined) conditions.push('(occurred_ms, seq) < (@afterMs, @afterSeq)');
-    // Named, not left to the planner: without statistics it walks evidence_by_time for a system's
-    // next page (a range on both sides looks narrower), which for a rare system reads most rows.
-    const index = query.systemName !== undefined ? 'evidence_by_system' : query.recordType !== undefined ? 'evidence_by_type' : 'evidence_by_time';
-    const sql =
-      `SELECT record_id, record_type, system_name, occurred_at, occurred_ms, mapped_controls, source, client_sig IS NOT NULL AS signed
-       FROM evidence INDEXED BY ${index} WHERE ${conditions.join(' AND ')}
-       ORDER BY occurred_ms DESC, seq DESC LIMIT @take`;
-    let statement = this.#lists.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.#lists.set(sql, statement);
+    const shape: ListShape = { system: query.systemName !== undefined, type: query.recordType !== undefined, after: after !== undefined };
+    const sqlKey = `${Number(shape.system)}${Number(shape.type)}${Number(shape.after)}`;
+    let statements = this.#lists.get(sqlKey);
+    if (!statements) {
+      const sql = listStatements(shape);
+      statements = { main: this.db.prepare(sql.main), ...(sql.tail !== undefined ? { tail: this.db.prepare(sql.tail) } : {}) };
+      this.#lists.set(sqlKey, statements);
     }
-    const rows = statement.all({
-      key,
-      sinceMs: query.sinceMs,
-      systemName: query.systemName,
-      recordType: query.recordType,
-      afterMs: after?.occurred_ms,
-      afterSeq: after?.seq,
-      take: query.limit + 1,
-    }) as ListRow[];
+    const params: Record<string, unknown> = { key, sinceMs: query.sinceMs, take: query.limit + 1 };
+    if (shape.system) params.systemName = query.systemName;
+    if (shape.type) params.recordType = query.recordType;
+    if (after !== undefined) {
+      params.afterMs = after.occurred_ms;
+      params.afterSeq = after.seq;
+    }
+    const { main, tail } = statements;
+    let rows: ListRow[];
+    if (tail === undefined) {
+      rows = main.all(params) as ListRow[];
+    } else {
+      // One read transaction: the batched entries and the tail after them seen at one instant.
+      rows = this.db.transaction(() => {
+        const tailRows = tail.all({ ...params, throughSeq: this.#throughSeq.get()! }) as ListRow[];
+        const mainRows = main.all(params) as ListRow[];
+        return tailRows.length === 0 ? mainRows : mainRows.concat(tailRows).sort(newerFirst).slice(0, query.limit + 1);
+      })();
+    }
     const more = rows.length > query.limit;
     const page = more ? rows.slice(0, query.limit) : rows;
     const last = page[page.length - 1];

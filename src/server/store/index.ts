@@ -33,6 +33,12 @@ export function countsFromMs(claimedMs: number, receivedMs: number): number {
   return Math.min(claimedMs, receivedMs);
 }
 
+/** Tuning a test may change. */
+export interface StoreOptions {
+  /** see SYSTEM_INDEX_BATCH in evidence.ts */
+  systemIndexBatch?: number;
+}
+
 export class Store {
   readonly writer: GroupCommitWriter;
   readonly identity: IdentityStore;
@@ -42,15 +48,18 @@ export class Store {
   readonly systems: SystemStore;
   readonly gatePolicy: GatePolicyStore;
 
-  constructor(readonly db: Db) {
+  constructor(
+    readonly db: Db,
+    options: StoreOptions = {},
+  ) {
     this.identity = new IdentityStore(db);
-    this.evidence = new EvidenceStore(db);
+    this.evidence = new EvidenceStore(db, options.systemIndexBatch);
     this.attestations = new AttestationStore(db);
     this.coverage = new CoverageStore(db);
     this.systems = new SystemStore(db);
-    const { coverage, systems } = this;
+    const { coverage, systems, evidence } = this;
     // Coverage is written once per control and systems once per system per group commit (the
-    // latest time wins either way).
+    // latest time wins either way); the by-system entries a batch at a time.
     this.writer = new GroupCommitWriter(db, {
       begin: () => {
         coverage.discard();
@@ -59,6 +68,7 @@ export class Store {
       end: () => {
         systems.flush();
         coverage.flush();
+        evidence.indexPendingSystems();
       },
     });
     this.gatePolicy = new GatePolicyStore(db);
@@ -104,6 +114,6 @@ export class Store {
 }
 
 /** Opens (creating and migrating as needed) the store at `path` (`:memory:` for a throw-away one). */
-export function openStore(path: string): Store {
-  return new Store(openDatabase(path));
+export function openStore(path: string, options: StoreOptions = {}): Store {
+  return new Store(openDatabase(path), options);
 }
