@@ -65,17 +65,24 @@ export class UnknownWorkspaceError extends Error {
 }
 
 /**
- * Records the by-system entries trail by at most this many before a batch writes them (migration
- * 4). A batch touches each system's leaf once instead of once per record; a list by system reads
- * the records not yet in a batch from the end of the evidence table, at most this many rows.
+ * The list tables (migration 4) trail the records by at most this many before a batch writes their
+ * entries. A batch touches each leaf once instead of once per record; a list reads the records not
+ * yet in a batch from the end of the evidence table, at most this many rows.
  */
-export const SYSTEM_INDEX_BATCH = 1024;
+export const LIST_INDEX_BATCH = 1024;
+
+/** The list tables: the column after ws_key each is keyed by (none for the time table). */
+const LIST_TABLES = [
+  ['evidence_by_time', ''],
+  ['evidence_by_system', 'system_name'],
+  ['evidence_by_type', 'record_type'],
+] as const;
 
 /** The columns a list reads, from evidence aliased `e`. */
 const LIST_COLUMNS =
   'e.record_id, e.record_type, e.system_name, e.occurred_at, e.occurred_ms, e.seq, e.mapped_controls, e.source, e.client_sig IS NOT NULL AS signed';
 
-/** Which filters a list query has; each shape is one statement. */
+/** Which filters a list query has; each shape is one pair of statements. */
 export interface ListShape {
   system: boolean;
   type: boolean;
@@ -83,31 +90,24 @@ export interface ListShape {
 }
 
 /**
- * The statements of a list query of `shape`: `main` alone, or for a system both `main` (the
- * records of the batched evidence_by_system table) and `tail` (the records after its
- * through_seq), each newest first, to be merged. Exported for the query-plan test.
+ * The two statements of a list query of `shape`, each newest first, to be merged: `main` reads the
+ * batched list table of the narrowest filter (system, else type, else time) by its key, `tail`
+ * the records after through_seq by rowid range. Exported for the query-plan test.
  */
-export function listStatements(shape: ListShape): { main: string; tail?: string } {
-  const type = shape.type ? ' AND e.record_type = @recordType' : '';
-  if (!shape.system) {
-    const after = shape.after ? ' AND (e.occurred_ms, e.seq) < (@afterMs, @afterSeq)' : '';
-    // Named, not left to the planner, which without statistics may pick another index.
-    const index = shape.type ? 'evidence_by_type' : 'evidence_by_time';
-    return {
-      main: `SELECT ${LIST_COLUMNS} FROM evidence AS e INDEXED BY ${index}
-        WHERE e.ws_key = @key AND e.occurred_ms >= @sinceMs${type}${after}
-        ORDER BY e.occurred_ms DESC, e.seq DESC LIMIT @take`,
-    };
-  }
-  const afterIn = (alias: string) => (shape.after ? ` AND (${alias}.occurred_ms, ${alias}.seq) < (@afterMs, @afterSeq)` : '');
+export function listStatements(shape: ListShape): { main: string; tail: string } {
+  const [table, keyColumn] = shape.system ? LIST_TABLES[1] : shape.type ? LIST_TABLES[2] : LIST_TABLES[0];
+  const keyed = keyColumn === 'system_name' ? ' AND l.system_name = @systemName' : keyColumn === 'record_type' ? ' AND l.record_type = @recordType' : '';
+  const typeAlso = shape.system && shape.type ? ' AND e.record_type = @recordType' : '';
+  const after = (alias: string) => (shape.after ? ` AND (${alias}.occurred_ms, ${alias}.seq) < (@afterMs, @afterSeq)` : '');
+  const filters = `${shape.system ? ' AND e.system_name = @systemName' : ''}${shape.type ? ' AND e.record_type = @recordType' : ''}`;
   return {
-    // CROSS JOIN keeps evidence_by_system the outer loop: its key order is the list's order.
-    main: `SELECT ${LIST_COLUMNS} FROM evidence_by_system AS s CROSS JOIN evidence AS e ON e.seq = s.seq
-      WHERE s.ws_key = @key AND s.system_name = @systemName AND s.occurred_ms >= @sinceMs${type}${afterIn('s')}
-      ORDER BY s.occurred_ms DESC, s.seq DESC LIMIT @take`,
+    // CROSS JOIN keeps the list table the outer loop: its key order is the list's order.
+    main: `SELECT ${LIST_COLUMNS} FROM ${table} AS l CROSS JOIN evidence AS e ON e.seq = l.seq
+      WHERE l.ws_key = @key${keyed} AND l.occurred_ms >= @sinceMs${typeAlso}${after('l')}
+      ORDER BY l.occurred_ms DESC, l.seq DESC LIMIT @take`,
     // NOT INDEXED: the rowid range after through_seq, never a walk of the workspace's records.
     tail: `SELECT ${LIST_COLUMNS} FROM evidence AS e NOT INDEXED
-      WHERE e.seq > @throughSeq AND e.ws_key = @key AND e.system_name = @systemName AND e.occurred_ms >= @sinceMs${type}${afterIn('e')}
+      WHERE e.seq > @throughSeq AND e.ws_key = @key${filters} AND e.occurred_ms >= @sinceMs${after('e')}
       ORDER BY e.occurred_ms DESC, e.seq DESC LIMIT @take`,
   };
 }
@@ -122,10 +122,10 @@ export class EvidenceStore {
   readonly #get: Database.Statement<[string, string], EvidenceRow>;
   readonly #position: Database.Statement<[string, string], { occurred_ms: number; seq: number }>;
   readonly #keyOf: Database.Statement<[string], number>;
-  readonly #lists = new Map<string, { main: Database.Statement; tail?: Database.Statement }>();
+  readonly #lists = new Map<string, { main: Database.Statement; tail: Database.Statement }>();
   readonly #throughSeq: Database.Statement<[], number>;
   readonly #lastSeq: Database.Statement<[], number | null>;
-  readonly #indexBatch: Database.Statement<[number]>;
+  readonly #indexBatch: Database.Statement<[number]>[];
   readonly #advance: Database.Statement<[number]>;
   /**
    * Workspace id → its integer key (migration 3), for the indexes. Keys are never changed or
@@ -134,10 +134,10 @@ export class EvidenceStore {
    */
   readonly #keys = new Map<string, number>();
 
-  /** @param systemIndexBatch see {@link SYSTEM_INDEX_BATCH} (smaller in tests) */
+  /** @param listIndexBatch see {@link LIST_INDEX_BATCH} (smaller in tests) */
   constructor(
     private readonly db: Db,
-    private readonly systemIndexBatch = SYSTEM_INDEX_BATCH,
+    private readonly listIndexBatch = LIST_INDEX_BATCH,
   ) {
     this.#insert = db.prepare(
       `INSERT INTO evidence (record_id, workspace_id, ws_key, record_type, system_name, identity, resource, environment,
@@ -147,25 +147,25 @@ export class EvidenceStore {
     this.#get = db.prepare('SELECT * FROM evidence WHERE record_id = ? AND workspace_id = ?');
     this.#position = db.prepare('SELECT occurred_ms, seq FROM evidence WHERE record_id = ? AND workspace_id = ?');
     this.#keyOf = db.prepare<[string], number>('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck();
-    this.#throughSeq = db.prepare<[], number>("SELECT through_seq FROM index_progress WHERE name = 'evidence_by_system'").pluck();
+    this.#throughSeq = db.prepare<[], number>("SELECT through_seq FROM index_progress WHERE name = 'evidence_lists'").pluck();
     this.#lastSeq = db.prepare<[], number | null>('SELECT max(seq) FROM evidence').pluck();
-    this.#indexBatch = db.prepare<[number]>(
-      `INSERT INTO evidence_by_system (ws_key, system_name, occurred_ms, seq)
-       SELECT ws_key, system_name, occurred_ms, seq FROM evidence WHERE seq > ? ORDER BY ws_key, system_name, occurred_ms, seq`,
-    );
-    this.#advance = db.prepare<[number]>("UPDATE index_progress SET through_seq = ? WHERE name = 'evidence_by_system'");
+    this.#indexBatch = LIST_TABLES.map(([table, keyColumn]) => {
+      const columns = keyColumn === '' ? 'ws_key, occurred_ms, seq' : `ws_key, ${keyColumn}, occurred_ms, seq`;
+      return db.prepare<[number]>(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM evidence WHERE seq > ? ORDER BY ${columns}`);
+    });
+    this.#advance = db.prepare<[number]>("UPDATE index_progress SET through_seq = ? WHERE name = 'evidence_lists'");
   }
 
   /**
-   * Writes the by-system entries of the records stored since the last batch, once they are
-   * {@link SYSTEM_INDEX_BATCH} or more. Runs at the end of every group commit, inside its
-   * transaction, so entries and records commit (or roll back) together.
+   * Writes the list-table entries of the records stored since the last batch, once they are
+   * {@link LIST_INDEX_BATCH} or more, each table's sorted. Runs at the end of every group commit,
+   * inside its transaction, so entries and records commit (or roll back) together.
    */
-  indexPendingSystems(): void {
+  indexPendingLists(): void {
     const through = this.#throughSeq.get()!;
     const last = this.#lastSeq.get() ?? 0;
-    if (last - through < this.systemIndexBatch) return;
-    this.#indexBatch.run(through);
+    if (last - through < this.listIndexBatch) return;
+    for (const statement of this.#indexBatch) statement.run(through);
     this.#advance.run(last);
   }
 
@@ -228,7 +228,7 @@ export class EvidenceStore {
     let statements = this.#lists.get(sqlKey);
     if (!statements) {
       const sql = listStatements(shape);
-      statements = { main: this.db.prepare(sql.main), ...(sql.tail !== undefined ? { tail: this.db.prepare(sql.tail) } : {}) };
+      statements = { main: this.db.prepare(sql.main), tail: this.db.prepare(sql.tail) };
       this.#lists.set(sqlKey, statements);
     }
     const params: Record<string, unknown> = { key, sinceMs: query.sinceMs, take: query.limit + 1 };
@@ -239,17 +239,12 @@ export class EvidenceStore {
       params.afterSeq = after.seq;
     }
     const { main, tail } = statements;
-    let rows: ListRow[];
-    if (tail === undefined) {
-      rows = main.all(params) as ListRow[];
-    } else {
-      // One read transaction: the batched entries and the tail after them seen at one instant.
-      rows = this.db.transaction(() => {
-        const tailRows = tail.all({ ...params, throughSeq: this.#throughSeq.get()! }) as ListRow[];
-        const mainRows = main.all(params) as ListRow[];
-        return tailRows.length === 0 ? mainRows : mainRows.concat(tailRows).sort(newerFirst).slice(0, query.limit + 1);
-      })();
-    }
+    // One read transaction: the batched entries and the tail after them seen at one instant.
+    const rows = this.db.transaction(() => {
+      const tailRows = tail.all({ ...params, throughSeq: this.#throughSeq.get()! }) as ListRow[];
+      const mainRows = main.all(params) as ListRow[];
+      return tailRows.length === 0 ? mainRows : mainRows.concat(tailRows).sort(newerFirst).slice(0, query.limit + 1);
+    })();
     const more = rows.length > query.limit;
     const page = more ? rows.slice(0, query.limit) : rows;
     const last = page[page.length - 1];

@@ -35,8 +35,8 @@ export function countsFromMs(claimedMs: number, receivedMs: number): number {
 
 /** Tuning a test may change. */
 export interface StoreOptions {
-  /** see SYSTEM_INDEX_BATCH in evidence.ts */
-  systemIndexBatch?: number;
+  /** see LIST_INDEX_BATCH in evidence.ts */
+  listIndexBatch?: number;
 }
 
 export class Store {
@@ -53,13 +53,13 @@ export class Store {
     options: StoreOptions = {},
   ) {
     this.identity = new IdentityStore(db);
-    this.evidence = new EvidenceStore(db, options.systemIndexBatch);
+    this.evidence = new EvidenceStore(db, options.listIndexBatch);
     this.attestations = new AttestationStore(db);
     this.coverage = new CoverageStore(db);
     this.systems = new SystemStore(db);
     const { coverage, systems, evidence } = this;
     // Coverage is written once per control and systems once per system per group commit (the
-    // latest time wins either way); the by-system entries a batch at a time.
+    // latest time wins either way); the list tables' entries a batch at a time.
     this.writer = new GroupCommitWriter(db, {
       begin: () => {
         coverage.discard();
@@ -68,7 +68,7 @@ export class Store {
       end: () => {
         systems.flush();
         coverage.flush();
-        evidence.indexPendingSystems();
+        evidence.indexPendingLists();
       },
     });
     this.gatePolicy = new GatePolicyStore(db);

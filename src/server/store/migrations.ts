@@ -179,15 +179,24 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
-    name: 'evidence by system, indexed in batches',
-    // With records spread over many systems, each record of a group commit went to a different
-    // leaf of evidence_by_system: about 11 of the ~26 pages a group of 10 wrote. The same entries
-    // now live in a table that is filled a batch at a time (evidence.ts: every record up to
-    // through_seq has its entry, sorted by system, so a batch of a thousand touches each system's
-    // leaf once); the few records after through_seq are read from the end of the evidence table.
-    // Entries are derived data, written in the same transaction as the records they follow.
+    name: 'evidence list indexes written in batches',
+    // Each record of a group commit went to its own leaf of evidence_by_system when records are
+    // spread over many systems (about 11 of the ~26 pages a group of 10 wrote), and to one of a
+    // few leaves of the type and time indexes. The same entries now live in tables that are filled
+    // a batch at a time (evidence.ts: every record up to through_seq has its entries, written
+    // sorted, so a batch of a thousand touches each leaf once); lists read the few records after
+    // through_seq from the end of the evidence table. Entries are derived data, written in the
+    // same transaction as the records they follow.
     sql: `
+      DROP INDEX evidence_by_time;
       DROP INDEX evidence_by_system;
+      DROP INDEX evidence_by_type;
+      CREATE TABLE evidence_by_time (
+        ws_key      INTEGER NOT NULL,
+        occurred_ms INTEGER NOT NULL,
+        seq         INTEGER NOT NULL,
+        PRIMARY KEY (ws_key, occurred_ms, seq)
+      ) STRICT, WITHOUT ROWID;
       CREATE TABLE evidence_by_system (
         ws_key      INTEGER NOT NULL,
         system_name TEXT NOT NULL,
@@ -195,15 +204,26 @@ export const MIGRATIONS: readonly Migration[] = [
         seq         INTEGER NOT NULL,
         PRIMARY KEY (ws_key, system_name, occurred_ms, seq)
       ) STRICT, WITHOUT ROWID;
+      CREATE TABLE evidence_by_type (
+        ws_key      INTEGER NOT NULL,
+        record_type TEXT NOT NULL,
+        occurred_ms INTEGER NOT NULL,
+        seq         INTEGER NOT NULL,
+        PRIMARY KEY (ws_key, record_type, occurred_ms, seq)
+      ) STRICT, WITHOUT ROWID;
+      INSERT INTO evidence_by_time (ws_key, occurred_ms, seq)
+        SELECT ws_key, occurred_ms, seq FROM evidence ORDER BY ws_key, occurred_ms, seq;
       INSERT INTO evidence_by_system (ws_key, system_name, occurred_ms, seq)
         SELECT ws_key, system_name, occurred_ms, seq FROM evidence ORDER BY ws_key, system_name, occurred_ms, seq;
-      -- How far a derived table has been brought: every record with seq <= through_seq is in it.
+      INSERT INTO evidence_by_type (ws_key, record_type, occurred_ms, seq)
+        SELECT ws_key, record_type, occurred_ms, seq FROM evidence ORDER BY ws_key, record_type, occurred_ms, seq;
+      -- How far derived tables have been brought: every record with seq <= through_seq is in them.
       CREATE TABLE index_progress (
         name        TEXT PRIMARY KEY,
         through_seq INTEGER NOT NULL
       ) STRICT;
       INSERT INTO index_progress (name, through_seq)
-        VALUES ('evidence_by_system', coalesce((SELECT max(seq) FROM evidence), 0));
+        VALUES ('evidence_lists', coalesce((SELECT max(seq) FROM evidence), 0));
     `,
   },
 ];

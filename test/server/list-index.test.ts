@@ -1,7 +1,7 @@
 /**
- * Evidence by system, indexed in batches (migration 4): a list by system merges the batched
- * entries with the records stored after them, so it must give exactly what one index would, on
- * either side of a batch, across pages, after a restart and for a second workspace.
+ * The evidence list tables, written in batches (migration 4): a list merges the batched entries
+ * with the records stored after them, so it must give exactly what one index would, with every
+ * filter, on either side of a batch, across pages, after a restart and for a second workspace.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,7 +32,7 @@ function generator(seed: number): () => number {
   };
 }
 
-describe('evidence by system, indexed in batches', () => {
+describe('evidence list tables written in batches', () => {
   let dir: string;
   let path: string;
   let store: Store;
@@ -42,21 +42,21 @@ describe('evidence by system, indexed in batches', () => {
   const t0 = Date.UTC(2026, 10, 1);
 
   /** Every record of `ws` (and `system`, `type`) newest first, ties in the order stored. */
-  function expected(ws: string, system: string, type?: string, sinceMs = 0): string[] {
+  function expected(ws: string, system: string | undefined, type?: string, sinceMs = 0): string[] {
     return stored
-      .filter((r) => r.ws === ws && r.system === system && (type === undefined || r.type === type) && r.occurredMs >= sinceMs)
+      .filter((r) => r.ws === ws && (system === undefined || r.system === system) && (type === undefined || r.type === type) && r.occurredMs >= sinceMs)
       .sort((a, b) => b.occurredMs - a.occurredMs || b.order - a.order)
       .map((r) => r.id);
   }
 
   /** The whole list, read page by page. */
-  function listed(s: Store, ws: string, system: string, type: string | undefined, limit: number, sinceMs = 0): string[] {
+  function listed(s: Store, ws: string, system: string | undefined, type: string | undefined, limit: number, sinceMs = 0): string[] {
     const ids: string[] = [];
     let after: string | undefined;
     for (let pages = 0; pages < 1000; pages++) {
       const page = s.evidence.list({
         workspaceId: ws,
-        systemName: system,
+        ...(system !== undefined ? { systemName: system } : {}),
         ...(type !== undefined ? { recordType: type } : {}),
         sinceMs,
         limit,
@@ -71,13 +71,13 @@ describe('evidence by system, indexed in batches', () => {
   }
 
   function throughSeq(s: Store): number {
-    return s.db.prepare("SELECT through_seq FROM index_progress WHERE name = 'evidence_by_system'").pluck().get() as number;
+    return s.db.prepare("SELECT through_seq FROM index_progress WHERE name = 'evidence_lists'").pluck().get() as number;
   }
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'govctl-sysindex-'));
     path = join(dir, 'e.db');
-    store = openStore(path, { systemIndexBatch: 7 });
+    store = openStore(path, { listIndexBatch: 7 });
     wsA = store.identity.provision({}, Date.now()).workspace_id;
     wsB = store.identity.provision({}, Date.now()).workspace_id;
     const random = generator(42);
@@ -113,15 +113,16 @@ describe('evidence by system, indexed in batches', () => {
     const through = throughSeq(store);
     expect(through).toBeGreaterThan(0);
     expect(last - through).toBeLessThan(7 + 9); // caught up at the end of the group that reached a batch
-    const entries = store.db.prepare('SELECT count(*) FROM evidence_by_system').pluck().get();
-    expect(entries).toBe(through);
+    for (const table of ['evidence_by_time', 'evidence_by_system', 'evidence_by_type']) {
+      expect(store.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get(), table).toBe(through);
+    }
     // the tail is not empty, or this test would not see both halves of the merge
     expect(last).toBeGreaterThan(through);
   });
 
-  it('lists by system exactly as one index would, across the batch boundary and pages', () => {
+  it('lists exactly as one index would, with every filter, across the batch boundary and pages', () => {
     for (const ws of [wsA, wsB]) {
-      for (const system of SYSTEMS) {
+      for (const system of [undefined, ...SYSTEMS]) {
         for (const type of [undefined, ...TYPES]) {
           for (const limit of [1, 3, 200]) {
             expect(listed(store, ws, system, type, limit), `${ws} ${system} ${type} ${limit}`).toEqual(expected(ws, system, type));
@@ -139,6 +140,7 @@ describe('evidence by system, indexed in batches', () => {
     store = openStore(path);
     const through = throughSeq(store);
     expect(through).toBeLessThan(stored.length); // nothing is written by opening
-    for (const system of SYSTEMS) expect(listed(store, wsA, system, undefined, 5)).toEqual(expected(wsA, system));
+    for (const system of [undefined, ...SYSTEMS]) expect(listed(store, wsA, system, undefined, 5)).toEqual(expected(wsA, system));
+    expect(listed(store, wsB, undefined, 'access_review', 2)).toEqual(expected(wsB, undefined, 'access_review'));
   });
 });
