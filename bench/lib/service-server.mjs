@@ -41,26 +41,20 @@ try {
     identity = server.provision(dbPath, { orgName: 'bench', workspaceName: 'bench', userEmail: 'bench@example.com' });
     writeFileSync(identityFile, JSON.stringify(identity), { mode: 0o600 });
   }
-  // As `govctl serve` writes its log (src/cli/io.ts: lines queued and written out once per turn of
-  // the event loop), not one write(2) per line.
-  let queued = '';
-  const flushLog = () => {
-    process.stderr.write(queued);
-    queued = '';
-  };
-  const logLine = values.quiet
-    ? () => {}
-    : (line) => {
-        if (queued === '') setImmediate(flushLog);
-        queued += `${line}\n`;
-      };
+  // As `govctl serve` writes its log: through the service's own log writer (lines gathered and
+  // written at most every LOG_FLUSH_MS while they keep coming), not one write(2) per line.
+  const log = server.createLogWriter((text) => process.stderr.write(text));
+  const logLine = values.quiet ? () => {} : log.line;
   const running = await server.startServer({ host: '127.0.0.1', port: 0, db: dbPath, logLine, rateLimitPerMinute: Number(values['rate-limit']), ...(values['verify-workers'] !== undefined ? { verifyWorkers: Number(values['verify-workers']) } : {}) });
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
     running.close().then(
-      () => process.exit(0),
+      () => {
+        log.flush();
+        process.exit(0);
+      },
       (error) => {
         process.stderr.write(`close failed: ${error?.stack ?? error}\n`);
         process.exit(1);

@@ -1,7 +1,7 @@
 /**
  * The API key cache of IdentityStore.authenticate: valid keys are remembered while no other
- * connection has changed the database (PRAGMA data_version, read once per turn of the event loop),
- * so a revocation elsewhere takes effect from the next turn, and an expiry at once.
+ * connection has changed the database (PRAGMA data_version, read at most every
+ * KEY_VERSION_CHECK_MS), so a revocation elsewhere takes effect within that time, and an expiry at once.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey } from '../../src/server/index.js';
 import { openDatabase, type Db } from '../../src/server/store/database.js';
-import { IdentityStore, KEY_CACHE_SIZE } from '../../src/server/store/identity.js';
+import { IdentityStore, KEY_CACHE_SIZE, KEY_VERSION_CHECK_MS } from '../../src/server/store/identity.js';
 
-/** The next turn of the event loop: when authenticate reads data_version again. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Long enough for authenticate to read data_version again. */
+const nextCheck = () => new Promise<void>((resolve) => setTimeout(resolve, KEY_VERSION_CHECK_MS + 5));
 
 let dir: string;
 let dbPath: string;
@@ -39,19 +39,19 @@ describe('API key cache', () => {
     const first = identity.authenticate(apiKey, Date.now());
     expect(first).toMatchObject({ workspaceId });
     // A change made behind the store's back on its OWN connection does not move data_version:
-    // the cached identity is still answered in a later turn, which shows the cache is in use.
+    // the cached identity is still answered after the next check, which shows the cache is in use.
     db.prepare('UPDATE api_keys SET revoked_ms = 1').run();
-    await nextTurn();
+    await nextCheck();
     expect(identity.authenticate(apiKey, Date.now())).toEqual(first);
   });
 
-  it('drops the cache when another connection revokes a key: 401 from the next turn of the event loop', async () => {
+  it('drops the cache when another connection revokes a key: 401 from the next check on', async () => {
     const key = createApiKey(dbPath, { workspaceId, name: 'other connection' });
     expect(identity.authenticate(key.api_key, Date.now())).not.toBeNull();
     revokeApiKey(dbPath, key.key_id); // opens its own connection, as `govctl admin api-key revoke` does
-    // Requests of the turn in which the revocation committed had arrived before it: still served.
+    // Until the next check (at most KEY_VERSION_CHECK_MS later) the cached key is still served.
     expect(identity.authenticate(key.api_key, Date.now())).not.toBeNull();
-    await nextTurn();
+    await nextCheck();
     expect(identity.authenticate(key.api_key, Date.now())).toBeNull();
     expect(identity.authenticate(apiKey, Date.now())).not.toBeNull();
   });
@@ -62,7 +62,7 @@ describe('API key cache', () => {
     const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000');
       db.prepare('UPDATE api_keys SET revoked_ms = ? WHERE key_id = ?').run(Date.now(), process.argv[2]); db.close();`;
     execFileSync(process.execPath, ['-e', script, dbPath, key.key_id], { cwd: process.cwd(), stdio: 'pipe' });
-    await nextTurn();
+    await nextCheck();
     expect(identity.authenticate(key.api_key, Date.now())).toBeNull();
   });
 

@@ -146,7 +146,13 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
     path = join(dataDir, SERVER_DB_FILE);
   }
   const server = await loadServer();
-  const logLine = (line: string) => void deps.io.stderr.write(`${line}\n`).catch(() => undefined);
+  // Request lines are gathered (server/log-writer.ts) and flushed before anything else is printed.
+  const log = server.createLogWriter((text) => void deps.io.stderr.write(text).catch(() => undefined));
+  const logLine = log.line;
+  const note = (text: string) => {
+    log.flush();
+    return deps.note(text);
+  };
   let running: Awaited<ReturnType<typeof server.startServer>>;
   try {
     running = await server.startServer({
@@ -161,21 +167,22 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   }
 
   const waiter = waitForStop(deps.signal, () => {
-    void deps.note('second signal: closing open connections');
+    void note('second signal: closing open connections');
     running.service.app.server.closeAllConnections();
   });
   try {
     const workers = running.service.verifyWorkers;
-    await deps.note(
+    await note(
       `listening on ${running.url} (database ${displayPath(path)}, ${workers === 1 ? '1 verify worker' : `${workers} verify workers`}); Ctrl-C or SIGTERM stops it`,
     );
-    if (!hasApiKeys(server, path)) await deps.note(`no API keys yet: run \`govctl admin init --db ${path}\``);
+    if (!hasApiKeys(server, path)) await note(`no API keys yet: run \`govctl admin init --db ${path}\``);
     const why = await waiter.stopped;
-    await deps.note(`${why}: shutting down, finishing requests in flight`);
+    await note(`${why}: shutting down, finishing requests in flight`);
     await running.close();
-    await deps.note('stopped');
+    await note('stopped');
   } finally {
     waiter.dispose();
     await running.close();
+    log.flush();
   }
 }

@@ -94,24 +94,26 @@ interface CachedKey {
   expiresMs: number | null;
 }
 
+/**
+ * Longest a revocation committed by another connection (`govctl admin api-key revoke` beside a
+ * running service) takes to apply: how often the key cache checks the database for changes.
+ */
+export const KEY_VERSION_CHECK_MS = 10;
+
 export class IdentityStore {
   /**
    * Valid keys by hash (hex), as last read from the database. The cache holds only while the
    * database is unchanged by any other connection: `PRAGMA data_version` changes whenever another
    * connection (e.g. `govctl admin api-key revoke` in another process) commits, and the whole cache
-   * is then dropped. The version is read once per turn of the event loop, by the first request
-   * authenticated in it (a read of the WAL index costs ~4 µs, a tenth of a small request): a
-   * revocation committed elsewhere applies to every request read after the turn it committed in,
-   * and the requests of that one turn had arrived before it. This connection never changes a key
-   * while it serves requests except through this class, which drops the cache itself.
+   * is then dropped. The version is read at most every {@link KEY_VERSION_CHECK_MS} (a read of the
+   * WAL index costs ~4 µs, a twentieth of a small request): a revocation committed elsewhere
+   * applies to every request authenticated from that long after it commits. This connection never
+   * changes a key while it serves requests except through this class, which drops the cache itself.
    */
   readonly #keyCache = new Map<string, CachedKey>();
   #cachedDataVersion = -1;
-  /** data_version was read in this turn of the event loop */
-  #versionReadThisTurn = false;
-  readonly #endTurn = (): void => {
-    this.#versionReadThisTurn = false;
-  };
+  /** performance.now() of the last data_version read */
+  #versionReadAt = -Infinity;
   readonly #dataVersion: Database.Statement<[], number>;
   readonly #insertOrg: Database.Statement;
   readonly #insertWorkspace: Database.Statement;
@@ -216,9 +218,9 @@ export class IdentityStore {
    */
   authenticate(apiKey: string, nowMs: number): AuthContext | null {
     const hash = hashApiKey(apiKey);
-    if (!this.#versionReadThisTurn) {
-      this.#versionReadThisTurn = true;
-      setImmediate(this.#endTurn);
+    const now = performance.now();
+    if (now - this.#versionReadAt >= KEY_VERSION_CHECK_MS) {
+      this.#versionReadAt = now;
       const version = this.#dataVersion.get()!;
       if (version !== this.#cachedDataVersion) {
         this.#keyCache.clear();
