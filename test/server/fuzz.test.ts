@@ -10,23 +10,12 @@ import { RECORD_TYPES } from '../../src/core/index.js';
 import { BODY_LIMIT, ERROR_CODES } from '../../src/server/index.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from './support.js';
+import { prng } from '../helpers/prng.js';
 
 const SEED = Number(process.env.GOVCTL_FUZZ_SEED ?? 20260601);
 const MIN_REQUESTS = 10_000;
 const TIME_BUDGET_MS = 60_000;
 const CONCURRENCY = 16;
-
-/** mulberry32: small, fast, seedable. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface FuzzRequest {
   method: string;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidv7 } from '../../src/server/ids.js';
+import { prng } from '../helpers/prng.js';
 import { openStore, type Store } from '../../src/server/store/index.js';
 import { storedEvidenceRow } from './support.js';
 
@@ -22,15 +23,6 @@ interface Stored {
 
 const SYSTEMS = ['loan-scorer', 'chat-assistant', 'fraud-model', 'rare-one'];
 const TYPES = ['change_event', 'access_review'];
-
-/** A small deterministic generator, so that a failure can be replayed. */
-function generator(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
-}
 
 describe('evidence list tables written in batches', () => {
   let dir: string;
@@ -80,7 +72,7 @@ describe('evidence list tables written in batches', () => {
     store = openStore(path, { listIndexBatch: 7 });
     wsA = store.identity.provision({}, Date.now()).workspace_id;
     wsB = store.identity.provision({}, Date.now()).workspace_id;
-    const random = generator(42);
+    const random = prng(42);
     const add = (ws: string, system: string, type: string, occurredMs: number): Promise<void> => {
       const id = `rec_${uuidv7()}`;
       stored.push({ id, ws, system, type, occurredMs, order: stored.length });

@@ -71,12 +71,12 @@ export class UnknownWorkspaceError extends Error {
  */
 export const LIST_INDEX_BATCH = 1024;
 
-/** The list tables: the column after ws_key each is keyed by (none for the time table). */
-const LIST_TABLES = [
-  ['evidence_by_time', ''],
-  ['evidence_by_system', 'system_name'],
-  ['evidence_by_type', 'record_type'],
-] as const;
+/** The list tables: the column after ws_key each is keyed by and its query parameter (none for time). */
+const LIST_TABLES = {
+  time: { table: 'evidence_by_time', column: null },
+  system: { table: 'evidence_by_system', column: 'system_name', param: 'systemName' },
+  type: { table: 'evidence_by_type', column: 'record_type', param: 'recordType' },
+} as const;
 
 /** The columns a list reads, from evidence aliased `e`. */
 const LIST_COLUMNS =
@@ -95,14 +95,14 @@ export interface ListShape {
  * the records after through_seq by rowid range. Exported for the query-plan test.
  */
 export function listStatements(shape: ListShape): { main: string; tail: string } {
-  const [table, keyColumn] = shape.system ? LIST_TABLES[1] : shape.type ? LIST_TABLES[2] : LIST_TABLES[0];
-  const keyed = keyColumn === 'system_name' ? ' AND l.system_name = @systemName' : keyColumn === 'record_type' ? ' AND l.record_type = @recordType' : '';
+  const list = shape.system ? LIST_TABLES.system : shape.type ? LIST_TABLES.type : LIST_TABLES.time;
+  const keyed = list.column === null ? '' : ` AND l.${list.column} = @${list.param}`;
   const typeAlso = shape.system && shape.type ? ' AND e.record_type = @recordType' : '';
   const after = (alias: string) => (shape.after ? ` AND (${alias}.occurred_ms, ${alias}.seq) < (@afterMs, @afterSeq)` : '');
   const filters = `${shape.system ? ' AND e.system_name = @systemName' : ''}${shape.type ? ' AND e.record_type = @recordType' : ''}`;
   return {
     // CROSS JOIN keeps the list table the outer loop: its key order is the list's order.
-    main: `SELECT ${LIST_COLUMNS} FROM ${table} AS l CROSS JOIN evidence AS e ON e.seq = l.seq
+    main: `SELECT ${LIST_COLUMNS} FROM ${list.table} AS l CROSS JOIN evidence AS e ON e.seq = l.seq
       WHERE l.ws_key = @key${keyed} AND l.occurred_ms >= @sinceMs${typeAlso}${after('l')}
       ORDER BY l.occurred_ms DESC, l.seq DESC LIMIT @take`,
     // NOT INDEXED: the rowid range after through_seq, never a walk of the workspace's records.
@@ -149,8 +149,8 @@ export class EvidenceStore {
     this.#keyOf = db.prepare<[string], number>('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck();
     this.#throughSeq = db.prepare<[], number>("SELECT through_seq FROM index_progress WHERE name = 'evidence_lists'").pluck();
     this.#lastSeq = db.prepare<[], number | null>('SELECT max(seq) FROM evidence').pluck();
-    this.#indexBatch = LIST_TABLES.map(([table, keyColumn]) => {
-      const columns = keyColumn === '' ? 'ws_key, occurred_ms, seq' : `ws_key, ${keyColumn}, occurred_ms, seq`;
+    this.#indexBatch = Object.values(LIST_TABLES).map(({ table, column }) => {
+      const columns = column === null ? 'ws_key, occurred_ms, seq' : `ws_key, ${column}, occurred_ms, seq`;
       return db.prepare<[number]>(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM evidence WHERE seq > ? ORDER BY ${columns}`);
     });
     this.#advance = db.prepare<[number]>("UPDATE index_progress SET through_seq = ? WHERE name = 'evidence_lists'");
