@@ -26,7 +26,7 @@ export {
 } from './admin.js';
 export { openLocalStore, type LocalStore, type LocalTransport, type LocalRequest, type LocalResponse } from './local-store.js';
 export { HttpError, ERROR_CODES, type ErrorBody, type ErrorCode, type LogLine } from './errors.js';
-export { createLogWriter, LOG_FLUSH_MS, type LogWriter } from './log-writer.js';
+export { createLogWriter, LOG_FLUSH_MS, type LogClock, type LogWriter } from './log-writer.js';
 export { SchemaVersionError } from './store/database.js';
 export { VerifyPool, POOL_MIN_JOBS } from './verify-pool.js';
 export type { WitnessJob } from './witness.js';

@@ -17,40 +17,56 @@ export interface LogWriter {
 }
 
 /**
+ * The time source and scheduler of a log writer; tests pass a manual one so that nothing waits on
+ * the wall clock.
+ */
+export interface LogClock {
+  /** milliseconds, monotonic */
+  now(): number;
+  /** Runs `fn` after `ms` (0: on the next turn of the event loop); returns a function that cancels it. */
+  later(fn: () => void, ms: number): () => void;
+}
+
+/** The event loop's clock: `performance.now()`, `setImmediate` and unref'd timers. */
+export const EVENT_LOOP_CLOCK: LogClock = {
+  now: () => performance.now(),
+  later(fn, ms) {
+    if (ms <= 0) {
+      const immediate = setImmediate(fn);
+      return () => clearImmediate(immediate);
+    }
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
+
+/**
  * @param write receives whole lines, each ending in a newline, in order
  * @example
  * const log = createLogWriter((text) => process.stderr.write(text));
  * await startServer({ db, logLine: log.line });
  */
-export function createLogWriter(write: (text: string) => void, flushMs: number = LOG_FLUSH_MS): LogWriter {
+export function createLogWriter(write: (text: string) => void, flushMs: number = LOG_FLUSH_MS, clock: LogClock = EVENT_LOOP_CLOCK): LogWriter {
   let queued = '';
-  let immediate: NodeJS.Immediate | null = null;
-  let timer: NodeJS.Timeout | null = null;
+  let cancel: (() => void) | null = null;
   let lastWriteAt = -Infinity;
 
   function flush(): void {
-    if (immediate !== null) clearImmediate(immediate);
-    if (timer !== null) clearTimeout(timer);
-    immediate = null;
-    timer = null;
+    if (cancel !== null) cancel();
+    cancel = null;
     if (queued === '') return;
     const text = queued;
     queued = '';
-    lastWriteAt = performance.now();
+    lastWriteAt = clock.now();
     write(text);
   }
 
   return {
     line(text: string): void {
       queued += `${text}\n`;
-      if (immediate !== null || timer !== null) return;
-      const wait = lastWriteAt + flushMs - performance.now();
-      if (wait <= 0) {
-        immediate = setImmediate(flush);
-      } else {
-        timer = setTimeout(flush, wait);
-        timer.unref();
-      }
+      if (cancel !== null) return;
+      cancel = clock.later(flush, Math.max(0, lastWriteAt + flushMs - clock.now()));
     },
     flush,
   };

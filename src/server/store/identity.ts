@@ -94,26 +94,18 @@ interface CachedKey {
   expiresMs: number | null;
 }
 
-/**
- * Longest a revocation committed by another connection (`govctl admin api-key revoke` beside a
- * running service) takes to apply: how often the key cache checks the database for changes.
- */
-export const KEY_VERSION_CHECK_MS = 10;
-
 export class IdentityStore {
   /**
    * Valid keys by hash (hex), as last read from the database. The cache holds only while the
    * database is unchanged by any other connection: `PRAGMA data_version` changes whenever another
    * connection (e.g. `govctl admin api-key revoke` in another process) commits, and the whole cache
-   * is then dropped. The version is read at most every {@link KEY_VERSION_CHECK_MS} (a read of the
-   * WAL index costs ~4 µs, a twentieth of a small request): a revocation committed elsewhere
-   * applies to every request authenticated from that long after it commits. This connection never
-   * changes a key while it serves requests except through this class, which drops the cache itself.
+   * is then dropped. The version is read on every request (a read of the WAL index, ~4 µs, a few
+   * per cent of a small request): revocation and expiry apply to the very next request, which
+   * docs/security.md promises (throttling the read to every 10 ms made that a race). This connection
+   * never changes a key while it serves requests except through this class, which drops the cache.
    */
   readonly #keyCache = new Map<string, CachedKey>();
   #cachedDataVersion = -1;
-  /** performance.now() of the last data_version read */
-  #versionReadAt = -Infinity;
   readonly #dataVersion: Database.Statement<[], number>;
   readonly #insertOrg: Database.Statement;
   readonly #insertWorkspace: Database.Statement;
@@ -218,14 +210,10 @@ export class IdentityStore {
    */
   authenticate(apiKey: string, nowMs: number): AuthContext | null {
     const hash = hashApiKey(apiKey);
-    const now = performance.now();
-    if (now - this.#versionReadAt >= KEY_VERSION_CHECK_MS) {
-      this.#versionReadAt = now;
-      const version = this.#dataVersion.get()!;
-      if (version !== this.#cachedDataVersion) {
-        this.#keyCache.clear();
-        this.#cachedDataVersion = version;
-      }
+    const version = this.#dataVersion.get()!;
+    if (version !== this.#cachedDataVersion) {
+      this.#keyCache.clear();
+      this.#cachedDataVersion = version;
     }
     const hashHex = hash.toString('hex');
     const cached = this.#keyCache.get(hashHex);
