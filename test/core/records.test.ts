@@ -111,12 +111,25 @@ describe.each(RECORD_TYPES)('%s', (type) => {
     expect(validateRecord(record)).toEqual([]);
   });
 
-  it('omits unset optional keys rather than sending null', () => {
+  it('omits unset optional keys rather than sending null, except those the client fills (a default, or derived)', () => {
     const record = validRecord(type);
     for (const value of Object.values(record.payload)) expect(value).not.toBeNull();
     for (const field of spec.fields.filter((candidate) => !candidate.required)) {
-      if (!(field.input in inputsOf(type))) expect(record.payload).not.toHaveProperty(field.wire);
+      if (field.input in inputsOf(type)) continue;
+      const { [field.wire]: _unset, ...rest } = record.payload;
+      spec.derivePayload?.(rest);
+      if (field.default !== undefined) expect(record.payload[field.wire]).toEqual(field.default);
+      else if (rest[field.wire] !== undefined) expect(record.payload[field.wire]).toEqual(rest[field.wire]);
+      else expect(record.payload).not.toHaveProperty(field.wire);
     }
+  });
+
+  it('accepts a record without the payload members that are optional on the wire (stored exactly as sent)', () => {
+    // the members the client fills when not given (a default, or derived) but the wire does not require
+    const { payload } = validRecord(type);
+    const filled = new Set(spec.fields.filter((field) => !field.required && (field.default !== undefined || field.wire === 'override')).map((field) => field.wire));
+    const bare = Object.fromEntries(Object.entries(payload).filter(([wire]) => !filled.has(wire)));
+    expect(validateRecord({ ...validRecord(type), payload: bare })).toEqual([]);
   });
 
   it.each(spec.fields.filter((field) => field.required).map((field) => [field.wire, field] as const))('reports payload.%s when it is missing', (wire) => {

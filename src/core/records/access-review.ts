@@ -10,7 +10,7 @@ export const accessReview: RecordTypeSpec = {
     { wire: 'resource', input: 'resource', kind: 'string', required: true, description: 'resource reviewed (fills resource)' },
     { wire: 'granted', input: 'accessGranted', kind: 'boolean', required: true, description: 'whether access is granted' },
     { wire: 'reviewed_by', input: 'reviewedBy', kind: 'string', required: true, description: 'who reviewed' },
-    { wire: 'review_type', input: 'reviewType', kind: 'string', required: true, enum: ['periodic', 'triggered', 'initial', 'offboarding'], default: 'periodic', description: 'kind of review' },
+    { wire: 'review_type', input: 'reviewType', kind: 'string', required: false, enum: ['periodic', 'triggered', 'initial', 'offboarding'], default: 'periodic', description: 'kind of review' },
     { wire: 'reason', input: 'reason', kind: 'string', required: false, description: 'why' },
   ],
   topInputs: [],

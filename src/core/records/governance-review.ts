@@ -10,7 +10,7 @@ export const governanceReview: RecordTypeSpec = {
     { wire: 'report_type', input: 'reviewCadence', kind: 'string', required: true, description: 'review cadence, e.g. quarterly' },
     { wire: 'frameworks_reviewed', input: 'frameworksReviewed', kind: 'string[]', required: true, enum: FRAMEWORKS, flag: 'framework-reviewed', description: 'frameworks reviewed (repeat the flag)' },
     { wire: 'overall_readiness', input: 'overallReadiness', kind: 'number', required: true, min: 0, max: 100, description: 'readiness in percent, 0–100' },
-    { wire: 'action_items', input: 'actionItems', kind: 'integer', required: true, min: 0, default: 0, description: 'number of open action items' },
+    { wire: 'action_items', input: 'actionItems', kind: 'integer', required: false, min: 0, default: 0, description: 'number of open action items' },
     { wire: 'notes', input: 'notes', kind: 'string', required: false, description: 'free text' },
   ],
   topInputs: [],

@@ -10,7 +10,7 @@ export const humanOversight: RecordTypeSpec = {
     { wire: 'ai_recommendation', input: 'proposedDecision', kind: 'string', required: true, description: 'what the AI proposed' },
     { wire: 'human_decision', input: 'finalDecision', kind: 'string', required: true, description: 'what the human decided' },
     { wire: 'reviewer', input: 'reviewer', kind: 'string', required: true, description: 'who reviewed (fills identity)' },
-    { wire: 'override', input: 'override', kind: 'boolean', required: true, description: 'the human overrode the AI; inferred from the two decisions when not given' },
+    { wire: 'override', input: 'override', kind: 'boolean', required: false, description: 'the human overrode the AI; inferred from the two decisions when not given' },
     { wire: 'rationale', input: 'rationale', kind: 'string', required: false, description: 'why' },
     { wire: 'model_id', input: 'modelId', kind: 'string', required: false, description: 'model that made the recommendation' },
   ],

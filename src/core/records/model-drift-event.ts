@@ -11,7 +11,7 @@ export const modelDriftEvent: RecordTypeSpec = {
     { wire: 'baseline', input: 'baselineValue', kind: 'number', required: true, description: 'baseline value' },
     { wire: 'current', input: 'observedValue', kind: 'number', required: true, description: 'observed value' },
     { wire: 'threshold', input: 'threshold', kind: 'number', required: true, description: 'alerting threshold' },
-    { wire: 'drift_type', input: 'driftType', kind: 'string', required: true, enum: ['performance', 'data', 'concept'], default: 'performance', description: 'kind of drift' },
+    { wire: 'drift_type', input: 'driftType', kind: 'string', required: false, enum: ['performance', 'data', 'concept'], default: 'performance', description: 'kind of drift' },
     { wire: 'detected_by', input: 'detectedBy', kind: 'string', required: true, description: 'monitor or person that detected it (fills identity)' },
     { wire: 'action_taken', input: 'actionTaken', kind: 'string', required: false, description: 'response' },
   ],

@@ -10,7 +10,7 @@ export const modelEvaluation: RecordTypeSpec = {
     { wire: 'dataset', input: 'datasetName', kind: 'string', required: true, description: 'evaluation dataset' },
     { wire: 'accuracy', input: 'score', kind: 'number', required: true, description: 'headline score' },
     { wire: 'evaluated_by', input: 'evaluatedBy', kind: 'string', required: true, description: 'who ran the evaluation (fills identity)' },
-    { wire: 'evaluation_type', input: 'evaluationType', kind: 'string', required: true, enum: ['initial', 'quarterly', 'triggered'], default: 'quarterly', description: 'why it was run' },
+    { wire: 'evaluation_type', input: 'evaluationType', kind: 'string', required: false, enum: ['initial', 'quarterly', 'triggered'], default: 'quarterly', description: 'why it was run' },
     { wire: 'bias_metrics', input: 'biasMetrics', kind: 'number-map', required: false, flag: 'bias-metric', description: 'bias metrics as name=value (repeat the flag); earns the bias controls' },
     { wire: 'robustness_score', input: 'robustnessScore', kind: 'number', required: false, description: 'robustness score; earns the Art 15 robustness control' },
     { wire: 'passed_threshold', input: 'passedThreshold', kind: 'boolean', required: false, description: 'whether the model met its acceptance threshold' },

@@ -10,7 +10,7 @@ export const vendorRisk: RecordTypeSpec = {
     { wire: 'vendor', input: 'vendorName', kind: 'string', required: true, description: 'vendor reviewed (fills resource)' },
     { wire: 'tier', input: 'riskLevel', kind: 'string', required: true, enum: SEVERITIES, description: 'vendor risk tier' },
     { wire: 'last_reviewed', input: 'lastReviewed', kind: 'date', required: true, description: 'date of the review (YYYY-MM-DD)' },
-    { wire: 'findings', input: 'findings', kind: 'integer', required: true, min: 0, default: 0, description: 'number of open findings' },
+    { wire: 'findings', input: 'findings', kind: 'integer', required: false, min: 0, default: 0, description: 'number of open findings' },
     { wire: 'contacts', input: 'contacts', kind: 'string[]', required: false, flag: 'contact', description: 'vendor contacts (repeat the flag)' },
   ],
   topInputs: [],
