@@ -14,7 +14,7 @@ import { registerAttestationRoutes } from './routes/attestations.js';
 import type { RouteDeps } from './routes/deps.js';
 import { registerDeriveRoutes } from './routes/derive.js';
 import { registerEvidenceRoutes } from './routes/evidence.js';
-import { registerIdentityRoutes } from './routes/identity.js';
+import { registerHealthRoute, registerIdentityRoutes } from './routes/identity.js';
 import { registerPostureRoutes } from './routes/posture.js';
 import { openStore, type Store } from './store/index.js';
 import { VerifyPool } from './verify-pool.js';
@@ -125,13 +125,14 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
       nowMs: deps.nowMs,
       rateLimitPerMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
     });
+    registerHealthRoute(app);
     await app.register(async (api) => {
       api.addHook('onRequest', authenticate);
       registerIdentityRoutes(api);
       registerEvidenceRoutes(api, deps);
       registerAttestationRoutes(api, deps);
       registerPostureRoutes(api, deps);
-      registerDeriveRoutes(api);
+      registerDeriveRoutes(api, deps);
     });
     await app.ready();
   } catch (error) {

@@ -145,7 +145,7 @@ describe('the embedded store', () => {
     expect(posture.stdout).toMatch(/^overall_pct\t0$/m);
     expect(posture.stderr).toMatch(/using the local store/);
     const systems = await runCli(['systems', '--data-dir', dataDir, '--json'], {});
-    expect(JSON.parse(systems.stdout)).toEqual({ systems: [] });
+    expect(JSON.parse(systems.stdout)).toEqual({ systems: [], total: 0 });
     expect((await runCli(['gates', 'check', '--data-dir', dataDir], {})).exitCode).toBe(2);
     const ci = await runCli(['gates', 'check', '--data-dir', dataDir, '--on-error', 'silent'], { env: { CI: 'true' } });
     expect(ci.exitCode).toBe(78);

@@ -13,6 +13,8 @@ const endpoints = (ws: string): [string, string][] => [
   ['GET', wsPath(ws, 'grc/posture-brief')],
   ['GET', wsPath(ws, 'grc/systems')],
   ['GET', wsPath(ws, 'grc/gates/check')],
+  ['GET', wsPath(ws, 'grc/gates')],
+  ['GET', wsPath(ws, 'grc/readiness')],
   ['POST', wsPath(ws, 'grc/derive-controls')],
 ];
 
@@ -102,7 +104,7 @@ describe('workspace isolation', () => {
 
     const otherKey = { url: server.url, apiKey: other.apiKey };
     expect((await call(otherKey, 'GET', wsPath(other.workspaceId, 'grc/evidence'))).json).toEqual({ records: [] });
-    expect((await call(otherKey, 'GET', wsPath(other.workspaceId, 'grc/systems'))).json).toEqual({ systems: [] });
+    expect((await call(otherKey, 'GET', wsPath(other.workspaceId, 'grc/systems'))).json).toEqual({ systems: [], total: 0 });
     expect((await call(otherKey, 'GET', wsPath(other.workspaceId, 'grc/posture-brief'))).json.overall_pct).toBe(0);
     for (const table of ['evidence', 'attestations', 'systems', 'control_coverage']) expect(countRows(server.dbPath, table, other.workspaceId), table).toBe(0);
   });

@@ -137,7 +137,9 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     // workers and in this thread at once).
     const rejected = (index: number, error: unknown) => {
       if (!(error instanceof HttpError)) throw error;
-      return { index, status: 'rejected', ...error.body() };
+      // `reason` repeats `message` for clients that read it (docs/service.md, "Extensions")
+      const body = error.body();
+      return { index, status: 'rejected', ...body, reason: body.message };
     };
     const checked = records.map((item, index) => {
       try {

@@ -1,45 +1,129 @@
 /**
- * Posture brief, systems and gates (spec §4.6–§4.8, wire.md §3), scored by core/controls from
- * the per-workspace tables kept current at write time: one small read each, no evidence scan.
+ * Posture brief, readiness, systems, gate policies and gates (spec §4.6–§4.8, wire.md §3), scored
+ * by core/controls from the per-workspace tables kept current at write time: one small read each,
+ * no evidence scan. Members beyond the specification's (docs/service.md, "Extensions") are what
+ * existing clients of this kind of service read; the specification's members are unchanged.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { coverageByFramework, DAY_MS, failingGateFrameworks, gatesFrom, scoresFrom } from '../../core/index.js';
+import {
+  coverageByFramework,
+  DAY_MS,
+  DEFAULT_GATE_POLICY,
+  failingGateFrameworks,
+  gateId,
+  gatesFrom,
+  scoresFrom,
+  type FrameworkCoverage,
+  type Gate,
+  type GatePolicy,
+} from '../../core/index.js';
 import { authOf } from '../auth.js';
 import { textParam, type Query } from '../query.js';
 import { isoFromMs, WORKSPACE_PREFIX, type RouteDeps } from './deps.js';
 
+/**
+ * Each gate as the extension lists show it: the policy and where the framework stands. `gates` is
+ * core's judgement of `byFramework` (same order), so pass or fail is decided in one place.
+ */
+function gateStatuses(byFramework: readonly FrameworkCoverage[], gates: readonly Gate[], policy: GatePolicy) {
+  return byFramework.map((entry, index) => ({
+    framework: entry.framework,
+    mode: (policy[entry.framework] ?? DEFAULT_GATE_POLICY[entry.framework]).mode,
+    threshold_pct: (policy[entry.framework] ?? DEFAULT_GATE_POLICY[entry.framework]).threshold,
+    current_pct: entry.score_pct,
+    status: gates[index]!.passing ? ('passing' as const) : ('failing' as const),
+  }));
+}
+
+/** `passed`: false when any blocking gate fails (advisory gates never fail the check). */
+function allBlockingPass(gates: readonly Gate[]): boolean {
+  return gates.every((gate) => gate.passing || !gate.blocking);
+}
+
 export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: RouteDeps): void {
+  /** The coverage of every framework now, and the workspace's gate policy. */
+  function standing(workspaceId: string) {
+    const byFramework = coverageByFramework(store.coverage.lastEarned(workspaceId), nowMs());
+    return { byFramework, policy: store.gatePolicy.policy(workspaceId) };
+  }
+
   app.get(`${WORKSPACE_PREFIX}/grc/posture-brief`, async (request: FastifyRequest) => {
     const { workspaceId } = authOf(request);
-    const now = nowMs();
     // One coverage pass feeds both the scores and the gates.
-    const byFramework = coverageByFramework(store.coverage.lastEarned(workspaceId), now);
+    const { byFramework, policy } = standing(workspaceId);
     const scores = scoresFrom(byFramework);
-    const gates = gatesFrom(byFramework, store.gatePolicy.policy(workspaceId));
+    const gates = gatesFrom(byFramework, policy);
     return {
       overall_pct: scores.overall_pct,
       frameworks: scores.frameworks,
       failing_gates: failingGateFrameworks(gates),
-      unattested_24h: store.systems.countUnattestedSince(workspaceId, now - DAY_MS),
+      unattested_24h: store.systems.countUnattestedSince(workspaceId, nowMs() - DAY_MS),
+    };
+  });
+
+  // Extension: the scores with the control counts behind them.
+  app.get(`${WORKSPACE_PREFIX}/grc/readiness`, async (request: FastifyRequest) => {
+    const { byFramework } = standing(authOf(request).workspaceId);
+    return {
+      overall_pct: scoresFrom(byFramework).overall_pct,
+      frameworks: byFramework.map((entry) => ({
+        framework: entry.framework,
+        score_pct: entry.score_pct,
+        controls_required: entry.required,
+        controls_covered: entry.covered,
+      })),
     };
   });
 
   app.get(`${WORKSPACE_PREFIX}/grc/systems`, async (request: FastifyRequest) => {
     const { workspaceId } = authOf(request);
-    const name = textParam(request.query as Query, 'name', 256);
-    const systems = store.systems.list(workspaceId, name).map((row) => ({
-      system_id: row.system_id,
-      system_name: row.name,
-      registered: row.registered === 1,
-      risk_tier: row.risk_tier,
-      last_evidence_at: isoFromMs(row.last_evidence_ms),
-    }));
-    return { systems };
+    const query = request.query as Query;
+    // `system_name` is accepted as another name of the specification's `name` filter.
+    const name = textParam(query, 'name', 256) ?? textParam(query, 'system_name', 256);
+    const systems = store.systems.list(workspaceId, name).map((row) => {
+      const lastSeenMs = row.last_attested_ms === null ? row.last_evidence_ms : Math.max(row.last_evidence_ms, row.last_attested_ms);
+      return {
+        system_id: row.system_id,
+        system_name: row.name,
+        registered: row.registered === 1,
+        risk_tier: row.risk_tier,
+        last_evidence_at: isoFromMs(row.last_evidence_ms),
+        // extensions
+        is_registered: row.registered === 1,
+        last_seen: isoFromMs(lastSeenMs),
+        record_count: row.record_count,
+        record_types: JSON.parse(row.record_types) as string[],
+        controls: JSON.parse(row.controls) as string[],
+      };
+    });
+    return { systems, total: systems.length };
+  });
+
+  // Extension: the gate policy in effect, read-only (changing it is `govctl admin gates set`).
+  app.get(`${WORKSPACE_PREFIX}/grc/gates`, async (request: FastifyRequest) => {
+    const { workspaceId } = authOf(request);
+    const { byFramework, policy } = standing(workspaceId);
+    const overrides = store.gatePolicy.overrides(workspaceId);
+    return {
+      policies: gateStatuses(byFramework, gatesFrom(byFramework, policy), policy).map((status) => ({
+        id: gateId(status.framework),
+        ...status,
+        scope: 'workspace',
+        source: overrides[status.framework] !== undefined ? 'workspace' : 'default',
+      })),
+      // Every framework has a gate in effect (the defaults are a policy too): none is unconfigured.
+      unconfigured_frameworks: [],
+    };
   });
 
   app.get(`${WORKSPACE_PREFIX}/grc/gates/check`, async (request: FastifyRequest) => {
-    const { workspaceId } = authOf(request);
-    const byFramework = coverageByFramework(store.coverage.lastEarned(workspaceId), nowMs());
-    return { gates: gatesFrom(byFramework, store.gatePolicy.policy(workspaceId)) };
+    const { byFramework, policy } = standing(authOf(request).workspaceId);
+    const gates = gatesFrom(byFramework, policy);
+    return {
+      gates,
+      // extensions
+      passed: allBlockingPass(gates),
+      results: gateStatuses(byFramework, gates, policy),
+    };
   });
 }

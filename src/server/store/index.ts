@@ -89,6 +89,7 @@ export class Store {
         name: row.system_name,
         evidenceMs: earnedMs,
         ...(write.riskTier !== undefined ? { risk: { tier: write.riskTier, atMs: row.occurred_ms } } : {}),
+        record: { type: row.record_type, controls: write.controls },
       });
       this.coverage.defer(row.workspace_id, write.controls, earnedMs);
     });

@@ -226,6 +226,31 @@ export const MIGRATIONS: readonly Migration[] = [
         VALUES ('evidence_lists', coalesce((SELECT max(seq) FROM evidence), 0));
     `,
   },
+  {
+    version: 5,
+    name: 'systems count their records, record types and controls',
+    // What existing clients of this kind of service show per system (docs/service.md,
+    // "Extensions"): kept in the systems row, merged at each group commit like the rest of it, so
+    // listing systems never scans evidence. Existing rows are filled from the stored records.
+    sql: `
+      ALTER TABLE systems ADD COLUMN record_count INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE systems ADD COLUMN record_types TEXT NOT NULL DEFAULT '[]';
+      ALTER TABLE systems ADD COLUMN controls TEXT NOT NULL DEFAULT '[]';
+      UPDATE systems SET record_count = t.n
+        FROM (SELECT workspace_id, system_name, count(*) AS n FROM evidence GROUP BY workspace_id, system_name) AS t
+        WHERE t.workspace_id = systems.workspace_id AND t.system_name = systems.name;
+      UPDATE systems SET record_types = t.types
+        FROM (SELECT workspace_id, system_name, json_group_array(record_type) AS types
+              FROM (SELECT DISTINCT workspace_id, system_name, record_type FROM evidence ORDER BY 1, 2, 3)
+              GROUP BY workspace_id, system_name) AS t
+        WHERE t.workspace_id = systems.workspace_id AND t.system_name = systems.name;
+      UPDATE systems SET controls = t.controls
+        FROM (SELECT workspace_id, system_name, json_group_array(control) AS controls
+              FROM (SELECT DISTINCT e.workspace_id, e.system_name, c.value AS control FROM evidence e, json_each(e.mapped_controls) c ORDER BY 1, 2, 3)
+              GROUP BY workspace_id, system_name) AS t
+        WHERE t.workspace_id = systems.workspace_id AND t.system_name = systems.name;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -15,6 +15,12 @@ export interface SystemRow {
   risk_tier: string | null;
   last_evidence_ms: number;
   last_attested_ms: number | null;
+  /** evidence records that name the system */
+  record_count: number;
+  /** JSON array text: the distinct record types of those records, sorted */
+  record_types: string;
+  /** JSON array text: every control those records earned, sorted */
+  controls: string;
 }
 
 export interface SystemEvent {
@@ -26,7 +32,12 @@ export interface SystemEvent {
   risk?: { tier: string; atMs: number };
   /** an attestation: when it counts from */
   attestedMs?: number;
+  /** an evidence record: its type and the controls it earned */
+  record?: { type: string; controls: readonly string[] };
 }
+
+/** Sorted by code point, as mapped_controls are (docs/decisions.md). */
+const sorted = (values: Iterable<string>): string[] => [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
 /** What a group's events leave for one system: the same row as one upsert per event, in order. */
 interface PendingSystem {
@@ -35,20 +46,32 @@ interface PendingSystem {
   evidenceMs: number;
   risk: { tier: string; atMs: number } | undefined;
   attestedMs: number | undefined;
+  recordCount: number;
+  recordTypes: Set<string>;
+  controls: Set<string>;
 }
 
 export class SystemStore {
   readonly #note: Database.Statement;
   readonly #list: Database.Statement<[string], SystemRow>;
   readonly #listMatching: Database.Statement<[string, string], SystemRow>;
+  readonly #byName: Database.Statement<[string, string], SystemRow>;
   readonly #unattested: Database.Statement<[string, number], { n: number }>;
 
   constructor(db: Db) {
     // In an UPDATE every column reference reads the row as it was before the update.
     this.#note = db.prepare(
-      `INSERT INTO systems (workspace_id, name, system_id, registered, risk_tier, risk_at_ms, last_evidence_ms, last_attested_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO systems (workspace_id, name, system_id, registered, risk_tier, risk_at_ms, last_evidence_ms, last_attested_ms,
+                            record_count, record_types, controls)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (workspace_id, name) DO UPDATE SET
+         record_count = record_count + excluded.record_count,
+         record_types = CASE WHEN excluded.record_types = '[]' THEN record_types ELSE
+           (SELECT json_group_array(value) FROM (SELECT value FROM json_each(systems.record_types)
+              UNION SELECT value FROM json_each(excluded.record_types) ORDER BY value)) END,
+         controls = CASE WHEN excluded.controls = '[]' THEN controls ELSE
+           (SELECT json_group_array(value) FROM (SELECT value FROM json_each(systems.controls)
+              UNION SELECT value FROM json_each(excluded.controls) ORDER BY value)) END,
          registered = max(registered, excluded.registered),
          risk_tier = CASE WHEN excluded.risk_at_ms IS NOT NULL AND (risk_at_ms IS NULL OR excluded.risk_at_ms >= risk_at_ms)
                           THEN excluded.risk_tier ELSE risk_tier END,
@@ -57,10 +80,11 @@ export class SystemStore {
          last_evidence_ms = max(last_evidence_ms, excluded.last_evidence_ms),
          last_attested_ms = max(coalesce(last_attested_ms, excluded.last_attested_ms), coalesce(excluded.last_attested_ms, last_attested_ms))`,
     );
-    const columns = 'system_id, name, registered, risk_tier, last_evidence_ms, last_attested_ms';
+    const columns = 'system_id, name, registered, risk_tier, last_evidence_ms, last_attested_ms, record_count, record_types, controls';
     this.#list = db.prepare(`SELECT ${columns} FROM systems WHERE workspace_id = ? ORDER BY name`);
     // lower() folds ASCII only: the name filter is an ASCII-case-insensitive substring match.
     this.#listMatching = db.prepare(`SELECT ${columns} FROM systems WHERE workspace_id = ? AND instr(lower(name), lower(?)) > 0 ORDER BY name`);
+    this.#byName = db.prepare(`SELECT ${columns} FROM systems WHERE workspace_id = ? AND name = ?`);
     this.#unattested = db.prepare('SELECT count(*) AS n FROM systems WHERE workspace_id = ? AND (last_attested_ms IS NULL OR last_attested_ms < ?)');
   }
 
@@ -80,8 +104,22 @@ export class SystemStore {
     const key = `${event.workspaceId}\u0000${event.name}`;
     const seen = this.#pending.get(key);
     if (seen === undefined) {
-      this.#pending.set(key, { workspaceId: event.workspaceId, name: event.name, evidenceMs: event.evidenceMs, risk: event.risk, attestedMs: event.attestedMs });
+      this.#pending.set(key, {
+        workspaceId: event.workspaceId,
+        name: event.name,
+        evidenceMs: event.evidenceMs,
+        risk: event.risk,
+        attestedMs: event.attestedMs,
+        recordCount: event.record ? 1 : 0,
+        recordTypes: new Set(event.record ? [event.record.type] : []),
+        controls: new Set(event.record?.controls),
+      });
       return;
+    }
+    if (event.record) {
+      seen.recordCount += 1;
+      seen.recordTypes.add(event.record.type);
+      for (const control of event.record.controls) seen.controls.add(control);
     }
     if (event.evidenceMs > seen.evidenceMs) seen.evidenceMs = event.evidenceMs;
     if (event.risk !== undefined && (seen.risk === undefined || event.risk.atMs >= seen.risk.atMs)) seen.risk = event.risk;
@@ -95,36 +133,49 @@ export class SystemStore {
 
   /** Writes what was deferred since the last flush or discard. */
   flush(): void {
-    for (const system of this.#pending.values()) {
-      this.note({
-        workspaceId: system.workspaceId,
-        name: system.name,
-        evidenceMs: system.evidenceMs,
-        ...(system.risk !== undefined ? { risk: system.risk } : {}),
-        ...(system.attestedMs !== undefined ? { attestedMs: system.attestedMs } : {}),
-      });
-    }
+    for (const system of this.#pending.values()) this.#upsert(system);
     this.#pending.clear();
   }
 
   /** One upsert for one event. */
   note(event: SystemEvent): void {
+    this.#upsert({
+      workspaceId: event.workspaceId,
+      name: event.name,
+      evidenceMs: event.evidenceMs,
+      risk: event.risk,
+      attestedMs: event.attestedMs,
+      recordCount: event.record ? 1 : 0,
+      recordTypes: new Set(event.record ? [event.record.type] : []),
+      controls: new Set(event.record?.controls),
+    });
+  }
+
+  #upsert(system: PendingSystem): void {
     // Positional parameters: binding by name from an object costs a property lookup per name.
     this.#note.run(
-      event.workspaceId,
-      event.name,
+      system.workspaceId,
+      system.name,
       newId('sys'),
-      event.risk ? 1 : 0,
-      event.risk?.tier ?? null,
-      event.risk?.atMs ?? null,
-      event.evidenceMs,
-      event.attestedMs ?? null,
+      system.risk ? 1 : 0,
+      system.risk?.tier ?? null,
+      system.risk?.atMs ?? null,
+      system.evidenceMs,
+      system.attestedMs ?? null,
+      system.recordCount,
+      JSON.stringify(sorted(system.recordTypes)),
+      JSON.stringify(sorted(system.controls)),
     );
   }
 
   /** Systems by name; `nameContains` keeps those whose name contains it, ignoring ASCII case. */
   list(workspaceId: string, nameContains?: string): SystemRow[] {
     return nameContains === undefined || nameContains === '' ? this.#list.all(workspaceId) : this.#listMatching.all(workspaceId, nameContains);
+  }
+
+  /** The system of exactly this name, or undefined. */
+  get(workspaceId: string, name: string): SystemRow | undefined {
+    return this.#byName.get(workspaceId, name);
   }
 
   /** Known systems with no attestation counted at or after `sinceMs`. */

@@ -1,0 +1,253 @@
+/**
+ * The extensions existing clients of this kind of service read (docs/service.md, "Extensions"):
+ * the Python SDK's `mima` CLI (gates check, gates list, status/login through readiness, batch
+ * `reason`), the MCP server's tools (check_gates, list_systems, derive_controls) and its live-server
+ * test (health). Each test is built from what those clients read; the specification's members stay.
+ */
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalize, parseJsonLossless, RECORD_TYPES, type RecordType } from '../../src/core/index.js';
+import { openStore } from '../../src/server/store/index.js';
+import { setGatePolicy } from '../../src/server/index.js';
+import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
+import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from './support.js';
+
+let server: TestServer;
+const clockMs = Date.parse('2026-06-01T12:00:00.000Z');
+
+beforeAll(async () => {
+  server = await startTestServer({ now: () => new Date(clockMs) });
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+function workspace() {
+  const ws = { url: server.url, ...provisionWorkspace(server.dbPath) };
+  const path = (rest: string) => wsPath(ws.workspaceId, rest);
+  return {
+    ...ws,
+    write: (type: RecordType, overrides: Record<string, unknown> = {}) =>
+      call(ws, 'POST', path('grc/evidence'), { body: evidenceRecord(type, { occurred_at: new Date(clockMs).toISOString(), ...overrides }) }),
+    post: (rest: string, body: unknown) => call(ws, 'POST', path(rest), { body }),
+    get: async (rest: string) => (await call(ws, 'GET', path(rest))).json,
+  };
+}
+
+describe('GET grc/gates/check: passed and results beside gates', () => {
+  it('passes when every blocking gate passes, even with advisory gates failing (mima gates check exits 0)', async () => {
+    const ws = workspace();
+    // The EU AI Act gate (required, 80 %) passes with every record type; without a change_event
+    // ISO 27001 misses control 8.32, so its advisory gate at 100 % fails.
+    for (const type of RECORD_TYPES.filter((type) => type !== 'change_event')) expect((await ws.write(type)).status).toBe(201);
+    setGatePolicy(server.dbPath, { workspaceId: ws.workspaceId, framework: 'iso_27001', mode: 'advisory', threshold: 100 });
+    const check = await ws.get('grc/gates/check');
+    expect(check.gates).toHaveLength(5); // the specification's member is unchanged
+    expect(check.passed).toBe(true);
+    const iso = check.results.find((r: { framework: string }) => r.framework === 'iso_27001');
+    expect(iso).toEqual({ framework: 'iso_27001', mode: 'advisory', threshold_pct: 100, current_pct: expect.any(Number), status: 'failing' });
+    const eu = check.results.find((r: { framework: string }) => r.framework === 'eu_ai_act');
+    expect(eu).toMatchObject({ mode: 'required', threshold_pct: 80, status: 'passing' });
+    expect(eu.current_pct).toBeGreaterThanOrEqual(80);
+    // results and gates agree gate by gate
+    check.gates.forEach((gate: { passing: boolean; blocking: boolean }, index: number) => {
+      expect(check.results[index].status).toBe(gate.passing ? 'passing' : 'failing');
+      expect(check.results[index].mode).toBe(gate.blocking ? 'required' : 'advisory');
+    });
+  });
+
+  it('fails when a blocking gate fails', async () => {
+    const ws = workspace();
+    const check = await ws.get('grc/gates/check');
+    expect(check.passed).toBe(false);
+    expect(check.results.map((r: { framework: string; status: string }) => [r.framework, r.status])).toEqual([
+      ['eu_ai_act', 'failing'],
+      ['iso_42001', 'failing'],
+      ['soc2_type2', 'failing'],
+      ['iso_27001', 'failing'],
+      ['nist_airf', 'failing'],
+    ]);
+  });
+});
+
+describe('GET grc/readiness', () => {
+  it('answers the scores with the control counts behind them, agreeing with the posture brief', async () => {
+    const ws = workspace();
+    await ws.write('ai_risk_assessment');
+    const readiness = await ws.get('grc/readiness');
+    const brief = await ws.get('grc/posture-brief');
+    expect(readiness.overall_pct).toBe(brief.overall_pct);
+    expect(readiness.frameworks.map((f: { framework: string; score_pct: number }) => ({ framework: f.framework, score_pct: f.score_pct }))).toEqual(brief.frameworks);
+    for (const framework of readiness.frameworks) {
+      expect(framework.controls_required).toBeGreaterThan(0);
+      expect(framework.controls_covered).toBeLessThanOrEqual(framework.controls_required);
+      expect(framework.score_pct).toBe(Math.floor((framework.controls_covered * 100) / framework.controls_required));
+    }
+    expect(readiness.frameworks.find((f: { framework: string }) => f.framework === 'eu_ai_act').controls_covered).toBeGreaterThan(0);
+  });
+});
+
+describe('GET grc/gates: the gate policy in effect, read-only', () => {
+  it('lists one policy per framework with its id, mode, threshold, current score, status and scope', async () => {
+    const ws = workspace();
+    setGatePolicy(server.dbPath, { workspaceId: ws.workspaceId, framework: 'soc2_type2', mode: 'required', threshold: 50 });
+    const gates = await ws.get('grc/gates');
+    expect(gates.unconfigured_frameworks).toEqual([]);
+    expect(gates.policies.map((p: { framework: string }) => p.framework)).toEqual(['eu_ai_act', 'iso_42001', 'soc2_type2', 'iso_27001', 'nist_airf']);
+    expect(gates.policies[0]).toEqual({ id: 'gate_eu_ai_act', framework: 'eu_ai_act', mode: 'required', threshold_pct: 80, current_pct: 0, status: 'failing', scope: 'workspace', source: 'default' });
+    expect(gates.policies[2]).toMatchObject({ id: 'gate_soc2_type2', mode: 'required', threshold_pct: 50, source: 'workspace' });
+  });
+
+  it('cannot be changed with an API key', async () => {
+    const ws = workspace();
+    for (const method of ['PUT', 'POST', 'DELETE']) {
+      const reply = await call(ws, method, wsPath(ws.workspaceId, 'grc/gates'), method === 'DELETE' ? {} : { body: { framework: 'eu_ai_act', mode: 'advisory', threshold_pct: 0 } });
+      expect(reply.status, method).toBe(404);
+    }
+    expect((await ws.get('grc/gates')).policies[0]).toMatchObject({ mode: 'required', threshold_pct: 80 });
+  });
+});
+
+describe('GET grc/systems: what list_systems reads', () => {
+  it('counts each system’s records, record types and earned controls, with is_registered, last_seen and a total', async () => {
+    const ws = workspace();
+    await ws.write('change_event', { system_name: 'scorer' });
+    await ws.write('change_event', { system_name: 'scorer' });
+    await ws.write('ai_risk_assessment', { system_name: 'scorer' });
+    await ws.write('incident_report', { system_name: 'chatbot' });
+    await ws.post('attestations/external', attestation({ system_name: 'agent-only', executed_at: new Date(clockMs).toISOString() }));
+    const { systems, total } = await ws.get('grc/systems');
+    expect(total).toBe(3);
+    const byName = Object.fromEntries(systems.map((s: { system_name: string }) => [s.system_name, s]));
+    expect(byName.scorer).toMatchObject({ is_registered: true, registered: true, record_count: 3, record_types: ['ai_risk_assessment', 'change_event'] });
+    const written = async (type: RecordType) => (await ws.post('grc/evidence?dry_run=true', evidenceRecord(type))).json.mapped_controls as string[];
+    const expectedControls = [...new Set([...(await written('change_event')), ...(await written('ai_risk_assessment'))])].sort();
+    expect(byName.scorer.controls).toEqual(expectedControls);
+    expect(byName.chatbot).toMatchObject({ is_registered: false, record_count: 1, record_types: ['incident_report'], controls: await written('incident_report') });
+    expect(byName['agent-only']).toMatchObject({ record_count: 0, record_types: [], controls: [], last_seen: new Date(clockMs).toISOString() });
+  });
+
+  it('takes system_name as another name of the name filter', async () => {
+    const ws = workspace();
+    for (const name of ['loan-scorer', 'chatbot']) await ws.write('change_event', { system_name: name });
+    const names = async (query: string) => (await ws.get(`grc/systems${query}`)).systems.map((s: { system_name: string }) => s.system_name);
+    expect(await names('?system_name=loan')).toEqual(['loan-scorer']);
+    expect(await names('?name=chat')).toEqual(['chatbot']);
+    expect((await ws.get('grc/systems?system_name=nothing')).total).toBe(0);
+  });
+
+  it('fills the new members for systems stored before they existed (migration 5)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'govctl-migration-5-'));
+    const own = await startTestServer({ dbPath: join(dir, 'old.db'), now: () => new Date(clockMs) });
+    try {
+      const path = (rest: string) => wsPath(own.workspaceId, rest);
+      await call(own, 'POST', path('grc/evidence'), { body: evidenceRecord('change_event', { system_name: 'old' }) });
+      await call(own, 'POST', path('grc/evidence'), { body: evidenceRecord('vendor_risk', { system_name: 'old' }) });
+      const before = (await call(own, 'GET', path('grc/systems'))).json.systems[0];
+      expect(before.record_count).toBe(2);
+      await own.stop();
+      // Take the database back to schema 4: the systems table without the three columns.
+      const db = new Database(own.dbPath);
+      db.exec('ALTER TABLE systems DROP COLUMN record_count; ALTER TABLE systems DROP COLUMN record_types; ALTER TABLE systems DROP COLUMN controls; PRAGMA user_version = 4;');
+      db.close();
+      const store = openStore(own.dbPath);
+      try {
+        const row = store.systems.get(own.workspaceId, 'old')!;
+        expect({ record_count: row.record_count, record_types: JSON.parse(row.record_types), controls: JSON.parse(row.controls) }).toEqual({
+          record_count: 2,
+          record_types: before.record_types,
+          controls: before.controls,
+        });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('GET /api/health', () => {
+  it('answers {"status": "ok"} without an API key, and says nothing else', async () => {
+    for (const headers of [{}, { authorization: 'Bearer nope' }, { 'x-api-key': 'anything' }]) {
+      const response = await fetch(`${server.url}/api/health`, { headers });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ status: 'ok' });
+    }
+  });
+});
+
+describe('payload members the specification leaves unstarred are optional on the wire', () => {
+  const optional: [RecordType, string[]][] = [
+    ['policy_acknowledged', ['channel', 'acknowledgment_type']],
+    ['access_review', ['review_type']],
+    ['model_evaluation', ['evaluation_type']],
+    ['model_drift_event', ['drift_type']],
+    ['vendor_risk', ['findings']],
+    ['governance_review', ['action_items']],
+    ['human_oversight', ['override']],
+  ];
+  it.each(optional)('%s without %j is stored exactly as sent and earns its controls', async (type, members) => {
+    const ws = workspace();
+    const payload = Object.fromEntries(Object.entries(PAYLOADS[type]).filter(([key]) => !members.includes(key)));
+    const written = await ws.write(type, { payload });
+    expect(written.status).toBe(201);
+    const full = await ws.post('grc/evidence?dry_run=true', evidenceRecord(type));
+    expect(written.json.mapped_controls).toEqual(full.json.mapped_controls);
+    const stored = await call(ws, 'GET', wsPath(ws.workspaceId, `grc/evidence/${written.json.record_id}`));
+    expect(canonicalize(parseJsonLossless(stored.text).payload)).toBe(canonicalize(payload));
+  });
+
+  it('still refuses what the specification forbids: a missing required member, a risk level outside the catalogue', async () => {
+    const ws = workspace();
+    const { risk_summary: _dropped, ...missing } = PAYLOADS.ai_risk_assessment;
+    expect((await ws.write('ai_risk_assessment', { payload: missing })).json).toMatchObject({ error: 'validation_error', field: 'payload.risk_summary' });
+    expect((await ws.write('ai_risk_assessment', { payload: { ...PAYLOADS.ai_risk_assessment, risk_level: 'severe' } })).json).toMatchObject({ field: 'payload.risk_level' });
+  });
+});
+
+describe('POST grc/derive-controls: the aliases and summary derive_controls reads', () => {
+  it('takes action_description and ai_risk_tier, and adds where the workspace stands', async () => {
+    const ws = workspace();
+    await ws.write('ai_risk_assessment', { system_name: 'scorer', payload: { ...PAYLOADS.ai_risk_assessment, risk_level: 'high', annex_iii_category: 'essential_services' } });
+    const spec = await ws.post('grc/derive-controls', { description: 'Scores consumer loan applications', risk_tier: 'high' });
+    const aliased = await ws.post('grc/derive-controls', { action_description: 'Scores consumer loan applications', ai_risk_tier: 'high' });
+    expect(aliased.status).toBe(200);
+    expect(aliased.json.recommendations).toEqual(spec.json.recommendations);
+    const { total_required, total_covered, covered_control_ids, uncovered_required_controls, system_risk_tier } = aliased.json;
+    expect(system_risk_tier).toBeNull();
+    expect(total_covered).toBe(covered_control_ids.length);
+    expect(total_required).toBe(total_covered + uncovered_required_controls.length);
+    expect(covered_control_ids).toContain('EUAIA_ART9'); // earned by the assessment just written
+    for (const gap of uncovered_required_controls) {
+      expect(gap).toEqual({ control_id: expect.any(String), framework: expect.any(String), record_types: expect.any(Array) });
+      expect(gap.record_types.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('takes the risk tier of a registered system named in system_name', async () => {
+    const ws = workspace();
+    await ws.write('ai_risk_assessment', { system_name: 'scorer', payload: { ...PAYLOADS.ai_risk_assessment, risk_level: 'limited' } });
+    const reply = await ws.post('grc/derive-controls', { action_description: 'A support chatbot', system_name: 'scorer' });
+    expect(reply.status).toBe(200);
+    expect(reply.json.system_risk_tier).toBe('limited');
+    expect(reply.json.recommendations).toEqual((await ws.post('grc/derive-controls', { description: 'A support chatbot', risk_tier: 'limited' })).json.recommendations);
+    const unknown = await ws.post('grc/derive-controls', { description: 'A support chatbot', system_name: 'not-registered' });
+    expect(unknown.status).toBe(422);
+    expect(unknown.json.field).toBe('risk_tier');
+  });
+});
+
+describe('attestation batch: a rejected item carries reason', () => {
+  it('repeats message as reason', async () => {
+    const ws = workspace();
+    const reply = await ws.post('attestations/batch', { records: [attestation(), { ...attestation(), input_hash: 'nope' }] });
+    const rejected = reply.json.results[1];
+    expect(rejected).toMatchObject({ status: 'rejected', field: 'records.1.input_hash' });
+    expect(rejected.reason).toBe(rejected.message);
+    expect(typeof rejected.reason).toBe('string');
+  });
+});
