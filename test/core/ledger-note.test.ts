@@ -27,6 +27,8 @@ import {
   parseVerifierKey,
   signCheckpoint,
   signNote,
+  leafHash,
+  verifyInclusion,
   type Checkpoint,
 } from '../../src/core/ledger/index.js';
 import { createHash } from 'node:crypto';
@@ -272,5 +274,24 @@ describe('signed notes: strict parsing (signed-note)', () => {
     expect(() => signNote('', [logSigner])).toThrow(LedgerFormatError);
     expect(() => signNote('tab\there\n', [logSigner])).toThrow(LedgerFormatError);
     expect(() => signCheckpoint({ ...checkpointOf(CHECKPOINTS[1]!), origin: 'has space' }, [logSigner])).toThrow(LedgerFormatError);
+  });
+});
+
+describe('docs/ledger.md', () => {
+  it('its worked example is what the product computes and verifies', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const doc = await readFile(new URL('../../docs/ledger.md', import.meta.url), 'utf8');
+    const signerKey = /signer key {4}(PRIVATE\+KEY\+\S+)/.exec(doc)![1]!;
+    const verifierKey = /verifier key {2}(\S+)/.exec(doc)![1]!;
+    const witnessKey = /verifier key\n`(witness\.example\/w1\+\S+)`/.exec(doc)![1]!;
+    const note = /at time 1763888400:\n\n```\n([\s\S]*?)```/.exec(doc)![1]!;
+    expect(parseSignerKey(signerKey).verifierKey).toBe(verifierKey);
+    expect(signerKey).toContain(Buffer.concat([Buffer.from([1]), Buffer.from(Array.from({ length: 32 }, (_, i) => i + 1))]).toString('base64'));
+    const opened = openCheckpoint(note, Ed25519NoteVerifier.fromVerifierKey(verifierKey), [CosignatureVerifier.fromVerifierKey(witnessKey)]);
+    expect(opened.cosignatures.map((c) => c.timestamp)).toEqual([1_763_888_400]);
+    expect(signCheckpoint(opened.checkpoint, [parseSignerKey(signerKey)])).toBe(note.slice(0, note.lastIndexOf('\n— witness') + 1));
+    const entry = /^1 (\{.*\})$/m.exec(doc)![1]!;
+    const proof = (JSON.parse(/inclusion proof of leaf 1 in size 3: `(\[.*?\])`/.exec(doc)![1]!) as string[]).map((h) => Buffer.from(h, 'base64'));
+    expect(verifyInclusion(1, 3, leafHash(entry), proof, opened.checkpoint.rootHash)).toBe(true);
   });
 });
