@@ -20,6 +20,7 @@ import {
   nodeKey,
   parseTilePath,
   rootHash,
+  subtreeHash,
   tileLeafRange,
   tilePath,
   tileReader,
@@ -124,6 +125,15 @@ describe('tiles of a tree', () => {
       for (const from of [1, 200, 256, 4097, size - 1].filter((m) => m <= size)) expect(consistencyProof(from, size, fromTiles)).toEqual(consistencyProof(from, size, read));
       expect(fetched).toBeLessThanOrEqual(widths.size);
     }
+  });
+
+  it('a full tile hashes to the entry its parent tile holds for it', () => {
+    const parent = buildTile({ level: 1, index: 0, width: 256 }, read);
+    for (const index of [0, 1, 100, 255]) {
+      const child = buildTile({ level: 0, index, width: 256 }, read);
+      expect(subtreeHash(child)).toEqual(parent.subarray(index * 32, (index + 1) * 32));
+    }
+    expect(() => subtreeHash(Buffer.alloc(96))).toThrow(RangeError);
   });
 });
 

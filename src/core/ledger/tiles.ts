@@ -149,8 +149,19 @@ export function nodeFromTile(level: number, index: number, tileBytes: Uint8Array
   if (tileBytes.length % HASH_SIZE !== 0 || tileBytes.length / HASH_SIZE < first + count) {
     throw new LedgerFormatError(`tile ${tilePath({ ...tile, width: TILE_WIDTH })} is too short for node ${level}/${index}`);
   }
+  return subtreeHash(tileBytes.subarray(first * HASH_SIZE, (first + count) * HASH_SIZE));
+}
+
+/**
+ * The root of the perfect subtree whose bottom row is `hashes` (a power of two of concatenated
+ * 32-byte hashes, as in a tile). For a full tile at level L this is the hash its parent tile
+ * holds for it at level L + 1, which is how an auditor checks tiles against each other.
+ */
+export function subtreeHash(hashes: Uint8Array): Buffer {
+  const count = hashes.length / HASH_SIZE;
+  if (!Number.isInteger(count) || count < 1 || (count & (count - 1)) !== 0) throw new RangeError('a perfect subtree has a power of two of 32-byte hashes');
   let row: Buffer[] = [];
-  for (let i = first; i < first + count; i++) row.push(Buffer.from(tileBytes.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE)));
+  for (let i = 0; i < count; i++) row.push(Buffer.from(hashes.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE)));
   while (row.length > 1) {
     const next: Buffer[] = [];
     for (let i = 0; i < row.length; i += 2) next.push(nodeHash(row[i]!, row[i + 1]!));
@@ -168,9 +179,13 @@ export function tileForNode(level: number, index: number): { tile: { level: numb
   return { tile: { level: tileLevel, index: Math.floor(position / TILE_WIDTH) }, first: position % TILE_WIDTH, count };
 }
 
+/** Tiles a {@link tileReader} keeps: a proof touches at most two per tile level, so this holds every proof's tiles and bounds memory. */
+const TILE_CACHE_SIZE = 64;
+
 /**
  * A {@link HashReader} over hash tiles, e.g. fetched from a log: `getTile` returns the bytes of the
- * tile at (level, index) (full, or the partial tile the checkpoint implies). Tiles are cached.
+ * tile at (level, index) (full, or the partial tile the checkpoint implies). The most recently
+ * used tiles are cached.
  */
 export function tileReader(getTile: (level: number, index: number) => Uint8Array): HashReader {
   const cache = new Map<string, Uint8Array>();
@@ -178,10 +193,10 @@ export function tileReader(getTile: (level: number, index: number) => Uint8Array
     const { tile } = tileForNode(level, index);
     const key = `${tile.level}/${tile.index}`;
     let bytes = cache.get(key);
-    if (!bytes) {
-      bytes = getTile(tile.level, tile.index);
-      cache.set(key, bytes);
-    }
+    if (bytes) cache.delete(key);
+    else bytes = getTile(tile.level, tile.index);
+    cache.set(key, bytes);
+    if (cache.size > TILE_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
     return nodeFromTile(level, index, bytes);
   };
 }
