@@ -46,7 +46,7 @@ export function leafHash(entry: Uint8Array | string): Buffer {
 
 /** SHA-256(0x01 ‖ left ‖ right): the hash of an interior node. */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  if (left.length !== HASH_SIZE || right.length !== HASH_SIZE) return createHash('sha256').update(Buffer.from([0x01])).update(left).update(right).digest();
+  if (left.length !== HASH_SIZE || right.length !== HASH_SIZE) throw new RangeError('a node hash joins two 32-byte hashes');
   NODE_INPUT.set(left, 1);
   NODE_INPUT.set(right, 1 + HASH_SIZE);
   return digest('sha256', NODE_INPUT, 'buffer') as Buffer;
