@@ -5,3 +5,4 @@ export * from './signing/index.js';
 export * from './hashing.js';
 export * from './attestations.js';
 export * from './controls/index.js';
+export * from './ledger/index.js';
