@@ -12,6 +12,7 @@ import type { PostureBrief } from '../../client/wire-types.js';
 import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import { printJson, printTable, type Column } from '../render.js';
+import { terminalText } from '../terminal-text.js';
 import { formatScore } from './bar.js';
 
 export interface PostureOptions {
@@ -65,10 +66,10 @@ export async function run(options: PostureOptions, deps: Factory): Promise<void>
 
   if (!out.isTTY) {
     const lines = [
-      `overall_pct\t${show(brief.overall_pct)}`,
-      ...frameworks.map((entry) => `${entry.framework}\t${show(entry.score_pct)}`),
-      `failing_gates\t${[...failing].join(',')}`,
-      `unattested_24h\t${show(brief.unattested_24h)}`,
+      `overall_pct\t${terminalText(show(brief.overall_pct))}`,
+      ...frameworks.map((entry) => `${terminalText(String(entry.framework))}\t${terminalText(show(entry.score_pct))}`),
+      `failing_gates\t${terminalText([...failing].join(','))}`,
+      `unattested_24h\t${terminalText(show(brief.unattested_24h))}`,
     ];
     await out.write(lines.join('\n') + '\n');
     return;
@@ -92,7 +93,7 @@ export async function run(options: PostureOptions, deps: Factory): Promise<void>
 function summaryLines(brief: PostureBrief, deps: Factory): string[] {
   const out = deps.io.stdout;
   const failing = brief.failing_gates ?? [];
-  const gates = failing.length === 0 ? out.color.green('none') : out.color.red(failing.join(', '));
+  const gates = failing.length === 0 ? out.color.green('none') : out.color.red(terminalText(failing.join(', ')));
   const unattested = num(brief.unattested_24h);
   const systems = unattested === 0 ? out.color.green('0') : out.color.yellow(String(unattested));
   return [`failing gates: ${gates}`, `systems without an attestation in the last 24 h: ${systems}`];
