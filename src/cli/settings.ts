@@ -28,7 +28,7 @@ import {
   type ConfigFile,
 } from './config-files.js';
 import { ConfigError, UsageError } from './errors.js';
-import { checkSecretFileInProject, TRUSTED_HOSTS_KEY, trustedHosts, type TrustedHost } from './trust.js';
+import { checkPathInProject, TRUSTED_HOSTS_KEY, trustedHosts, type TrustedHost } from './trust.js';
 
 export { displayPath, userConfigPath };
 
@@ -287,7 +287,7 @@ async function loadSecret(spec: SecretSpec, files: readonly ConfigFile[], contex
     const keyFile = configString(file, spec.fileKey);
     if (keyFile) {
       const path = configPath(file, keyFile);
-      checkSecretFileInProject(file, spec.fileKey, path);
+      checkPathInProject(file, spec.fileKey, path);
       const text = await readSecretFile(path, `${spec.fileKey} in ${displayPath(file.path)}`, context, warnings);
       return { text, source: { kind: file.kind, name: `${file.path} (${spec.fileKey} ${path})` }, label: `${spec.fileKey} ${displayPath(path)}` };
     }
@@ -345,6 +345,9 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
   const userBaseUrl = sources.baseUrl?.kind === 'project' && user ? configString(user, 'baseUrl') : undefined;
   const dataDir = pick('dataDir', flags.dataDir, true) ?? defaultDataDir(env);
   sources.dataDir ??= { kind: 'default', name: '$XDG_DATA_HOME/govctl' };
+  // The local store writes there: a repository may not aim it at the user's other files.
+  const dataDirFile = files.find((file) => file.kind === 'project' && sources.dataDir!.kind === 'project');
+  if (dataDirFile) checkPathInProject(dataDirFile, 'dataDir', dataDir);
   const onErrorValue = pick('onError', flags.onError);
   const onError = onErrorMode(onErrorValue, sources.onError);
   if (onErrorValue === undefined) sources.onError = { kind: 'default', name: 'raise' };

@@ -121,19 +121,26 @@ function realpathOr(path: string): string | undefined {
 }
 
 /**
- * A secret file named by a project config must lie inside the project root, as written and after
- * resolving symlinks (a link in the repository to `~/.git-credentials` is as far out as the path).
- * Files named by the user (flags, the user config, `--config`) may be anywhere.
- * @throws ConfigError (78) naming the key and the file, never its contents
+ * A path named by a project config (a key file, the data directory) must lie inside the project
+ * root, as written and after resolving symlinks (a link in the repository to `~/.git-credentials`
+ * is as far out as the path). Paths named by the user (flags, the user config, `--config`) may be
+ * anywhere.
+ * @throws ConfigError (78) naming the key and the path, never a file's contents
  */
-export function checkSecretFileInProject(file: ConfigFile, key: string, path: string): void {
+export function checkPathInProject(file: ConfigFile, key: string, path: string): void {
   if (file.kind !== 'project') return;
   const root = realpathOr(file.root) ?? file.root;
   const real = realpathOr(path);
   if (isInside(file.root, path) && (real === undefined || isInside(root, real))) return;
   throw new ConfigError(
     `${key} in the project config ${displayPath(file.path)} names ${displayPath(path)}${real !== undefined && real !== path ? ` (${displayPath(real)})` : ''}, ` +
-      `outside the project ${displayPath(file.root)}; a project config may name key files only inside its own directory`,
-    { field: key, hint: `give the key with SERVICE_API_KEY or --api-key-file (the signing key: SERVICE_SIGNING_KEY or --signing-key-file), or name the file in your user config` },
+      `outside the project ${displayPath(file.root)}; a project config may name files only inside its own directory`,
+    {
+      field: key,
+      hint:
+        key === 'dataDir'
+          ? 'give --data-dir or GOVCTL_DATA_DIR, or set dataDir in your user config'
+          : 'give the key with SERVICE_API_KEY or --api-key-file (the signing key: SERVICE_SIGNING_KEY or --signing-key-file), or name the file in your user config',
+    },
   );
 }

@@ -206,6 +206,21 @@ describe('key files named by a project config', () => {
     expect(signing.stderr).toContain('signingKeyFile in the project config');
   });
 
+  it('include the data directory: a project config cannot aim the local store outside the project', async () => {
+    const h = home();
+    const outside = join(h.root, 'elsewhere');
+    writeFileSync(join(h.repo, '.govctlrc.json'), JSON.stringify({ baseUrl: 'local', dataDir: '../elsewhere' }));
+    const result = await run(['whoami'], { env: h.env, cwd: h.repo });
+    expect(result.exitCode).toBe(78);
+    expect(result.stderr).toContain('dataDir in the project config');
+    expect(existsSync(outside)).toBe(false);
+
+    writeFileSync(join(h.repo, '.govctlrc.json'), JSON.stringify({ baseUrl: 'local', dataDir: '.govctl-data' }));
+    const inside = await run(['whoami', '--json'], { env: h.env, cwd: h.repo });
+    expect(inside.exitCode, inside.stderr).toBe(0);
+    expect(existsSync(join(h.repo, '.govctl-data', 'govctl.db'))).toBe(true);
+  });
+
   it('may be anywhere when the user names them (user config)', async () => {
     const h = home();
     const keyFile = join(h.root, 'api-key');
