@@ -250,7 +250,6 @@ function pickSetting(
 
 /** How one secret is configured: a file flag, an environment variable, inline or as a file in a config. */
 interface SecretSpec {
-  setting: 'apiKey' | 'signingKey';
   /** the flag's value (`--api-key-file`, `--signing-key-file`) */
   flagValue: string | undefined;
   flag: string;
@@ -346,14 +345,14 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
   const dataDir = pick('dataDir', flags.dataDir, true) ?? defaultDataDir(env);
   sources.dataDir ??= { kind: 'default', name: '$XDG_DATA_HOME/govctl' };
   // The local store writes there: a repository may not aim it at the user's other files.
-  const dataDirFile = files.find((file) => file.kind === 'project' && sources.dataDir!.kind === 'project');
-  if (dataDirFile) checkPathInProject(dataDirFile, 'dataDir', dataDir);
+  const project = files.find((file) => file.kind === 'project');
+  if (project && sources.dataDir.kind === 'project') checkPathInProject(project, 'dataDir', dataDir);
   const onErrorValue = pick('onError', flags.onError);
   const onError = onErrorMode(onErrorValue, sources.onError);
   if (onErrorValue === undefined) sources.onError = { kind: 'default', name: 'raise' };
 
   const apiKey = await loadSecret(
-    { setting: 'apiKey', flagValue: flags.apiKeyFile, flag: '--api-key-file', env: 'SERVICE_API_KEY', inlineKey: 'apiKey', fileKey: 'apiKeyFile' },
+    { flagValue: flags.apiKeyFile, flag: '--api-key-file', env: 'SERVICE_API_KEY', inlineKey: 'apiKey', fileKey: 'apiKeyFile' },
     files,
     context,
     warnings,
@@ -363,14 +362,13 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
 
   // Only the signing key's text is read here; it is parsed (and a malformed one reported) by the command that signs.
   const signing = await loadSecret(
-    { setting: 'signingKey', flagValue: flags.signingKeyFile, flag: '--signing-key-file', env: 'SERVICE_SIGNING_KEY', inlineKey: 'signingKey', fileKey: 'signingKeyFile' },
+    { flagValue: flags.signingKeyFile, flag: '--signing-key-file', env: 'SERVICE_SIGNING_KEY', inlineKey: 'signingKey', fileKey: 'signingKeyFile' },
     files,
     context,
     warnings,
   );
   if (signing) sources.signingKey = signing.source;
 
-  const project = files.find((file) => file.kind === 'project');
   const explicit = files.find((file) => file.kind === 'explicit');
   const settings: Settings = {
     workspaceId: pick('workspaceId', flags.workspace),
@@ -384,13 +382,11 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
     files: { ...(project && { project: project.path }), ...(user && { user: user.path }), ...(explicit && { explicit: explicit.path }) },
     trustedHosts: trustedHosts(env, user),
     warnings,
+    baseUrl,
+    apiKey: apiKey?.text,
+    authorisedBy: authorisedBy(files, sources),
+    ...(userBaseUrl && { userBaseUrl }),
   };
-  if (baseUrl !== undefined) settings.baseUrl = baseUrl;
-  if (userBaseUrl) (settings as { userBaseUrl?: string }).userBaseUrl = userBaseUrl;
-  if (apiKey) settings.apiKey = apiKey.text;
-  const by = authorisedBy(files, sources);
-  if (by) settings.authorisedBy = by;
-  for (const key of ['workspaceId', 'systemName', 'agentName'] as const) if (settings[key] === undefined) delete settings[key];
   return settings;
 }
 

@@ -13,7 +13,7 @@ import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import { printJson, printTable, type Column } from '../render.js';
 import { terminalText } from '../terminal-text.js';
-import { formatScore } from './bar.js';
+import { scoreBar, scoreColor } from './bar.js';
 
 export interface PostureOptions {
   json: boolean;
@@ -83,7 +83,8 @@ export async function run(options: PostureOptions, deps: Factory): Promise<void>
   rows.push({ label: 'overall', pct: num(brief.overall_pct), gate: '' });
   const columns: Column<Row>[] = [
     { header: 'framework', value: (row) => row.label, style: (text, o, row) => (row.gate === '' ? o.color.bold(text) : text) },
-    { header: 'score', value: (row) => formatScore(row.pct, out) },
+    // The colour is a style: table cells are service text, shown with any ESC byte escaped (render.ts).
+    { header: 'score', value: (row) => `${scoreBar(row.pct)} ${String(row.pct).padStart(3)}%`, style: (text, o, row) => scoreColor(row.pct, o)(text) },
     { header: 'gate', value: (row) => (row.gate === 'failing' ? '✗ failing' : row.gate === 'passing' ? '✓ passing' : ''), style: (text, o, row) => (row.gate === 'failing' ? o.color.red(text) : o.color.green(text)) },
   ];
   await printTable(out, columns, rows, { now: deps.clock });
