@@ -8,7 +8,7 @@ import type { Transport } from '../client/transport.js';
 import { ConfigError, UsageError } from './errors.js';
 import type { IO } from './io.js';
 import { displayPath, isFileSource, loadSettings, LOCAL_BASE_URL, SETTING_FLAG, SETTING_ENV, type SettingFlags, type Settings } from './settings.js';
-import { displayUrl, redactUrls, serviceAddress, terminalText } from './terminal-text.js';
+import { displayUrl, serviceAddress, terminalText } from './terminal-text.js';
 import { checkCredentialRoute } from './trust.js';
 import type { SigningKey } from '../core/signing/keys.js';
 
@@ -201,8 +201,10 @@ export function createFactory(options: FactoryOptions): Factory {
       return options.globals();
     },
     note(line: string) {
-      // A notice may quote a service or a config file: no control characters, no URL secrets.
-      return io.stderr.write(`govctl: ${terminalText(redactUrls(line))}\n`);
+      // A notice may quote a service or a config file: no control characters. (Base URLs in
+      // notices and traces are already shown without userinfo or query; a request's own query,
+      // `?system=…`, stays visible in -v traces.)
+      return io.stderr.write(`govctl: ${terminalText(line)}\n`);
     },
     claimStdin(purpose: string) {
       if (stdinClaim !== undefined && stdinClaim !== purpose) {

@@ -122,5 +122,9 @@ describe('a base URL with userinfo or a query string', () => {
     expect(result.stderr).toContain(`GET http://127.0.0.1:${server.port}/api/me`);
     expect(result.stderr).toContain(`service http://127.0.0.1:${server.port}/?***`);
     expect(result.stdout + result.stderr).not.toContain('hunter2');
+    // A request's own query stays visible: only the base URL's is hidden.
+    const listed = await run(['-v', 'systems', '--name', 'loan'], { baseUrl: url });
+    expect(listed.stderr).toMatch(new RegExp(`GET http://127\\.0\\.0\\.1:${server.port}/api/workspaces/ws_1/governance/grc/systems\\?name=loan `));
+    expect(listed.stderr).not.toContain('hunter2');
   });
 });
