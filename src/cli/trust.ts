@@ -92,6 +92,8 @@ export function checkCredentialRoute(route: CredentialRoute): void {
   if (route.apiKeySource.kind === 'project') return; // the project's own key, to the project's host
   const origin = originOf(route.baseUrl);
   if (origin !== undefined && route.trustedHosts.some((host) => host.origin === origin)) return;
+  // The user config names the same host: the user named it too.
+  if (origin !== undefined && route.userBaseUrl !== undefined && originOf(route.userBaseUrl) === origin) return;
   const shown = origin ?? displayUrl(route.baseUrl);
   const own = route.userBaseUrl !== undefined ? `; your user config names ${originOf(route.userBaseUrl) ?? displayUrl(route.userBaseUrl)}` : '';
   throw new ConfigError(

@@ -167,6 +167,15 @@ describe("the user's API key and a project config's host", () => {
     expect(other.count).toBe(1);
   });
 
+  it('needs no pin when the user config names the same host', async () => {
+    const h = home();
+    writeFileSync(h.userFile, JSON.stringify({ baseUrl: `${other.url}/` }));
+    writeFileSync(join(h.repo, '.govctlrc.json'), JSON.stringify({ baseUrl: other.url, systemName: 'loan-scorer' }));
+    const result = await run(['whoami', '--json'], { env: { ...h.env, SERVICE_API_KEY: API_KEY }, cwd: h.repo });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(other.count).toBe(1);
+  });
+
   it('needs no pin for the embedded store', async () => {
     const h = home();
     writeFileSync(join(h.repo, '.govctlrc.json'), JSON.stringify({ baseUrl: 'local' }));
