@@ -16,6 +16,7 @@ import {
   ValidationError,
 } from '../client/errors.js';
 import type { ExitCode } from './exit-codes.js';
+import { redactUrls, terminalText } from './terminal-text.js';
 
 /** Base of the CLI's errors: a closed code for `--json`, an exit code, an optional hint and field. */
 export abstract class CliError extends Error {
@@ -173,15 +174,18 @@ export function oneLine(text: string): string {
 
 /**
  * The error as the user sees it: `govctl: <what failed>; <what to do>` on one line, or with
- * `json` the object `{error, message, field?}` on one line.
+ * `json` the object `{error, message, field?}` on one line. The text form may quote the service's
+ * `message`: its control characters and bidi controls are shown as visible escapes.
  */
 export function formatError(error: unknown, json: boolean): string {
   const described = describeError(error);
+  // A URL in a message (a base URL quoted by a library) never shows its userinfo or query.
+  described.message = redactUrls(described.message);
   if (json) {
     const body: Record<string, string> = { error: described.code, message: oneLine(described.message) };
     if (described.field !== undefined) body.field = described.field;
     return JSON.stringify(body);
   }
   const hint = described.hint ? `; ${described.hint}` : '';
-  return `govctl: ${oneLine(described.message)}${hint}`;
+  return terminalText(`govctl: ${oneLine(described.message)}${hint}`);
 }

@@ -7,7 +7,9 @@ import type { ServiceApi, RequestTrace } from '../client/api.js';
 import type { Transport } from '../client/transport.js';
 import { ConfigError, UsageError } from './errors.js';
 import type { IO } from './io.js';
-import { displayPath, loadSettings, LOCAL_BASE_URL, SETTING_FLAG, SETTING_ENV, type SettingFlags, type Settings } from './settings.js';
+import { displayPath, isFileSource, loadSettings, LOCAL_BASE_URL, SETTING_FLAG, SETTING_ENV, type SettingFlags, type Settings } from './settings.js';
+import { displayUrl, serviceAddress, terminalText } from './terminal-text.js';
+import { checkCredentialRoute } from './trust.js';
 import type { SigningKey } from '../core/signing/keys.js';
 
 /** The root program's options (design/cli.md), as commander parses them. */
@@ -91,7 +93,8 @@ export async function readAllText(stream: NodeJS.ReadableStream): Promise<string
 /**
  * Decides where commands go (design/cli.md "Settings", "The embedded store"):
  * - `--base-url local`: the embedded store, as asked;
- * - a base URL: that service, which needs an API key;
+ * - a base URL: that service, which needs an API key, and the key may go there (trust.ts: a host
+ *   that only a project config names gets none of the user's keys unless the user pinned it);
  * - an API key without a base URL: a configuration error (78);
  * - nothing, with `CI` set: a configuration error (78), because a gate must never silently read
  *   an empty local store;
@@ -101,12 +104,20 @@ export function resolveConnection(settings: Settings, env: NodeJS.ProcessEnv): C
   const baseUrl = settings.baseUrl?.trim();
   if (baseUrl === LOCAL_BASE_URL) return { kind: 'local', dataDir: settings.dataDir, explicit: true };
   if (baseUrl) {
+    checkBaseUrl(baseUrl, settings);
     if (settings.apiKey === undefined) {
       throw new ConfigError(`an API key is required with the base URL from ${sourceName(settings, 'baseUrl')}`, {
         field: 'apiKey',
         hint: 'set SERVICE_API_KEY or give --api-key-file FILE (or --base-url local for the embedded store)',
       });
     }
+    checkCredentialRoute({
+      baseUrl,
+      baseUrlSource: { kind: settings.sources.baseUrl?.kind ?? 'default', name: settings.sources.baseUrl?.name ?? '' },
+      apiKeySource: { kind: settings.sources.apiKey?.kind ?? 'default', name: sourceName(settings, 'apiKey') },
+      trustedHosts: settings.trustedHosts,
+      ...(settings.userBaseUrl !== undefined && { userBaseUrl: settings.userBaseUrl }),
+    });
     return { kind: 'remote', baseUrl, apiKey: settings.apiKey };
   }
   if (settings.apiKey !== undefined) {
@@ -124,17 +135,42 @@ export function resolveConnection(settings: Settings, env: NodeJS.ProcessEnv): C
   return { kind: 'local', dataDir: settings.dataDir, explicit: false };
 }
 
+/**
+ * A base URL the transport can use, checked here so that the message shows it without its
+ * userinfo or query (a library's message would quote it whole).
+ */
+function checkBaseUrl(baseUrl: string, settings: Settings): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ConfigError(`the base URL from ${sourceName(settings, 'baseUrl')} is not an http(s) URL`, { field: 'baseUrl', hint: 'give one like https://governance.example.com, or local for the embedded store' });
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ConfigError(`the base URL from ${sourceName(settings, 'baseUrl')} (${displayUrl(baseUrl)}) holds a user name or password`, {
+      field: 'baseUrl',
+      hint: 'remove them from the URL; the API key goes in SERVICE_API_KEY or --api-key-file',
+    });
+  }
+}
+
 function sourceName(settings: Settings, name: 'baseUrl' | 'apiKey'): string {
   const source = settings.sources[name];
   if (!source) return SETTING_ENV[name] ?? SETTING_FLAG[name];
-  return source.kind === 'project' || source.kind === 'user' ? displayPath(source.name) : source.name;
+  return isFileSource(source.kind) ? displayPath(source.name) : source.name;
 }
 
-/** One `-v` trace line; URLs never hold the key, and the Authorization header is shown masked. */
+/**
+ * One `-v` trace line; URLs never hold the key, the base URL's userinfo and query are hidden, and
+ * the Authorization header is shown masked.
+ */
 export function formatTrace(trace: RequestTrace): string {
   const outcome = trace.status !== undefined ? String(trace.status) : `failed (${trace.error ?? 'no reply'})`;
   const retry = trace.attempt > 1 ? ` (attempt ${trace.attempt})` : '';
-  return `${trace.method} ${trace.url} authorization: Bearer *** → ${outcome} in ${Math.round(trace.durationMs)} ms${retry}`;
+  return `${trace.method} ${terminalText(trace.url)} authorization: Bearer *** → ${outcome} in ${Math.round(trace.durationMs)} ms${retry}`;
 }
 
 /** A transport that adds the `X-Govctl-Source` header to every request. */
@@ -165,7 +201,10 @@ export function createFactory(options: FactoryOptions): Factory {
       return options.globals();
     },
     note(line: string) {
-      return io.stderr.write(`govctl: ${line}\n`);
+      // A notice may quote a service or a config file: no control characters. (Base URLs in
+      // notices and traces are already shown without userinfo or query; a request's own query,
+      // `?system=…`, stays visible in -v traces.)
+      return io.stderr.write(`govctl: ${terminalText(line)}\n`);
     },
     claimStdin(purpose: string) {
       if (stdinClaim !== undefined && stdinClaim !== purpose) {
@@ -198,14 +237,21 @@ export function createFactory(options: FactoryOptions): Factory {
         const { createServiceApi } = await import('../client/api.js');
         const source = () => factory.requestSource;
         if (connection.kind === 'remote') {
-          if (verbose) await factory.note(`service ${connection.baseUrl} (base URL from ${sourceName(settings, 'baseUrl')}, API key from ${sourceName(settings, 'apiKey')})`);
+          if (verbose) await factory.note(`service ${displayUrl(connection.baseUrl)} (base URL from ${sourceName(settings, 'baseUrl')}, API key from ${sourceName(settings, 'apiKey')})`);
           const { createHttpTransport } = await import('../client/transport.js');
           const transport = withSource(createHttpTransport(connection.baseUrl), source);
           closers.push(() => transport.close!());
-          return createServiceApi({ baseUrl: connection.baseUrl, transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest });
+          // The client names the service in traces and errors as `baseUrl`: never with its userinfo or query.
+          return createServiceApi({ baseUrl: serviceAddress(connection.baseUrl), transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest });
         }
         const { openLocalStore } = await import('../server/index.js');
-        const store = await openLocalStore(connection.dataDir);
+        const store = await openLocalStore(connection.dataDir).catch((error: unknown) => {
+          // The store refuses a directory others could tamper with; that is the user's to fix (78).
+          if (error instanceof Error && error.name === 'UnsafeDataDirError') {
+            throw new ConfigError(`${error.message}; the local store is not used`, { field: 'dataDir', hint: (error as Error & { fix: string }).fix });
+          }
+          throw error;
+        });
         closers.push(() => store.close());
         if (!connection.explicit) {
           await factory.note(`using the local store in ${displayPath(connection.dataDir)} (no service configured; see \`govctl config init\`)`);

@@ -6,6 +6,7 @@
  */
 import { writeSync } from 'node:fs';
 import { InterruptedError, PipeClosedError, describeError, formatError, oneLine } from './errors.js';
+import { terminalText } from './terminal-text.js';
 import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
 import type { Factory } from './factory.js';
 import type { OnErrorMode } from './settings.js';
@@ -33,7 +34,7 @@ export async function reportFailure(error: unknown, context: FailureContext): Pr
     const mode = await onErrorMode(factory);
     if (mode === 'silent') return EXIT.OK;
     if (mode === 'warn') {
-      await writeErr(factory, `govctl: warning: ${oneLine(describeError(error).message)} (not failing: --on-error warn)\n`);
+      await writeErr(factory, `govctl: warning: ${terminalText(oneLine(describeError(error).message))} (not failing: --on-error warn)\n`);
       return EXIT.OK;
     }
   }

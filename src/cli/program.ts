@@ -81,6 +81,7 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
     .option('--json', 'print JSON on stdout: the service\'s response body (one document per run)')
     .option('--no-color', 'no colour (also NO_COLOR=1)')
     .option('-v, --verbose', 'trace each HTTP request on stderr (the API key masked)')
+    .option('--config <file>', 'use this config file (any format, JavaScript included) instead of searching for a project config')
     .option('--base-url <url>', 'the service, or "local" for the embedded store (SERVICE_BASE_URL)')
     .option('--api-key-file <file|->', 'read the API key from a file or stdin (SERVICE_API_KEY)')
     .option('--workspace <id>', 'workspace id (SERVICE_WORKSPACE_ID; default: the API key\'s)')
@@ -105,7 +106,8 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
   ]);
   program.addHelpText(
     'after',
-    '\nSettings come from flags, then SERVICE_* environment variables, then .govctlrc (searched upward),\n' +
+    '\nSettings come from flags, then SERVICE_* environment variables, then --config FILE or .govctlrc (searched\n' +
+      'upward; data only; it gets your API key for its host only after `govctl config trust-host URL`),\n' +
       'then $XDG_CONFIG_HOME/govctl/config.json. With none, commands use a local store in $XDG_DATA_HOME/govctl.\n' +
       'Exit codes: 0 ok, 2 signature invalid, 64 usage, 65 bad data, 66 missing file, 69 service unavailable,\n' +
       '70 internal, 75 rate limited, 77 access denied, 78 configuration, 130 interrupted.\n',

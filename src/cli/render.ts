@@ -3,9 +3,13 @@
  * - TTY: tables (cli-table3, loaded only when a table is drawn), colour, relative times;
  * - piped: one tab-separated line per row, no header, ISO 8601 times, no colour;
  * - `--json`: one JSON document, written losslessly (numbers keep their form).
+ *
+ * Values in tables and fields are service data: their control characters, ESC sequences and bidi
+ * controls are shown as visible escapes (terminal-text.ts); `--json` is printed exactly.
  */
 import { stringifyJson } from '../core/canonical-json.js';
 import type { OutputStream } from './io.js';
+import { terminalText } from './terminal-text.js';
 
 /** How a column's values are shown. */
 export type ColumnKind = 'text' | 'time' | 'list' | 'boolean' | 'count';
@@ -65,9 +69,12 @@ function text(value: unknown): string {
   return stringifyJson(value);
 }
 
-/** A piped cell: tabs and line breaks would break the line format, so they become spaces. */
+/**
+ * A piped cell: tabs and line breaks would break the line format, so they become spaces; other
+ * control characters become visible escapes.
+ */
 function tsvCell(value: string): string {
-  return value.replace(/[\t\r\n]+/g, ' ');
+  return terminalText(value.replace(/[\t\r\n]+/g, ' '));
 }
 
 function cell<T>(column: Column<T>, row: T, tty: boolean, context: RenderContext): string {
@@ -114,7 +121,7 @@ export async function printTable<T>(out: OutputStream, columns: readonly Column<
   for (const row of rows) {
     table.push(
       columns.map((column) => {
-        const shown = cell(column, row, true, context);
+        const shown = terminalText(cell(column, row, true, context));
         return column.style && out.colorEnabled ? column.style(shown, out, row) : shown;
       }),
     );
@@ -128,7 +135,7 @@ export async function printTable<T>(out: OutputStream, columns: readonly Column<
 export async function printFields(out: OutputStream, fields: readonly [string, unknown][]): Promise<void> {
   if (out.isTTY) {
     const width = Math.max(...fields.map(([name]) => name.length));
-    await out.write(fields.map(([name, value]) => `${out.color.bold(name.padEnd(width))}  ${text(value)}`).join('\n') + '\n');
+    await out.write(fields.map(([name, value]) => `${out.color.bold(name.padEnd(width))}  ${terminalText(text(value))}`).join('\n') + '\n');
   } else {
     await out.write(fields.map(([name, value]) => `${name}\t${tsvCell(text(value))}`).join('\n') + '\n');
   }

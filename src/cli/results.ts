@@ -14,6 +14,7 @@ import { EXIT, exitCodeFor, worseExitCode, type ExitCode } from './exit-codes.js
 import type { Factory } from './factory.js';
 import type { OutputStream } from './io.js';
 import { plural } from './render.js';
+import { terminalText } from './terminal-text.js';
 
 /** One record's outcome. */
 export type Outcome =
@@ -67,7 +68,7 @@ export function failedRequest(index: number, error: unknown): Outcome {
   return outcome;
 }
 
-const clean = (text: string) => text.replace(/[\t\r\n]+/g, ' ');
+const clean = (text: string) => terminalText(text.replace(/[\t\r\n]+/g, ' '));
 
 /** The line of one outcome. */
 export function formatOutcome(outcome: Outcome, json: boolean, out: OutputStream): string {
@@ -82,7 +83,7 @@ export function formatOutcome(outcome: Outcome, json: boolean, out: OutputStream
   if (outcome.status === 'ok') {
     return `${coloured ? out.color.green('ok') : 'ok'}\t${outcome.index}\t${outcome.tsv.map(clean).join('\t')}\n`;
   }
-  return `${coloured ? out.color.red('error') : 'error'}\t${outcome.index}\t${outcome.error}\t${clean(outcome.field ?? '-')}\t${clean(outcome.message)}\n`;
+  return `${coloured ? out.color.red('error') : 'error'}\t${outcome.index}\t${clean(outcome.error)}\t${clean(outcome.field ?? '-')}\t${clean(outcome.message)}\n`;
 }
 
 /** Counts outcomes, writes their lines, and decides how the run ends. */

@@ -1,17 +1,36 @@
 /**
  * Settings and where each came from (design/cli.md "Settings"). Precedence, highest first:
- * flags > environment > project config file (cosmiconfig, module `govctl`, searched upward from
- * the working directory) > user config (`$XDG_CONFIG_HOME/govctl/config.json`) > defaults.
+ * flags > environment > config file (the one named with `--config FILE`, else the project config
+ * searched upward from the working directory, data formats only) > user config
+ * (`$XDG_CONFIG_HOME/govctl/config.json`) > defaults.
+ *
+ * Precedence says which value wins; trust says where a secret may go (trust.ts): a project config
+ * cannot send the user's API key to its own host, nor name key files outside the project.
  *
  * Secrets: the API key is never a plain flag value (`--api-key-file FILE|-` or `SERVICE_API_KEY`),
  * the signing key is parsed only when a command needs it, and neither appears in any message.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { SigningKeyError } from '../core/signing/errors.js';
 import type { SigningKey } from '../core/signing/keys.js';
+import {
+  closestKey,
+  configPath,
+  configString,
+  displayPath,
+  errorText,
+  findProjectConfig,
+  readExplicitConfig,
+  readUserConfig,
+  userConfigPath,
+  type ConfigFile,
+} from './config-files.js';
 import { ConfigError, UsageError } from './errors.js';
+import { checkPathInProject, TRUSTED_HOSTS_KEY, trustedHosts, type TrustedHost } from './trust.js';
+
+export { displayPath, userConfigPath };
 
 /** The settings of design/cli.md's table. */
 export const SETTING_NAMES = ['baseUrl', 'apiKey', 'workspaceId', 'systemName', 'agentName', 'signingKey', 'authorisedBy', 'onError', 'dataDir'] as const;
@@ -48,7 +67,13 @@ export type OnErrorMode = (typeof ON_ERROR_MODES)[number];
 /** `--base-url local`: the embedded store, asked for explicitly. */
 export const LOCAL_BASE_URL = 'local';
 
-export type SourceKind = 'flag' | 'env' | 'project' | 'user' | 'default';
+/** `explicit`: the config file named with `--config FILE`. */
+export type SourceKind = 'flag' | 'env' | 'project' | 'user' | 'explicit' | 'default';
+
+/** Whether a source is a config file (its name is the file's path and key). */
+export function isFileSource(kind: SourceKind): boolean {
+  return kind === 'project' || kind === 'user' || kind === 'explicit';
+}
 
 /** Where a setting's value came from. */
 export interface SettingSource {
@@ -84,13 +109,19 @@ export interface Settings {
   /** where each set value came from */
   readonly sources: Readonly<Partial<Record<SettingName, SettingSource>>>;
   /** the config files that were read */
-  readonly files: { project?: string; user?: string };
+  readonly files: { project?: string; user?: string; explicit?: string };
+  /** hosts the user pinned for their credentials (user config `trustedHosts`, GOVCTL_TRUSTED_HOSTS) */
+  readonly trustedHosts: readonly TrustedHost[];
+  /** the user config's base URL when a project config's overrides it (for the trust message) */
+  readonly userBaseUrl?: string;
   /** one-line warnings to show once (a key file readable by others, an unknown config key) */
   readonly warnings: readonly string[];
 }
 
 /** The global flags that feed settings (commander's parsed option values). */
 export interface SettingFlags {
+  /** `--config FILE`: the config file to use instead of searching for a project config */
+  config?: string;
   baseUrl?: string;
   apiKeyFile?: string;
   workspace?: string;
@@ -110,36 +141,11 @@ export interface SettingsContext {
   readStdin: () => Promise<string>;
 }
 
-/** Keys a config file may hold: the settings, plus files that hold the secrets. */
-const CONFIG_KEYS = new Set<string>([...SETTING_NAMES, 'apiKeyFile', 'signingKeyFile']);
+/** Keys any config file may hold: the settings, plus files that hold the secrets. */
+const CONFIG_KEYS: readonly string[] = [...SETTING_NAMES, 'apiKeyFile', 'signingKeyFile'];
 
-/** Project config files, in cosmiconfig's default order for module `govctl` (TypeScript ones left out). */
-export const PROJECT_CONFIG_PLACES: readonly string[] = [
-  'package.json',
-  '.govctlrc',
-  '.govctlrc.json',
-  '.govctlrc.yaml',
-  '.govctlrc.yml',
-  '.govctlrc.js',
-  '.govctlrc.cjs',
-  '.govctlrc.mjs',
-  '.config/govctlrc',
-  '.config/govctlrc.json',
-  '.config/govctlrc.yaml',
-  '.config/govctlrc.yml',
-  '.config/govctlrc.js',
-  '.config/govctlrc.cjs',
-  '.config/govctlrc.mjs',
-  'govctl.config.js',
-  'govctl.config.cjs',
-  'govctl.config.mjs',
-];
-
-/** `$XDG_CONFIG_HOME/govctl/config.json`, `~/.config` when unset. */
-export function userConfigPath(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
-  return join(base, 'govctl', 'config.json');
-}
+/** Keys only the user config may hold. */
+const USER_ONLY_KEYS: readonly string[] = [TRUSTED_HOSTS_KEY];
 
 /** `$XDG_DATA_HOME/govctl`, `~/.local/share/govctl` when unset. */
 export function defaultDataDir(env: NodeJS.ProcessEnv): string {
@@ -147,157 +153,37 @@ export function defaultDataDir(env: NodeJS.ProcessEnv): string {
   return join(base, 'govctl');
 }
 
-/** A path from a config file, relative to the file's directory; `~/` is the home directory. */
-function configPath(file: ConfigFile, value: string): string {
-  return value === '~' || value.startsWith('~/') ? join(homedir(), value.slice(1)) : resolve(dirname(file.path), value);
-}
-
-/** A path for messages: the home directory as `~`. */
-export function displayPath(path: string): string {
-  const home = homedir();
-  return home && home !== '/' && (path === home || path.startsWith(home + '/')) ? '~' + path.slice(home.length) : path;
-}
-
-/** A loaded config file: its values and where it is. */
-interface ConfigFile {
-  path: string;
-  kind: 'project' | 'user';
-  values: Record<string, unknown>;
-}
-
-function errorText(error: unknown): string {
-  const code = (error as { code?: unknown }).code;
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'ENOENT') return 'no such file';
-  if (code === 'EISDIR') return 'it is a directory';
-  return error instanceof Error ? error.message.split('\n')[0]! : String(error);
-}
-
 /**
- * A loader's error without its code frames: cosmiconfig's JSON and YAML errors span several lines
- * (`JSON Error in FILE:`, a frame, the reason, the frame again); the reason is what matters, without
- * the file's text.
+ * The config files of a run, highest precedence first: the one named with `--config` (then no
+ * project config is searched for) or the project config, then the user config.
  */
-function loaderErrorText(error: unknown): string {
-  if (!(error instanceof Error) || (error as { code?: unknown }).code !== undefined) return errorText(error);
-  const reasons = error.message
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !/^(>|\d*\s*\||-+\^|(JSON|YAML) Error in )/.test(line));
-  // Parsers quote the text they choke on, and a config file may hold a key: never echo it.
-  return (reasons[0] ?? 'malformed')
-    .replace(/ while parsing .*$/, '')
-    .replace(/(["'])(?! or )[^"'\n]{4,}\1/g, '…')
-    .trim();
+async function readConfigFiles(context: SettingsContext, warnings: string[]): Promise<{ files: ConfigFile[]; user?: ConfigFile }> {
+  const { flags, env, cwd } = context;
+  const [first, user] = await Promise.all([
+    flags.config !== undefined && flags.config !== '' ? readExplicitConfig(resolve(cwd, flags.config)) : findProjectConfig(cwd, warnings),
+    readUserConfig(env),
+  ]);
+  const files = [first, user].filter((file): file is ConfigFile => file !== undefined);
+  return user ? { files, user } : { files };
 }
 
-/**
- * The project config: the first file of {@link PROJECT_CONFIG_PLACES} in the working directory or
- * a parent (a package.json counts only with a `govctl` key). Plain JSON files are read directly;
- * the others (and malformed JSON, for its error message) with cosmiconfig's loaders (YAML, JS). An unreadable or malformed file is an error (78), not
- * skipped: a gate must not silently run with other settings than the ones written down.
- */
-async function findProjectConfig(cwd: string): Promise<ConfigFile | undefined> {
-  let explorer: { load(path: string): Promise<{ config: unknown; isEmpty?: boolean } | null> } | undefined;
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    let names: Set<string>;
-    try {
-      names = new Set(readdirSync(dir));
-    } catch {
-      names = new Set();
-    }
-    for (const place of PROJECT_CONFIG_PLACES) {
-      const first = place.split('/')[0]!;
-      if (!names.has(first)) continue;
-      const path = join(dir, place);
-      try {
-        if (!statSync(path).isFile()) continue;
-      } catch {
+/** Warnings about what the files hold: unknown keys (with a suggestion), secrets others can read. */
+function warnAboutFiles(files: readonly ConfigFile[], warnings: string[]): void {
+  for (const file of files) {
+    const known = file.kind === 'user' ? [...CONFIG_KEYS, ...USER_ONLY_KEYS] : CONFIG_KEYS;
+    for (const key of Object.keys(file.values)) {
+      if (known.includes(key)) continue;
+      if (USER_ONLY_KEYS.includes(key)) {
+        warnings.push(`warning: "${key}" in ${displayPath(file.path)} is ignored: only your user config or ${'GOVCTL_TRUSTED_HOSTS'} can pin hosts`);
         continue;
       }
-      const plain = readPlainJsonConfig(path, place);
-      if (plain !== undefined) {
-        if (plain.config === undefined || plain.config === null) continue;
-        return { path, kind: 'project', values: checkConfigObject(plain.config, path) };
-      }
-      let result: { config: unknown; isEmpty?: boolean } | null;
-      try {
-        // Inside the try: creating the explorer reads package.json too (for cosmiconfig's own settings).
-        explorer ??= await createExplorer();
-        result = await explorer.load(path);
-      } catch (error) {
-        throw new ConfigError(`cannot read the config file ${displayPath(path)}: ${loaderErrorText(error)}`, {
-          hint: 'fix or remove the file (see `govctl config show`)',
-        });
-      }
-      if (result === null || result.isEmpty || result.config === undefined || result.config === null) continue;
-      return { path, kind: 'project', values: checkConfigObject(result.config, path) };
+      const suggestion = closestKey(key, known);
+      warnings.push(`warning: unknown setting "${key}" in ${displayPath(file.path)} (ignored)${suggestion ? `; did you mean "${suggestion}"?` : ''}`);
     }
-    if (dirname(dir) === dir) return undefined;
+    if (file.values.apiKey !== undefined || file.values.signingKey !== undefined) {
+      warnIfShared(file.path, `holds ${file.values.apiKey !== undefined ? 'an API key' : 'a signing key'}`, warnings);
+    }
   }
-}
-
-async function createExplorer(): Promise<{ load(path: string): Promise<{ config: unknown; isEmpty?: boolean } | null> }> {
-  // A CommonJS module: bundled, its exports arrive as `default` only.
-  const loaded = (await import('cosmiconfig')) as typeof import('cosmiconfig') & { default?: typeof import('cosmiconfig') };
-  const { cosmiconfig } = loaded.default ?? loaded;
-  return cosmiconfig('govctl', { cache: false, searchStrategy: 'none' });
-}
-
-/**
- * A package.json or a `.json` config file read without cosmiconfig (loading it costs more than a
- * CI gate's whole check): its config (the `govctl` key of a package.json; undefined when it has
- * none or the file is empty), or undefined when the file is not plain JSON, so that cosmiconfig's
- * loader reads it and reports its error as it always does.
- */
-function readPlainJsonConfig(path: string, place: string): { config: unknown } | undefined {
-  if (!place.endsWith('.json')) return undefined;
-  let parsed: unknown;
-  try {
-    const text = readFileSync(path, 'utf8');
-    if (place !== 'package.json' && text.trim() === '') return { config: undefined };
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (place !== 'package.json') return { config: parsed };
-  return { config: parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>).govctl : undefined };
-}
-
-/** The user config, when the file exists. */
-async function readUserConfig(env: NodeJS.ProcessEnv): Promise<ConfigFile | undefined> {
-  const path = userConfigPath(env);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'ENOENT' || (error as { code?: unknown }).code === 'ENOTDIR') return undefined;
-    throw new ConfigError(`cannot read the user config file ${displayPath(path)}: ${errorText(error)}`, { hint: 'fix its permissions or remove it' });
-  }
-  if (text.trim() === '') return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError(`the user config file ${displayPath(path)} is not valid JSON: ${errorText(error)}`, { hint: 'fix or remove the file' });
-  }
-  return { path, kind: 'user', values: checkConfigObject(parsed, path) };
-}
-
-function checkConfigObject(value: unknown, path: string): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ConfigError(`the config file ${displayPath(path)} must hold an object of settings`, { hint: 'see `govctl config init` for an example' });
-  }
-  return value as Record<string, unknown>;
-}
-
-function configString(file: ConfigFile, key: string): string | undefined {
-  const value = file.values[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') {
-    throw new ConfigError(`"${key}" in ${displayPath(file.path)} must be a string`, { field: key, hint: 'fix the config file' });
-  }
-  return value;
 }
 
 /** Reads a secret from a file (`-`: stdin); trailing white space is dropped. */
@@ -331,158 +217,176 @@ function envValue(env: NodeJS.ProcessEnv, name: string | undefined): string | un
 }
 
 /**
- * Loads the settings from flags, environment, project and user config.
- * @throws UsageError for a bad flag value; ConfigError (78) for an unreadable or malformed config file or key file
+ * A plain string setting: flag > env > config files in order. Paths resolve against the working
+ * directory (flag, env) or the file's directory (config), and the source is recorded.
  */
-export async function loadSettings(context: SettingsContext): Promise<Settings> {
-  const { flags, env, cwd } = context;
-  const warnings: string[] = [];
-  const [project, user] = await Promise.all([findProjectConfig(cwd), readUserConfig(env)]);
-  const files = [project, user].filter((file): file is ConfigFile => file !== undefined);
+function pickSetting(
+  name: SettingName,
+  flagValue: string | undefined,
+  context: SettingsContext,
+  files: readonly ConfigFile[],
+  sources: Partial<Record<SettingName, SettingSource>>,
+  isPath = false,
+): string | undefined {
+  const { env, cwd } = context;
+  if (flagValue !== undefined && flagValue !== '') {
+    sources[name] = { kind: 'flag', name: SETTING_FLAG[name] };
+    return isPath ? resolve(cwd, flagValue) : flagValue;
+  }
+  const fromEnv = envValue(env, SETTING_ENV[name]);
+  if (fromEnv !== undefined) {
+    sources[name] = { kind: 'env', name: SETTING_ENV[name]! };
+    return isPath ? resolve(cwd, fromEnv) : fromEnv;
+  }
   for (const file of files) {
-    for (const key of Object.keys(file.values)) {
-      if (!CONFIG_KEYS.has(key)) warnings.push(`warning: unknown setting "${key}" in ${displayPath(file.path)} (ignored)`);
-    }
-    if (file.values.apiKey !== undefined || file.values.signingKey !== undefined) {
-      warnIfShared(file.path, `holds ${file.values.apiKey !== undefined ? 'an API key' : 'a signing key'}`, warnings);
-    }
-  }
-
-  const sources: Partial<Record<SettingName, SettingSource>> = {};
-
-  /** A plain string setting: flag > env > project > user. Config paths resolve against the file's directory. */
-  const pick = (name: SettingName, flagValue: string | undefined, isPath = false): string | undefined => {
-    if (flagValue !== undefined && flagValue !== '') {
-      sources[name] = { kind: 'flag', name: SETTING_FLAG[name] };
-      return isPath ? resolve(cwd, flagValue) : flagValue;
-    }
-    const fromEnv = envValue(env, SETTING_ENV[name]);
-    if (fromEnv !== undefined) {
-      sources[name] = { kind: 'env', name: SETTING_ENV[name]! };
-      return isPath ? resolve(cwd, fromEnv) : fromEnv;
-    }
-    for (const file of files) {
-      const value = configString(file, name);
-      if (value !== undefined && value !== '') {
-        sources[name] = { kind: file.kind, name: `${file.path} (${name})` };
-        return isPath ? configPath(file, value) : value;
-      }
-    }
-    return undefined;
-  };
-
-  const settings: {
-    -readonly [K in keyof Settings]: Settings[K];
-  } = {
-    onError: 'raise',
-    dataDir: '',
-    hasSigningKey: false,
-    signingKey: () => Promise.resolve(undefined),
-    sources,
-    files: {},
-    warnings,
-  };
-  if (project) settings.files.project = project.path;
-  if (user) settings.files.user = user.path;
-
-  settings.baseUrl = pick('baseUrl', flags.baseUrl);
-  settings.workspaceId = pick('workspaceId', flags.workspace);
-  settings.systemName = pick('systemName', flags.system);
-  settings.agentName = pick('agentName', flags.agent);
-  settings.dataDir = pick('dataDir', flags.dataDir, true) ?? defaultDataDir(env);
-  if (!sources.dataDir) sources.dataDir = { kind: 'default', name: '$XDG_DATA_HOME/govctl' };
-
-  const onError = pick('onError', flags.onError);
-  if (onError !== undefined) {
-    if (!(ON_ERROR_MODES as readonly string[]).includes(onError)) {
-      const where = sources.onError!;
-      const message = `${where.kind === 'flag' ? '--on-error' : where.name} must be one of ${ON_ERROR_MODES.join(', ')}`;
-      throw where.kind === 'flag' ? new UsageError(message, { field: '--on-error' }) : new ConfigError(message, { field: 'onError' });
-    }
-    settings.onError = onError as OnErrorMode;
-  } else sources.onError = { kind: 'default', name: 'raise' };
-
-  // The API key: --api-key-file > SERVICE_API_KEY > apiKey / apiKeyFile in a config file.
-  if (flags.apiKeyFile !== undefined) {
-    settings.apiKey = await readSecretFile(flags.apiKeyFile === '-' ? '-' : resolve(cwd, flags.apiKeyFile), '--api-key-file', context, warnings);
-    sources.apiKey = { kind: 'flag', name: `--api-key-file ${flags.apiKeyFile === '-' ? '-' : displayPath(resolve(cwd, flags.apiKeyFile))}` };
-  } else if (envValue(env, 'SERVICE_API_KEY') !== undefined) {
-    settings.apiKey = envValue(env, 'SERVICE_API_KEY')!.trim();
-    sources.apiKey = { kind: 'env', name: 'SERVICE_API_KEY' };
-  } else {
-    for (const file of files) {
-      const inline = configString(file, 'apiKey');
-      const keyFile = configString(file, 'apiKeyFile');
-      if (inline) {
-        settings.apiKey = inline.trim();
-        sources.apiKey = { kind: file.kind, name: `${file.path} (apiKey)` };
-        break;
-      }
-      if (keyFile) {
-        const path = configPath(file, keyFile);
-        settings.apiKey = await readSecretFile(path, `apiKeyFile in ${displayPath(file.path)}`, context, warnings);
-        sources.apiKey = { kind: file.kind, name: `${file.path} (apiKeyFile ${path})` };
-        break;
-      }
+    const value = configString(file, name);
+    if (value !== undefined && value !== '') {
+      sources[name] = { kind: file.kind, name: `${file.path} (${name})` };
+      return isPath ? configPath(file, value) : value;
     }
   }
-  if (settings.apiKey === '') throw new ConfigError(`the API key from ${sources.apiKey?.name ?? 'the settings'} is empty`, { field: 'apiKey' });
+  return undefined;
+}
 
-  // The signing key: --signing-key-file > SERVICE_SIGNING_KEY > signingKey / signingKeyFile. Only
-  // its text is read here; it is parsed (and a malformed one reported) by the command that signs.
-  let signingKeyText: string | undefined;
-  let signingKeySetting = '';
-  if (flags.signingKeyFile !== undefined) {
-    const path = flags.signingKeyFile === '-' ? '-' : resolve(cwd, flags.signingKeyFile);
-    signingKeyText = await readSecretFile(path, '--signing-key-file', context, warnings);
-    signingKeySetting = `--signing-key-file ${path === '-' ? '-' : displayPath(path)}`;
-    sources.signingKey = { kind: 'flag', name: signingKeySetting };
-  } else if (envValue(env, 'SERVICE_SIGNING_KEY') !== undefined) {
-    signingKeyText = envValue(env, 'SERVICE_SIGNING_KEY');
-    signingKeySetting = 'SERVICE_SIGNING_KEY';
-    sources.signingKey = { kind: 'env', name: signingKeySetting };
-  } else {
-    for (const file of files) {
-      const inline = configString(file, 'signingKey');
-      const keyFile = configString(file, 'signingKeyFile');
-      if (inline) {
-        signingKeyText = inline;
-        signingKeySetting = `signingKey in ${displayPath(file.path)}`;
-        sources.signingKey = { kind: file.kind, name: `${file.path} (signingKey)` };
-        break;
-      }
-      if (keyFile) {
-        const path = configPath(file, keyFile);
-        signingKeyText = await readSecretFile(path, `signingKeyFile in ${displayPath(file.path)}`, context, warnings);
-        signingKeySetting = `signingKeyFile ${displayPath(path)}`;
-        sources.signingKey = { kind: file.kind, name: `${file.path} (signingKeyFile ${path})` };
-        break;
-      }
+/** How one secret is configured: a file flag, an environment variable, inline or as a file in a config. */
+interface SecretSpec {
+  /** the flag's value (`--api-key-file`, `--signing-key-file`) */
+  flagValue: string | undefined;
+  flag: string;
+  env: string;
+  /** the config keys holding the secret itself, and the path of a file holding it */
+  inlineKey: string;
+  fileKey: string;
+}
+
+/** A secret's text, its source, and how messages name it (never its value). */
+interface LoadedSecret {
+  text: string;
+  source: SettingSource;
+  label: string;
+}
+
+/**
+ * A secret: `--…-file` > environment > the config files in order (inline, or a file that a
+ * project config may name only inside the project).
+ */
+async function loadSecret(spec: SecretSpec, files: readonly ConfigFile[], context: SettingsContext, warnings: string[]): Promise<LoadedSecret | undefined> {
+  if (spec.flagValue !== undefined) {
+    const path = spec.flagValue === '-' ? '-' : resolve(context.cwd, spec.flagValue);
+    const label = `${spec.flag} ${path === '-' ? '-' : displayPath(path)}`;
+    return { text: await readSecretFile(path, spec.flag, context, warnings), source: { kind: 'flag', name: label }, label };
+  }
+  const fromEnv = envValue(context.env, spec.env);
+  if (fromEnv !== undefined) return { text: fromEnv.trim(), source: { kind: 'env', name: spec.env }, label: spec.env };
+  for (const file of files) {
+    const inline = configString(file, spec.inlineKey);
+    if (inline) {
+      return { text: inline.trim(), source: { kind: file.kind, name: `${file.path} (${spec.inlineKey})` }, label: `${spec.inlineKey} in ${displayPath(file.path)}` };
+    }
+    const keyFile = configString(file, spec.fileKey);
+    if (keyFile) {
+      const path = configPath(file, keyFile);
+      checkPathInProject(file, spec.fileKey, path);
+      const text = await readSecretFile(path, `${spec.fileKey} in ${displayPath(file.path)}`, context, warnings);
+      return { text, source: { kind: file.kind, name: `${file.path} (${spec.fileKey} ${path})` }, label: `${spec.fileKey} ${displayPath(path)}` };
     }
   }
-  if (signingKeyText !== undefined) {
-    settings.hasSigningKey = true;
-    let parsed: Promise<SigningKey> | undefined;
-    settings.signingKey = () =>
-      (parsed ??= import('../core/signing/keys.js').then(({ SigningKey }) => {
-        try {
-          return SigningKey.fromHex(signingKeyText!, signingKeySetting);
-        } catch (error) {
-          if (error instanceof SigningKeyError) throw new ConfigError(error.message, { field: signingKeySetting });
-          throw error;
-        }
-      }));
-  }
+  return undefined;
+}
 
-  // authorised_by from a config file; the attest commands' --authorised-by, --role and
-  // --session-id win over it (attest/build.ts).
+/** The signing key, parsed once on first use; a malformed one is a ConfigError naming the setting. */
+function lazySigningKey(text: string, label: string): () => Promise<SigningKey> {
+  let parsed: Promise<SigningKey> | undefined;
+  return () =>
+    (parsed ??= import('../core/signing/keys.js').then(({ SigningKey }) => {
+      try {
+        return SigningKey.fromHex(text, label);
+      } catch (error) {
+        if (error instanceof SigningKeyError) throw new ConfigError(error.message, { field: label });
+        throw error;
+      }
+    }));
+}
+
+/** `--on-error`'s mode; a bad value is a usage error from the flag, a configuration error from elsewhere. */
+function onErrorMode(value: string | undefined, source: SettingSource | undefined): OnErrorMode {
+  if (value === undefined) return 'raise';
+  if ((ON_ERROR_MODES as readonly string[]).includes(value)) return value as OnErrorMode;
+  const message = `${source!.kind === 'flag' ? '--on-error' : source!.name} must be one of ${ON_ERROR_MODES.join(', ')}`;
+  throw source!.kind === 'flag' ? new UsageError(message, { field: '--on-error' }) : new ConfigError(message, { field: 'onError' });
+}
+
+/** authorised_by from the first config file that sets it; the attest commands' flags win over it (attest/build.ts). */
+function authorisedBy(files: readonly ConfigFile[], sources: Partial<Record<SettingName, SettingSource>>): AuthorisedBySetting | undefined {
   for (const file of files) {
     const value = file.values.authorisedBy;
     if (value === undefined || value === null) continue;
-    settings.authorisedBy = authorisedByFromConfig(value, file);
     sources.authorisedBy = { kind: file.kind, name: `${file.path} (authorisedBy)` };
-    break;
+    return authorisedByFromConfig(value, file);
   }
+  return undefined;
+}
+
+/**
+ * Loads the settings from flags, environment, the config files and the user's host pins.
+ * @throws UsageError for a bad flag value; ConfigError (78) for an unreadable or malformed config
+ *   file or key file, or a key file a project config may not name
+ */
+export async function loadSettings(context: SettingsContext): Promise<Settings> {
+  const { flags, env } = context;
+  const warnings: string[] = [];
+  const { files, user } = await readConfigFiles(context, warnings);
+  warnAboutFiles(files, warnings);
+  const sources: Partial<Record<SettingName, SettingSource>> = {};
+  const pick = (name: SettingName, flagValue: string | undefined, isPath = false) => pickSetting(name, flagValue, context, files, sources, isPath);
+
+  const baseUrl = pick('baseUrl', flags.baseUrl);
+  const userBaseUrl = sources.baseUrl?.kind === 'project' && user ? configString(user, 'baseUrl') : undefined;
+  const dataDir = pick('dataDir', flags.dataDir, true) ?? defaultDataDir(env);
+  sources.dataDir ??= { kind: 'default', name: '$XDG_DATA_HOME/govctl' };
+  // The local store writes there: a repository may not aim it at the user's other files.
+  const project = files.find((file) => file.kind === 'project');
+  if (project && sources.dataDir.kind === 'project') checkPathInProject(project, 'dataDir', dataDir);
+  const onErrorValue = pick('onError', flags.onError);
+  const onError = onErrorMode(onErrorValue, sources.onError);
+  if (onErrorValue === undefined) sources.onError = { kind: 'default', name: 'raise' };
+
+  const apiKey = await loadSecret(
+    { flagValue: flags.apiKeyFile, flag: '--api-key-file', env: 'SERVICE_API_KEY', inlineKey: 'apiKey', fileKey: 'apiKeyFile' },
+    files,
+    context,
+    warnings,
+  );
+  if (apiKey) sources.apiKey = apiKey.source;
+  if (apiKey?.text === '') throw new ConfigError(`the API key from ${apiKey.source.name} is empty`, { field: 'apiKey' });
+
+  // Only the signing key's text is read here; it is parsed (and a malformed one reported) by the command that signs.
+  const signing = await loadSecret(
+    { flagValue: flags.signingKeyFile, flag: '--signing-key-file', env: 'SERVICE_SIGNING_KEY', inlineKey: 'signingKey', fileKey: 'signingKeyFile' },
+    files,
+    context,
+    warnings,
+  );
+  if (signing) sources.signingKey = signing.source;
+
+  const explicit = files.find((file) => file.kind === 'explicit');
+  const settings: Settings = {
+    workspaceId: pick('workspaceId', flags.workspace),
+    systemName: pick('systemName', flags.system),
+    agentName: pick('agentName', flags.agent),
+    onError,
+    dataDir,
+    hasSigningKey: signing !== undefined,
+    signingKey: signing ? lazySigningKey(signing.text, signing.label) : () => Promise.resolve(undefined),
+    sources,
+    files: { ...(project && { project: project.path }), ...(user && { user: user.path }), ...(explicit && { explicit: explicit.path }) },
+    trustedHosts: trustedHosts(env, user),
+    warnings,
+    baseUrl,
+    apiKey: apiKey?.text,
+    authorisedBy: authorisedBy(files, sources),
+    ...(userBaseUrl && { userBaseUrl }),
+  };
   return settings;
 }
 

@@ -4,8 +4,12 @@
  * `govctl serve` (createApp), called in-process through `app.inject` as a transport, so there is
  * one implementation of every endpoint. Provisioned on first use; the key is kept in
  * `<dataDir>/local.json` (mode 0600) beside `<dataDir>/govctl.db`, in a directory of mode 0700.
+ *
+ * The directory is refused when another user owns it or others may write to it (whoever can
+ * write there can swap the database or the key file), and every file is created exclusively and
+ * without following a symlink (O_EXCL|O_NOFOLLOW), so a planted link cannot redirect a write.
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from './app.js';
 
@@ -51,12 +55,75 @@ export interface LocalStore {
 const LOCAL_FILE = 'local.json';
 const DB_FILE = 'govctl.db';
 
+/** A data directory or file that is not safe to use; `fix` says what to run. */
+export class UnsafeDataDirError extends Error {
+  override readonly name = 'UnsafeDataDirError';
+  constructor(
+    message: string,
+    readonly fix: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Creates and exclusively opens a new file, never through a symlink, readable by the owner only. */
+function createExclusive(path: string): number {
+  const fd = openSync(path, constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_WRONLY, 0o600);
+  fchmodSync(fd, 0o600); // the umask may have taken bits away; never added, but be exact
+  return fd;
+}
+
+/**
+ * The data directory, created with mode 0700 when missing; refused when another user owns it or
+ * group or others may write to it.
+ * @throws UnsafeDataDirError
+ */
+function ensureDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const stat = statSync(dataDir);
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) {
+    throw new UnsafeDataDirError(`the data directory ${dataDir} belongs to another user (uid ${stat.uid})`, `run: chown ${uid} ${dataDir} (or use a data directory of your own with --data-dir)`);
+  }
+  if ((stat.mode & 0o022) !== 0) {
+    throw new UnsafeDataDirError(
+      `the data directory ${dataDir} is writable by ${stat.mode & 0o002 ? 'other users' : 'its group'} (mode ${(stat.mode & 0o777).toString(8)})`,
+      `run: chmod 700 ${dataDir}`,
+    );
+  }
+}
+
+/**
+ * The database file, pre-created exclusively (mode 0600, no symlink followed) before SQLite opens
+ * it; an existing one must be a regular file of this user, not a link to somewhere else.
+ * @throws UnsafeDataDirError
+ */
+function ensureDatabaseFile(dbPath: string): void {
+  try {
+    closeSync(createExclusive(dbPath));
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const stat = lstatSync(dbPath);
+  if (!stat.isFile()) throw new UnsafeDataDirError(`the local store database ${dbPath} is not a regular file (a symlink or other)`, `move it away: mv ${dbPath} ${dbPath}.suspect`);
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) throw new UnsafeDataDirError(`the local store database ${dbPath} belongs to another user (uid ${stat.uid})`, `run: chown ${uid} ${dbPath}`);
+}
+
 function readCredentials(file: string): Provisioned | null {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    // O_NOFOLLOW: a link planted in place of the key file is refused (ELOOP), not read.
+    const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      text = readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new UnsafeDataDirError(`${file} is a symlink`, `remove it: rm ${file}`);
     throw error;
   }
   const value = JSON.parse(text) as Partial<Provisioned>;
@@ -64,11 +131,20 @@ function readCredentials(file: string): Provisioned | null {
   throw new Error(`${file} is not a govctl local-store file; move it away to start a new local store`);
 }
 
-/** Writes the credentials file atomically, readable by the owner only. */
+/** Writes the credentials file atomically through a new temporary file, readable by the owner only. */
 function writeCredentials(file: string, credentials: Provisioned): void {
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(temporary, 0o600);
+  try {
+    unlinkSync(temporary); // a leftover of a crashed run (rename replaces a link, never follows it)
+  } catch {
+    // none
+  }
+  const fd = createExclusive(temporary);
+  try {
+    writeSync(fd, `${JSON.stringify(credentials, null, 2)}\n`);
+  } finally {
+    closeSync(fd);
+  }
   renameSync(temporary, file);
 }
 
@@ -93,6 +169,8 @@ function ensureProvisioned(dataDir: string, dbPath: string): Provisioned {
 
 /**
  * Opens the embedded store in `dataDir` (created with mode 0700 when missing).
+ * @throws UnsafeDataDirError when the directory belongs to another user or others may write to it,
+ *   or the database is a symlink or another user's
  *
  * @example
  * const local = await openLocalStore(join(homedir(), '.local/share/govctl'));
@@ -101,8 +179,9 @@ function ensureProvisioned(dataDir: string, dbPath: string): Provisioned {
  * await local.close();
  */
 export async function openLocalStore(dataDir: string): Promise<LocalStore> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  ensureDataDir(dataDir);
   const dbPath = join(dataDir, DB_FILE);
+  ensureDatabaseFile(dbPath);
   const credentials = ensureProvisioned(dataDir, dbPath);
   // One user on one machine: the per-workspace rate limit protects a shared service, and here it
   // would only slow a large `evidence import` down (docs/decisions.md).

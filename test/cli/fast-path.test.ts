@@ -191,7 +191,9 @@ describe('a run on the fast path ends as the full command line ends it', () => {
 
     const rc = join(temp.dir, 'rc');
     mkdirSync(rc);
-    writeFileSync(join(rc, '.govctlrc.json'), JSON.stringify({ baseUrl: server.url, apiKeyFile: keyFile, colour: 'no' }));
+    // A project config names key files only inside the project (docs/security.md).
+    writeFileSync(join(rc, 'api-key'), `${server.apiKey}\n`, { mode: 0o600 });
+    writeFileSync(join(rc, '.govctlrc.json'), JSON.stringify({ baseUrl: server.url, apiKeyFile: 'api-key', colour: 'no' }));
     const [rcFast, rcFull] = await both(['--json'], { env: {}, cwd: rc });
     expect(rcFast).toEqual(rcFull);
     expect(rcFast.stderr).toMatch(/unknown setting "colour"/);

@@ -80,7 +80,8 @@ describe('govctl config show', () => {
 
   it('takes the API key from a key file named in the project config, and still masks it', async () => {
     const h = home('keyfile');
-    const keyFile = join(h.root, 'api-key');
+    // Inside the project: a project config may name key files only there (docs/security.md).
+    const keyFile = join(h.project, 'api-key');
     writeFileSync(keyFile, `${OTHER_KEY}\n`, { mode: 0o600 });
     writeFileSync(join(h.project, '.govctlrc.json'), JSON.stringify({ baseUrl: 'https://gov.example.org', apiKeyFile: keyFile }));
     const result = await runCli(['config', 'show', '--json'], { env: h.env, cwd: h.project });
@@ -96,7 +97,7 @@ describe('govctl config show', () => {
     const local = JSON.parse((await runCli(['config', 'show', '--json'], { env: h.env, cwd: h.project })).stdout);
     expect(local.settings.baseUrl).toMatchObject({ value: 'local', source: 'default' });
     expect(local.connection).toEqual({ kind: 'local', data_dir: join(h.root, 'data', 'govctl') });
-    expect(local.files).toEqual({ project: null, user: h.userFile, user_exists: false });
+    expect(local.files).toEqual({ project: null, user: h.userFile, user_exists: false, explicit: null });
     const ci = JSON.parse((await runCli(['config', 'show', '--json'], { env: { ...h.env, CI: 'true' }, cwd: h.project })).stdout);
     expect(ci.settings.baseUrl.value).toBeNull();
     expect(ci.connection.kind).toBe('error');

@@ -9,6 +9,7 @@ import { addExamples, markWrite } from '../command-kit.js';
 import type { AttestationResultBody } from '../../client/wire-types.js';
 import type { Factory } from '../factory.js';
 import { printJson } from '../render.js';
+import { terminalText } from '../terminal-text.js';
 import { attestOptions, buildAttestationFromFlags, type AttestFlags } from './build.js';
 
 /** Options of `attest <tool-name>`. */
@@ -45,9 +46,9 @@ async function printResult(deps: Factory, result: AttestationResultBody, tool: s
   const out = deps.io.stdout;
   if (json) return printJson(out, result);
   if (!out.isTTY) {
-    await out.write(`${result.attestation_id}\t${result.trust_tier}\t${result.external_verified}\t${result.detail}\n`);
+    await out.write(`${[result.attestation_id, result.trust_tier, result.external_verified, result.detail].map((value) => terminalText(String(value).replace(/[\t\r\n]+/g, ' '))).join('\t')}\n`);
     return;
   }
   const c = out.color;
-  await out.write(`${c.green('✓')} attested ${c.bold(tool)} on ${system}: ${c.bold(result.attestation_id)} (trust tier ${result.trust_tier}${result.external_verified ? ', signature verified' : ''})\n`);
+  await out.write(`${c.green('✓')} attested ${c.bold(terminalText(tool))} on ${terminalText(system)}: ${c.bold(terminalText(result.attestation_id))} (trust tier ${terminalText(String(result.trust_tier))}${result.external_verified ? ', signature verified' : ''})\n`);
 }

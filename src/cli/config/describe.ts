@@ -5,7 +5,8 @@
  */
 import { ConfigError } from '../errors.js';
 import { isCI, resolveConnection } from '../factory.js';
-import { SETTING_NAMES, displayPath, type SettingName, type Settings, type SourceKind } from '../settings.js';
+import { SETTING_NAMES, displayPath, isFileSource, type SettingName, type Settings, type SourceKind } from '../settings.js';
+import { displayUrl } from '../terminal-text.js';
 
 /** Where a value came from: a flag, the environment, a config file, a default, or nowhere. */
 export type ShownSource = SourceKind | 'unset';
@@ -25,7 +26,9 @@ export type ShownConnection = { kind: 'remote'; base_url: string } | { kind: 'lo
 /** The `config show --json` document (documented in the command's help and docs). */
 export interface ConfigReport {
   settings: Record<SettingName, ShownSetting>;
-  files: { project: string | null; user: string; user_exists: boolean };
+  files: { project: string | null; user: string; user_exists: boolean; explicit: string | null };
+  /** the hosts the user pinned for their credentials, and where each pin is */
+  trusted_hosts: { origin: string; from: string }[];
   connection: ShownConnection;
 }
 
@@ -73,7 +76,7 @@ function defaultOf(setting: SettingName, settings: Settings, env: NodeJS.Process
 
 /** The origin of a source for people: config file paths with the home directory as `~`. */
 function originText(kind: SourceKind, name: string): string {
-  return kind === 'project' || kind === 'user' ? displayPath(name) : name;
+  return isFileSource(kind) ? displayPath(name) : name;
 }
 
 /** Builds the report of `config show`. */
@@ -94,6 +97,10 @@ export async function describeConfig(settings: Settings, env: NodeJS.ProcessEnv,
         value = by ? [by.identity, by.role && `role ${by.role}`, by.sessionId && `session ${by.sessionId}`].filter(Boolean).join(', ') : null;
         break;
       }
+      case 'baseUrl':
+        // A URL's userinfo or query may hold a secret (a token): never shown.
+        value = settings.baseUrl === undefined ? null : displayUrl(settings.baseUrl);
+        break;
       default:
         value = settings[setting] ?? null;
     }
@@ -110,13 +117,14 @@ export async function describeConfig(settings: Settings, env: NodeJS.ProcessEnv,
   let connection: ShownConnection;
   try {
     const resolved = resolveConnection(settings, env);
-    connection = resolved.kind === 'remote' ? { kind: 'remote', base_url: resolved.baseUrl } : { kind: 'local', data_dir: resolved.dataDir };
+    connection = resolved.kind === 'remote' ? { kind: 'remote', base_url: displayUrl(resolved.baseUrl) } : { kind: 'local', data_dir: resolved.dataDir };
   } catch (error) {
     connection = { kind: 'error', message: error instanceof Error ? error.message : String(error) };
   }
   return {
     settings: shown,
-    files: { project: settings.files.project ?? null, user: userConfig.path, user_exists: userConfig.exists },
+    files: { project: settings.files.project ?? null, user: userConfig.path, user_exists: userConfig.exists, explicit: settings.files.explicit ?? null },
+    trusted_hosts: settings.trustedHosts.map((host) => ({ origin: host.origin, from: host.from })),
     connection,
   };
 }

@@ -100,7 +100,7 @@ function errorCode(error: unknown): string | undefined {
  * through a temporary file renamed over the old one, so a reader never sees half a file.
  * @returns whether an existing file was replaced
  */
-async function writePrivateFile(path: string, text: string, force: boolean): Promise<boolean> {
+export async function writePrivateFile(path: string, text: string, force: boolean): Promise<boolean> {
   try {
     const handle = await open(path, 'wx', 0o600);
     try {

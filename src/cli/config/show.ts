@@ -21,12 +21,14 @@ export function createConfigShowCommand(factory: Factory): Command {
     .action(async () => run({ json: factory.globals.json === true }, factory));
   command.addHelpText(
     'after',
-    '\nSources, highest first: flag, env (SERVICE_*), project (.govctlrc… searched upward), user\n' +
+    '\nSources, highest first: flag, env (SERVICE_*), explicit (--config FILE) or project (.govctlrc… searched\n' +
+      'upward), user\n' +
       '($XDG_CONFIG_HOME/govctl/config.json), default. The API key shows as its prefix and last four\n' +
       'characters (gk_…ab12); the signing key only as its public key.\n' +
       '\nPiped, one line per setting: setting, value, source, origin (tab-separated; empty when unset).\n' +
-      '--json prints {settings: {<setting>: {value, source, origin}}, files: {project, user, user_exists},\n' +
-      'connection: {kind: remote, base_url} | {kind: local, data_dir} | {kind: error, message}}.\n',
+      '--json prints {settings: {<setting>: {value, source, origin}}, files: {project, user, user_exists, explicit},\n' +
+      'trusted_hosts: [{origin, from}], connection: {kind: remote, base_url} | {kind: local, data_dir} | {kind: error, message}}.\n' +
+      'A base URL is shown without its userinfo or query string (http://***@host/?***).\n',
   );
   return addExamples(command, ['govctl config show', 'SERVICE_BASE_URL=https://governance.example.com govctl config show', 'govctl config show --json | jq -r .settings.baseUrl.source']);
 }
@@ -71,8 +73,11 @@ export async function run(options: ConfigShowOptions, deps: Factory): Promise<vo
         : out.color.red(`commands fail: ${connection.message}`);
   const lines = [
     where,
-    `project config: ${files.project ? displayPath(files.project) : out.color.dim('none found')}`,
+    files.explicit
+      ? `config file:    ${displayPath(files.explicit)} (--config; no project config searched for)`
+      : `project config: ${files.project ? displayPath(files.project) : out.color.dim('none found')}`,
     `user config:    ${displayPath(files.user)}${files.user_exists ? '' : out.color.dim(' (not there; `govctl config init` writes it)')}`,
+    `trusted hosts:  ${report.trusted_hosts.length ? report.trusted_hosts.map((host) => host.origin).join(', ') : out.color.dim('none pinned (`govctl config trust-host URL`)')}`,
   ];
   await out.write(lines.join('\n') + '\n');
 }

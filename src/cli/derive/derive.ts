@@ -11,6 +11,7 @@ import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import type { OutputStream } from '../io.js';
 import { printJson, printTable, type Column } from '../render.js';
+import { terminalText } from '../terminal-text.js';
 import { wrapText } from '../gates/wrap.js';
 
 export interface DeriveOptions {
@@ -55,7 +56,7 @@ async function printRecommendations(out: OutputStream, rows: readonly ControlRec
   const controlsWidth = Math.max(30, width - typeWidth - priorityWidth - 4);
   const lines = rows.map((row) => {
     const controls = wrapText((Array.isArray(row.controls) ? row.controls : []).join(', '), controlsWidth - 2);
-    return [row.record_type, priorityColour(out, row.priority)(row.priority), controls.join('\n')];
+    return [terminalText(String(row.record_type)), priorityColour(out, row.priority)(terminalText(String(row.priority))), controls.map(terminalText).join('\n')];
   });
   const { default: Table } = await import('cli-table3');
   const table = new Table({

@@ -21,6 +21,7 @@ import { DataError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
 import { plural, printJson } from '../render.js';
+import { terminalText } from '../terminal-text.js';
 import { flagForPath, readFlags, recordFlags, type RecordFlags } from './record-flags.js';
 
 /** Options of one `evidence add <type>` run. */
@@ -139,14 +140,14 @@ export async function run(options: EvidenceAddOptions, deps: Factory): Promise<v
 async function printWriteResult(deps: Factory, result: GrcWriteResult, how: { dryRun: boolean; json: boolean; signed: boolean }): Promise<void> {
   const out = deps.io.stdout;
   if (how.json) return printJson(out, result);
-  const controls = result.mapped_controls ?? [];
+  const controls = (result.mapped_controls ?? []).map((control) => terminalText(String(control)));
   if (!out.isTTY) {
-    await out.write(`${result.record_id}\t${result.record_type}\t${result.detail}\t${controls.join(',')}\n`);
+    await out.write(`${[result.record_id, result.record_type, result.detail].map((value) => terminalText(String(value).replace(/[\t\r\n]+/g, ' '))).join('\t')}\t${controls.join(',')}\n`);
     return;
   }
   const c = out.color;
   const head = how.dryRun
-    ? `${c.yellow('dry run:')} this ${result.record_type} record would earn ${plural(controls.length, 'control')} (nothing stored)`
-    : `${c.green('✓')} stored ${c.bold(result.record_id)} (${result.record_type}${how.signed ? ', signed' : ''}), earning ${plural(controls.length, 'control')}`;
+    ? `${c.yellow('dry run:')} this ${terminalText(String(result.record_type))} record would earn ${plural(controls.length, 'control')} (nothing stored)`
+    : `${c.green('✓')} stored ${c.bold(terminalText(String(result.record_id)))} (${terminalText(String(result.record_type))}${how.signed ? ', signed' : ''}), earning ${plural(controls.length, 'control')}`;
   await out.write(`${head}${controls.length ? ':' : ''}\n${controls.map((control) => `  ${control}`).join('\n')}${controls.length ? '\n' : ''}`);
 }

@@ -9,6 +9,7 @@ import { stopwatch } from '../../client/stopwatch.js';
 import type { Factory } from '../factory.js';
 import type { OutputStream } from '../io.js';
 import { printJson, printTable, plural, type Column } from '../render.js';
+import { terminalText } from '../terminal-text.js';
 import { displayPath } from '../settings.js';
 import { wrapText } from './wrap.js';
 import { applyFailOn, checkGatesReply, gatesVerdict, GatesFailedError, type CheckedGate, type FailOn, type GateStatus } from './verdict.js';
@@ -35,8 +36,8 @@ async function printGateList(out: OutputStream, gates: readonly CheckedGate[]): 
   const lines: string[] = [];
   for (const { gate, status } of gates) {
     const colour = status === 'pass' ? out.color.green : status === 'soft' ? out.color.yellow : out.color.red.bold;
-    lines.push(`${colour(STATUS_TEXT[status].padEnd(pad))}  ${out.color.bold(gate.name)} ${out.color.dim(`(${gate.gate_id}, exit ${gate.exit_code})`)}`);
-    if (gate.reason) lines.push(...wrapText(gate.reason, width, ' '.repeat(pad + 2)));
+    lines.push(`${colour(STATUS_TEXT[status].padEnd(pad))}  ${out.color.bold(terminalText(gate.name))} ${out.color.dim(terminalText(`(${gate.gate_id}, exit ${gate.exit_code})`))}`);
+    if (gate.reason) lines.push(...wrapText(terminalText(gate.reason), width, ' '.repeat(pad + 2)));
   }
   await out.write(lines.join('\n') + '\n');
 }

@@ -17,8 +17,3 @@ export function scoreColor(pct: number, out: OutputStream): (text: string) => st
   if (pct >= 50) return out.color.yellow;
   return out.color.red;
 }
-
-/** `█████████░  90%`, coloured by score. */
-export function formatScore(pct: number, out: OutputStream): string {
-  return scoreColor(pct, out)(`${scoreBar(pct)} ${String(pct).padStart(3)}%`);
-}

@@ -12,7 +12,8 @@ import type { PostureBrief } from '../../client/wire-types.js';
 import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import { printJson, printTable, type Column } from '../render.js';
-import { formatScore } from './bar.js';
+import { terminalText } from '../terminal-text.js';
+import { scoreBar, scoreColor } from './bar.js';
 
 export interface PostureOptions {
   json: boolean;
@@ -65,10 +66,10 @@ export async function run(options: PostureOptions, deps: Factory): Promise<void>
 
   if (!out.isTTY) {
     const lines = [
-      `overall_pct\t${show(brief.overall_pct)}`,
-      ...frameworks.map((entry) => `${entry.framework}\t${show(entry.score_pct)}`),
-      `failing_gates\t${[...failing].join(',')}`,
-      `unattested_24h\t${show(brief.unattested_24h)}`,
+      `overall_pct\t${terminalText(show(brief.overall_pct))}`,
+      ...frameworks.map((entry) => `${terminalText(String(entry.framework))}\t${terminalText(show(entry.score_pct))}`),
+      `failing_gates\t${terminalText([...failing].join(','))}`,
+      `unattested_24h\t${terminalText(show(brief.unattested_24h))}`,
     ];
     await out.write(lines.join('\n') + '\n');
     return;
@@ -82,7 +83,8 @@ export async function run(options: PostureOptions, deps: Factory): Promise<void>
   rows.push({ label: 'overall', pct: num(brief.overall_pct), gate: '' });
   const columns: Column<Row>[] = [
     { header: 'framework', value: (row) => row.label, style: (text, o, row) => (row.gate === '' ? o.color.bold(text) : text) },
-    { header: 'score', value: (row) => formatScore(row.pct, out) },
+    // The colour is a style: table cells are service text, shown with any ESC byte escaped (render.ts).
+    { header: 'score', value: (row) => `${scoreBar(row.pct)} ${String(row.pct).padStart(3)}%`, style: (text, o, row) => scoreColor(row.pct, o)(text) },
     { header: 'gate', value: (row) => (row.gate === 'failing' ? '✗ failing' : row.gate === 'passing' ? '✓ passing' : ''), style: (text, o, row) => (row.gate === 'failing' ? o.color.red(text) : o.color.green(text)) },
   ];
   await printTable(out, columns, rows, { now: deps.clock });
@@ -92,7 +94,7 @@ export async function run(options: PostureOptions, deps: Factory): Promise<void>
 function summaryLines(brief: PostureBrief, deps: Factory): string[] {
   const out = deps.io.stdout;
   const failing = brief.failing_gates ?? [];
-  const gates = failing.length === 0 ? out.color.green('none') : out.color.red(failing.join(', '));
+  const gates = failing.length === 0 ? out.color.green('none') : out.color.red(terminalText(failing.join(', ')));
   const unattested = num(brief.unattested_24h);
   const systems = unattested === 0 ? out.color.green('0') : out.color.yellow(String(unattested));
   return [`failing gates: ${gates}`, `systems without an attestation in the last 24 h: ${systems}`];
