@@ -154,7 +154,8 @@ describe('govctl mcp over stdio against a real service, signing', () => {
     expect(body.mapped_controls).toEqual(expect.arrayContaining(['SOC2_CC8_1']));
 
     const listed = await mcp.call('list_evidence', { system_name: 'mcp-signed' });
-    expect((listed.structuredContent!.records as { record_id: string; signed: boolean }[]).find((item) => item.record_id === body.record_id)).toMatchObject({ signed: true });
+    // Stored as an agent's record, told apart from what a person typed with the CLI.
+    expect((listed.structuredContent!.records as { record_id: string; signed: boolean }[]).find((item) => item.record_id === body.record_id)).toMatchObject({ signed: true, source: 'agent' });
     const fetched = await mcp.call('get_evidence', { record_id: body.record_id });
     expect(fetched.structuredContent).toMatchObject({ signature: 'valid', record: { record_id: body.record_id } });
 
@@ -253,7 +254,7 @@ describe('govctl mcp over stdio against a real service, signing', () => {
     // Provoke an error path too: a record that fails on the service's side is not possible with
     // valid input, so an unknown record id (404 from the service) stands in.
     const missing = await mcp.call('get_evidence', { record_id: 'rec_does_not_exist' });
-    expect(missing.isError).toBe(true);
+    expect(missing.structuredContent).toMatchObject({ error: 'not_found', field: 'record_id', hint: 'list_evidence gives the ids of stored records' });
     expect(mcp.results.length).toBeGreaterThan(25);
     for (const text of [...mcp.results, mcp.stderr()]) {
       expect(text).not.toContain(server.apiKey);

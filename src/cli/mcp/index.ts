@@ -29,7 +29,7 @@ export function createMcpCommand(factory: Factory): Command {
   );
   return addExamples(command, [
     'govctl mcp',
-    'claude mcp add govctl -e SERVICE_BASE_URL=https://governance.example.com -e SERVICE_API_KEY=$KEY -- npx govctl mcp',
+    'claude mcp add govctl -- npx govctl --api-key-file ~/.config/govctl/api-key mcp',
     'govctl mcp --http 8765',
   ]);
 }

@@ -20,6 +20,7 @@ import {
   type RecordTypeSpec,
   type ValidationIssue,
 } from '../../core/index.js';
+import { NotFoundError } from '../../client/errors.js';
 import type { EvidenceQuery } from '../../client/wire-types.js';
 import { DataError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
@@ -189,7 +190,15 @@ const getEvidence: Tool = {
   annotations: { title: 'Get one evidence record', ...READ },
   async run(args, deps) {
     const api = await deps.api();
-    const stored = await api.getEvidence(String(args.record_id));
+    const recordId = String(args.record_id);
+    let stored;
+    try {
+      stored = await api.getEvidence(recordId);
+    } catch (error) {
+      // The client's hint for a 404 is about the workspace; here it is the id that is unknown.
+      if (error instanceof NotFoundError) throw new DataError(`no stored record has the id ${recordId} in this workspace`, { code: 'not_found', field: 'record_id', hint: 'list_evidence gives the ids of stored records' });
+      throw error;
+    }
     const key = await deps.signingKey();
     const signature = key ? verifyOne(stored, 0, await deps.workspaceId(), key).status : 'not checked (no signing key configured)';
     return { record: stored, signature };

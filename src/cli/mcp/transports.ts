@@ -24,6 +24,15 @@ function stopRequested(deps: Factory): { stopped: Promise<void>; dispose(): void
   return { stopped, dispose: () => process.off('SIGTERM', onTerm) };
 }
 
+/**
+ * Marks every request of this run as an agent's (`X-Govctl-Source: agent`, stored as the record's
+ * `source`, which the service accepts as one of its sources), so an auditor can tell what an agent
+ * wrote from what a person typed. The factory's type names only the CLI's own sources.
+ */
+function markAgentSource(deps: Factory): void {
+  (deps as { requestSource: string }).requestSource = 'agent';
+}
+
 /** Loads the settings once at start, so that a configuration problem shows in the host's log at once. */
 async function announce(deps: Factory, where: string): Promise<void> {
   try {
@@ -46,6 +55,7 @@ export async function serveStdio(deps: Factory): Promise<void> {
     });
   }
   deps.claimStdin('the MCP protocol (stdio)');
+  markAgentSource(deps);
   await announce(deps, 'stdio');
   const server = createMcpServer(deps);
   const transport = new StdioServerTransport(process.stdin, process.stdout);
@@ -76,6 +86,7 @@ export interface HttpOptions {
 
 /** Serves MCP over Streamable HTTP at `http://HOST:PORT/mcp` until SIGTERM or Ctrl-C. */
 export async function serveHttp(deps: Factory, options: HttpOptions): Promise<void> {
+  markAgentSource(deps);
   const tools = createTools();
   const loopback = LOOPBACK.has(options.host);
   let allowedHosts: string[] = [];
