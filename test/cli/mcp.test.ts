@@ -5,6 +5,7 @@
  * and searched for the API key and the signing key at the end.
  */
 import { execFileSync } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -326,6 +327,20 @@ describe('govctl mcp --http', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(foreign.status).toBe(403);
+    // A name that resolves here but is not this server's (DNS rebinding) is refused too.
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const target = new URL(url);
+      const request = httpRequest(
+        { host: '127.0.0.1', port: target.port, path: '/mcp', method: 'POST', headers: { host: `rebind.example:${target.port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        },
+      );
+      request.on('error', reject);
+      request.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    });
+    expect(rebound).toBe(403);
 
     child.kill('SIGTERM');
     const ended = await child;
@@ -335,6 +350,20 @@ describe('govctl mcp --http', () => {
 });
 
 describe('govctl mcp settings', () => {
+  it('starts with settings that do not load, and every tool says what to configure', async () => {
+    const mcp = await connect({ SERVICE_API_KEY: 'gk_orphan_secret_key_5678' });
+    try {
+      const result = await mcp.call('whoami');
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({ error: 'config_error', field: 'baseUrl' });
+      expect(result.content[0]!.text).toMatch(/SERVICE_BASE_URL is required with an API key; set SERVICE_BASE_URL/);
+      expect(mcp.stderr()).toMatch(/govctl: mcp: warning: the settings do not load \(SERVICE_BASE_URL is required/);
+      for (const text of [...mcp.results, mcp.stderr()]) expect(text).not.toContain('gk_orphan_secret_key_5678');
+    } finally {
+      await mcp.client.close();
+    }
+  });
+
   it('refuses a key from stdin, which carries the protocol (64)', async () => {
     const io = createMemoryIO();
     const code = await main(['--api-key-file', '-', 'mcp'], { io, env: cleanEnv(makeHome()), cwd: REPO });

@@ -8,9 +8,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ConfigError, UsageError } from '../errors.js';
-import type { Factory } from '../factory.js';
-import { createMcpServer } from './server.js';
+import { redact } from '../../client/errors.js';
+import { ConfigError, describeError, oneLine, UsageError } from '../errors.js';
+import { resolveConnection, type Factory } from '../factory.js';
+import { createMcpServer, secretsOf } from './server.js';
 import { createTools } from './tools.js';
 
 /** Resolves once SIGTERM arrives or the run's signal (Ctrl-C) aborts. */
@@ -37,11 +38,13 @@ function markAgentSource(deps: Factory): void {
 async function announce(deps: Factory, where: string): Promise<void> {
   try {
     const settings = await deps.settings();
-    const target = settings.baseUrl?.trim() && settings.baseUrl.trim() !== 'local' ? settings.baseUrl.trim() : 'the local store';
+    // The factory's own rule for where requests go, so that its configuration errors show here too.
+    const connection = resolveConnection(settings, deps.env);
+    const target = connection.kind === 'remote' ? connection.baseUrl : 'the local store';
     await deps.note(`mcp: serving ${where} for ${target}${settings.systemName ? `, system ${settings.systemName}` : ''}${settings.hasSigningKey ? ', signing' : ''}`);
   } catch (error) {
     // Not fatal: every tool call reports the same problem, with what to do, to the agent.
-    await deps.note(`mcp: warning: the settings do not load (${(error as Error).message}); every tool will report it`);
+    await deps.note(redact(`mcp: warning: the settings do not load (${oneLine(describeError(error).message)}); every tool will report it`, await secretsOf(deps)));
   }
 }
 
