@@ -350,6 +350,28 @@ describe('govctl mcp --http', () => {
 });
 
 describe('govctl mcp settings', () => {
+  it('with nothing configured serves the local store, writes only protocol messages on stdout, and exits 0 when stdin closes', async () => {
+    const home = makeHome();
+    const lines = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'whoami', arguments: {} } },
+    ];
+    const run = await execa(process.execPath, [BIN, 'mcp'], {
+      env: cleanEnv(home),
+      extendEnv: false,
+      reject: false,
+      cwd: home,
+      input: lines.map((line) => JSON.stringify(line)).join('\n') + '\n',
+      timeout: 30_000,
+    });
+    expect(run.exitCode).toBe(0);
+    const messages = String(run.stdout).trim().split('\n').map((line) => JSON.parse(line) as { id: number; result: { structuredContent?: Record<string, unknown> } });
+    expect(messages.map((message) => message.id)).toEqual([1, 2]);
+    expect(messages[1]!.result.structuredContent).toMatchObject({ connection: { kind: 'local_store' } });
+    expect(String(run.stderr)).toMatch(/govctl: using the local store in/);
+  });
+
   it('starts with settings that do not load, and every tool says what to configure', async () => {
     const mcp = await connect({ SERVICE_API_KEY: 'gk_orphan_secret_key_5678' });
     try {

@@ -13,6 +13,7 @@ import {
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
+  type CallToolRequest,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -118,9 +119,23 @@ function toolError(error: unknown, secrets: readonly string[]): CallToolResult {
   };
 }
 
+/** An MCP server, and a way to wait for the requests it is still answering. */
+export interface McpServer {
+  server: Server;
+  /** resolves once every request received so far has been answered */
+  settled(): Promise<void>;
+}
+
 /** Builds one MCP server over the run's factory (one per stdio run, one per HTTP request). */
-export function createMcpServer(deps: Factory, tools: readonly Tool[] = createTools()): Server {
+export function createMcpServer(deps: Factory, tools: readonly Tool[] = createTools()): McpServer {
   const ready = prepare(tools);
+  // A host (or a pipe) may close stdin right after its last request: that request is still answered.
+  const pending = new Set<Promise<unknown>>();
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    pending.add(work);
+    void work.finally(() => pending.delete(work)).catch(() => undefined);
+    return work;
+  };
   const server = new Server(
     { name: 'govctl', title: 'govctl: AI-governance evidence', version: CLIENT_VERSION },
     { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS },
@@ -136,7 +151,9 @@ export function createMcpServer(deps: Factory, tools: readonly Tool[] = createTo
     })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, (request) => track(callTool(request)));
+
+  async function callTool(request: CallToolRequest): Promise<CallToolResult> {
     const secrets = await secretsOf(deps);
     const name = request.params.name;
     const found = ready.get(name);
@@ -158,11 +175,18 @@ export function createMcpServer(deps: Factory, tools: readonly Tool[] = createTo
     const status = outcome.isError ? `error ${(outcome.structuredContent as { error: string }).error}` : 'ok';
     await deps.note(`mcp: ${oneLine(name).slice(0, 80)}: ${status}`).catch(() => undefined);
     return outcome;
-  });
+  }
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: listResources() }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => readResource(request.params.uri, deps, await secretsOf(deps)));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => track((async () => readResource(request.params.uri, deps, await secretsOf(deps)))()));
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: listPrompts() }));
   server.setRequestHandler(GetPromptRequestSchema, async (request) => getPrompt(request.params.name, request.params.arguments ?? {}));
-  return server;
+  return {
+    server,
+    async settled() {
+      while (pending.size > 0) await Promise.allSettled([...pending]);
+      // The SDK sends a response after its handler's promise resolves: let that happen first.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    },
+  };
 }

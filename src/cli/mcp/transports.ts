@@ -60,17 +60,18 @@ export async function serveStdio(deps: Factory): Promise<void> {
   deps.claimStdin('the MCP protocol (stdio)');
   markAgentSource(deps);
   await announce(deps, 'stdio');
-  const server = createMcpServer(deps);
+  const { server, settled } = createMcpServer(deps);
   const transport = new StdioServerTransport(process.stdin, process.stdout);
   const stop = stopRequested(deps);
-  const hungUp = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
-    process.stdin.once('end', () => resolve());
-    process.stdin.once('close', () => resolve());
+  const hungUp = new Promise<'hung-up'>((resolve) => {
+    server.onclose = () => resolve('hung-up');
+    process.stdin.once('end', () => resolve('hung-up'));
+    process.stdin.once('close', () => resolve('hung-up'));
   });
   await server.connect(transport);
   try {
-    await Promise.race([hungUp, stop.stopped]);
+    // stdin closed: answer what was asked, then end. A signal ends at once.
+    if ((await Promise.race([hungUp, stop.stopped])) === 'hung-up') await Promise.race([settled(), stop.stopped]);
   } finally {
     stop.dispose();
     await server.close().catch(() => undefined);
@@ -107,7 +108,7 @@ export async function serveHttp(deps: Factory, options: HttpOptions): Promise<vo
       res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'forbidden', message: `origin ${origin} is not allowed` }));
       return;
     }
-    const server = createMcpServer(deps, tools);
+    const { server } = createMcpServer(deps, tools);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
