@@ -56,6 +56,13 @@ function pythonSha256(text: string): string {
   return execFileSync('python3', ['-c', 'import hashlib,sys; print(hashlib.sha256(sys.argv[1].encode("utf-8")).hexdigest())', text], { encoding: 'utf8' }).trim();
 }
 
+/** client_sig by an independent implementation: HMAC-SHA256 over Python's sorted, compact json.dumps of the five members. */
+function pythonClientSig(record: Record<string, unknown>, workspaceId: string, keyHex: string): string {
+  const members = { occurred_at: record.occurred_at, payload: record.payload, record_type: record.record_type, system_name: record.system_name, workspace_id: workspaceId };
+  const script = 'import hashlib,hmac,json,sys; m=json.loads(sys.stdin.read()); print(hmac.new(bytes.fromhex(sys.argv[1]), json.dumps(m, sort_keys=True, separators=(",", ":")).encode(), hashlib.sha256).hexdigest())';
+  return execFileSync('python3', ['-c', script, keyHex], { input: JSON.stringify(members), encoding: 'utf8' }).trim();
+}
+
 let server: TestServer;
 
 beforeAll(async () => {
@@ -159,6 +166,9 @@ describe('govctl mcp over stdio against a real service, signing', () => {
     expect((listed.structuredContent!.records as { record_id: string; signed: boolean }[]).find((item) => item.record_id === body.record_id)).toMatchObject({ signed: true, source: 'agent' });
     const fetched = await mcp.call('get_evidence', { record_id: body.record_id });
     expect(fetched.structuredContent).toMatchObject({ signature: 'valid', record: { record_id: body.record_id } });
+    // The stored client_sig is the HMAC-SHA256 of spec §5.1 as Python computes it from the text of the specification.
+    const asStored = fetched.structuredContent!.record as Record<string, unknown>;
+    expect(asStored.client_sig).toBe(pythonClientSig(asStored, server.workspaceId, SIGNING_KEY));
 
     const io = createMemoryIO();
     const code = await main(['evidence', 'verify', '--remote', '--system', 'mcp-signed'], { io, env: cleanEnv(makeHome(), env), cwd: REPO });
