@@ -51,7 +51,10 @@ interface ReadyTool {
   names: Set<string>;
 }
 
-function prepare(tools: readonly Tool[]): Map<string, ReadyTool> {
+/** The tools with their argument validators compiled, once per process (compiling is the costly part). */
+export type PreparedTools = ReadonlyMap<string, ReadyTool>;
+
+export function prepareTools(tools: readonly Tool[] = createTools()): PreparedTools {
   const validator = new AjvJsonSchemaValidator();
   return new Map(
     tools.map((tool) => [
@@ -127,8 +130,8 @@ export interface McpServer {
 }
 
 /** Builds one MCP server over the run's factory (one per stdio run, one per HTTP request). */
-export function createMcpServer(deps: Factory, tools: readonly Tool[] = createTools()): McpServer {
-  const ready = prepare(tools);
+export function createMcpServer(deps: Factory, ready: PreparedTools = prepareTools()): McpServer {
+  const tools = [...ready.values()].map((entry) => entry.tool);
   // A host (or a pipe) may close stdin right after its last request: that request is still answered.
   const pending = new Set<Promise<unknown>>();
   const track = <T>(work: Promise<T>): Promise<T> => {
@@ -168,12 +171,13 @@ export function createMcpServer(deps: Factory, tools: readonly Tool[] = createTo
     } catch (error) {
       outcome = toolError(error, secrets);
       if (describeError(error).code === 'internal_error' && error instanceof Error && error.stack) {
-        await deps.note(redact(`mcp: ${name}: ${error.stack}`, secrets)).catch(() => undefined);
+        await deps.note(redact(`mcp: ${found ? name : '(unknown tool)'}: ${error.stack}`, secrets)).catch(() => undefined);
       }
     }
     // One line per call on stderr (the host's log); never the arguments: they may hold text that must not leave.
     const status = outcome.isError ? `error ${(outcome.structuredContent as { error: string }).error}` : 'ok';
-    await deps.note(`mcp: ${oneLine(name).slice(0, 80)}: ${status}`).catch(() => undefined);
+    // The name is the client's text: only a known one is written to a log that may be a terminal.
+    await deps.note(`mcp: ${found ? name : '(unknown tool)'}: ${status}`).catch(() => undefined);
     return outcome;
   }
 

@@ -11,8 +11,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { redact } from '../../client/errors.js';
 import { ConfigError, describeError, oneLine, UsageError } from '../errors.js';
 import { resolveConnection, type Factory } from '../factory.js';
-import { createMcpServer, secretsOf } from './server.js';
-import { createTools } from './tools.js';
+import { createMcpServer, prepareTools, secretsOf } from './server.js';
 
 /** Resolves once SIGTERM arrives or the run's signal (Ctrl-C) aborts. */
 function stopRequested(deps: Factory): { stopped: Promise<void>; dispose(): void } {
@@ -91,7 +90,7 @@ export interface HttpOptions {
 /** Serves MCP over Streamable HTTP at `http://HOST:PORT/mcp` until SIGTERM or Ctrl-C. */
 export async function serveHttp(deps: Factory, options: HttpOptions): Promise<void> {
   markAgentSource(deps);
-  const tools = createTools();
+  const tools = prepareTools();
   const loopback = LOOPBACK.has(options.host);
   let allowedHosts: string[] = [];
   let allowedOrigins: string[] = [];
