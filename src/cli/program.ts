@@ -34,6 +34,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   { name: 'signing-key', load: async () => (await import('./signing-key/index.js')).createSigningKeyCommand },
   { name: 'config', load: async () => (await import('./config/index.js')).createConfigCommand },
   { name: 'serve', load: async () => (await import('./serve/index.js')).createServeCommand },
+  { name: 'mcp', load: async () => (await import('./mcp/index.js')).createMcpCommand },
   { name: 'admin', load: async () => (await import('./admin/index.js')).createAdminCommand },
   { name: 'completion', load: async () => (await import('./completion/index.js')).createCompletionCommand },
   { name: 'help', load: async () => (await import('./help/index.js')).createHelpCommand },

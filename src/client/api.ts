@@ -27,6 +27,7 @@ import type {
   EvidenceList,
   EvidenceQuery,
   Gate,
+  GatePolicyList,
   GrcWriteResult,
   Identity,
   PostureBrief,
@@ -115,6 +116,8 @@ export interface ServiceApi {
   systems(name?: string): Promise<{ systems: SystemInfo[] }>;
   /** GET grc/gates/check (spec §4.8). */
   gatesCheck(): Promise<{ gates: Gate[] }>;
+  /** GET grc/gates: the gate policy in effect (the service's extension). */
+  gatePolicies(): Promise<GatePolicyList>;
   /** POST grc/derive-controls (spec §4.9). */
   deriveControls(body: DeriveControlsRequest): Promise<{ recommendations: ControlRecommendation[] }>;
   /** Closes the transport if this API created it. */
@@ -272,6 +275,9 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
     },
     async gatesCheck() {
       return send<{ gates: Gate[] }>('GET', await workspacePath('grc/gates/check'));
+    },
+    async gatePolicies() {
+      return send<GatePolicyList>('GET', await workspacePath('grc/gates'));
     },
     async deriveControls(body) {
       return send<{ recommendations: ControlRecommendation[] }>('POST', await workspacePath('grc/derive-controls'), body);

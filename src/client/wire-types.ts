@@ -121,6 +121,12 @@ export interface Gate extends ScoredGate {
   [extension: string]: JsonValue | undefined;
 }
 
+/** GET grc/gates (the service's extension): one policy per framework, as in effect. */
+export interface GatePolicyList {
+  policies: { id: string; framework: string; mode: string; threshold_pct: number; current_pct: number; status: string; source: string; [extension: string]: JsonValue }[];
+  unconfigured_frameworks: string[];
+}
+
 /** Body of POST grc/derive-controls (spec §4.9). */
 export interface DeriveControlsRequest {
   description: string;
