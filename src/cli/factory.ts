@@ -38,9 +38,10 @@ export interface Factory {
   readonly signal: AbortSignal;
   /**
    * Where writes say they come from (the `X-Govctl-Source` header, stored as `source`): `cli` by
-   * default; `evidence import` sets `import` before it first asks for the API.
+   * default; `evidence import` sets `import` and `govctl mcp` sets `agent` before they first ask
+   * for the API.
    */
-  requestSource: 'cli' | 'import';
+  requestSource: 'cli' | 'import' | 'agent';
   /** the settings, loaded on first use (config files are searched then) */
   settings(): Promise<Settings>;
   /** the service API over HTTP or the embedded store, created on first use */

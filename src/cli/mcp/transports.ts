@@ -27,10 +27,10 @@ function stopRequested(deps: Factory): { stopped: Promise<void>; dispose(): void
 /**
  * Marks every request of this run as an agent's (`X-Govctl-Source: agent`, stored as the record's
  * `source`, which the service accepts as one of its sources), so an auditor can tell what an agent
- * wrote from what a person typed. The factory's type names only the CLI's own sources.
+ * wrote from what a person typed.
  */
 function markAgentSource(deps: Factory): void {
-  (deps as { requestSource: string }).requestSource = 'agent';
+  deps.requestSource = 'agent';
 }
 
 /** Loads the settings once at start, so that a configuration problem shows in the host's log at once. */
