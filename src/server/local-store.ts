@@ -5,9 +5,10 @@
  * one implementation of every endpoint. Provisioned on first use; the key is kept in
  * `<dataDir>/local.json` (mode 0600) beside `<dataDir>/govctl.db`, in a directory of mode 0700.
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from './app.js';
+import { createLedgerKey, ledgerKeyPath, readLedgerKey } from './admin.js';
 
 /** The embedded store's rate limit: high enough never to bind one user's work. */
 const LOCAL_RATE_LIMIT_PER_MINUTE = 1_000_000_000;
@@ -106,7 +107,15 @@ export async function openLocalStore(dataDir: string): Promise<LocalStore> {
   const credentials = ensureProvisioned(dataDir, dbPath);
   // One user on one machine: the per-workspace rate limit protects a shared service, and here it
   // would only slow a large `evidence import` down (docs/decisions.md).
-  const service = await createApp({ db: dbPath, rateLimitPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE });
+  // The log key beside the database, made on first use (the user's own store); the log integrates
+  // before every ledger read and at close, since no timer runs between CLI invocations.
+  const keyFile = ledgerKeyPath(dbPath);
+  if (!existsSync(keyFile)) createLedgerKey(keyFile);
+  const service = await createApp({
+    db: dbPath,
+    rateLimitPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE,
+    ledger: { key: readLedgerKey(keyFile), integration: 'on-read' },
+  });
   const transport: LocalTransport = {
     description: `local store ${dataDir}`,
     async request(request, signal) {
