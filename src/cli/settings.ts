@@ -14,7 +14,7 @@ import type { SigningKey } from '../core/signing/keys.js';
 import { ConfigError, UsageError } from './errors.js';
 
 /** The settings of design/cli.md's table. */
-export const SETTING_NAMES = ['baseUrl', 'apiKey', 'workspaceId', 'systemName', 'agentName', 'signingKey', 'authorisedBy', 'onError', 'dataDir'] as const;
+export const SETTING_NAMES = ['baseUrl', 'apiKey', 'workspaceId', 'systemName', 'agentName', 'signingKey', 'authorisedBy', 'onError', 'dataDir', 'ledgerKey'] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
 /** The environment variable of each setting that has one. */
@@ -27,6 +27,7 @@ export const SETTING_ENV: Readonly<Partial<Record<SettingName, string>>> = {
   signingKey: 'SERVICE_SIGNING_KEY',
   onError: 'SERVICE_ON_ERROR',
   dataDir: 'GOVCTL_DATA_DIR',
+  ledgerKey: 'GOVCTL_LEDGER_KEY',
 };
 
 /** The flag of each setting. */
@@ -40,6 +41,7 @@ export const SETTING_FLAG: Readonly<Record<SettingName, string>> = {
   authorisedBy: '--authorised-by',
   onError: '--on-error',
   dataDir: '--data-dir',
+  ledgerKey: '--ledger-key',
 };
 
 export const ON_ERROR_MODES = ['warn', 'raise', 'silent'] as const;
@@ -74,6 +76,8 @@ export interface Settings {
   authorisedBy?: AuthorisedBySetting;
   onError: OnErrorMode;
   dataDir: string;
+  /** the pinned verifier key of the workspace's transparency log (`govctl ledger`; public, not a secret) */
+  ledgerKey?: string;
   /** whether a signing key is configured (without parsing it) */
   readonly hasSigningKey: boolean;
   /**
@@ -99,6 +103,7 @@ export interface SettingFlags {
   signingKeyFile?: string;
   onError?: string;
   dataDir?: string;
+  ledgerKey?: string;
 }
 
 /** What {@link loadSettings} reads besides the flags. */
@@ -389,6 +394,7 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
   settings.workspaceId = pick('workspaceId', flags.workspace);
   settings.systemName = pick('systemName', flags.system);
   settings.agentName = pick('agentName', flags.agent);
+  settings.ledgerKey = pick('ledgerKey', flags.ledgerKey);
   settings.dataDir = pick('dataDir', flags.dataDir, true) ?? defaultDataDir(env);
   if (!sources.dataDir) sources.dataDir = { kind: 'default', name: '$XDG_DATA_HOME/govctl' };
 

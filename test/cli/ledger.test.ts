@@ -1,0 +1,308 @@
+/**
+ * `govctl ledger` against a real service on 127.0.0.1 over a real database file, and the tamper
+ * cases of issue 12 done to that file: a changed member, a deleted record, an altered log, a
+ * rollback to an older copy, a fork into two copies, a signature by another key, a missing
+ * witness — each must exit 2 and name the problem.
+ */
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CosignatureSigner, SigningKey } from '../../src/core/index.js';
+import { main } from '../../src/cli/main.js';
+import { createMemoryIO } from '../../src/cli/io.js';
+import { addWitness, createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
+import { attestation, call, evidenceRecord, wsPath } from '../server/support.js';
+
+interface Service {
+  url: string;
+  apiKey: string;
+  workspaceId: string;
+  dbPath: string;
+  server: RunningServer;
+}
+
+const dirs: string[] = [];
+const running: RunningServer[] = [];
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'govctl-ledger-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+
+async function serve(dbPath: string, identity: { api_key: string; workspace_id: string }, keyFile = ledgerKeyPath(dbPath)): Promise<Service> {
+  const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(keyFile), integration: 'manual' } });
+  running.push(server);
+  return { url: server.url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, server };
+}
+
+async function newService(): Promise<Service & { identity: { api_key: string; workspace_id: string }; dir: string }> {
+  const dir = tempDir();
+  const dbPath = join(dir, 'server.db');
+  const identity = provision(dbPath, { orgName: 'o', workspaceName: 'w' });
+  createLedgerKey(ledgerKeyPath(dbPath));
+  return { ...(await serve(dbPath, identity)), identity, dir };
+}
+
+async function stop(service: Service): Promise<void> {
+  await service.server.close();
+  running.splice(running.indexOf(service.server), 1);
+}
+
+async function write(service: Service, n = 1, kind: 'evidence' | 'attestation' = 'evidence'): Promise<string[]> {
+  const ids = [];
+  for (let i = 0; i < n; i++) {
+    if (kind === 'evidence') {
+      const reply = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), {
+        body: evidenceRecord('change_event', { identity: 'alice@example.com', resource: 'github.com/acme/app', environment: 'production' }),
+      });
+      ids.push(reply.json.record_id as string);
+    } else ids.push((await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), { body: attestation() })).json.attestation_id as string);
+  }
+  service.server.service.store.ledger.integrate();
+  return ids;
+}
+
+async function logKey(service: Service): Promise<string> {
+  return (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
+}
+
+async function govctl(service: Pick<Service, 'url' | 'apiKey'>, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const io = createMemoryIO();
+  const home = tempDir();
+  const code = await main(args, { io, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: service.url, SERVICE_API_KEY: service.apiKey, ...env }, cwd: home });
+  return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
+}
+
+function tamper(dbPath: string, sql: string, ...params: unknown[]): void {
+  const db = new Database(dbPath);
+  try {
+    expect(db.prepare(sql).run(...params).changes).toBeGreaterThan(0);
+  } finally {
+    db.close();
+  }
+}
+
+describe('govctl ledger prove', () => {
+  it('proves evidence and attestations exactly as the service returns them (exit 0)', async () => {
+    const service = await newService();
+    const [rec] = await write(service);
+    const [att] = await write(service, 1, 'attestation');
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const proved = await govctl(service, ['ledger', 'prove', rec!, '--json'], env);
+    expect(proved.stderr).toBe('');
+    expect(proved.code).toBe(0);
+    expect(JSON.parse(proved.stdout)).toMatchObject({ id: rec, kind: 'evidence', leaf_index: 0, tree_size: 2, verified: true });
+    const attested = await govctl(service, ['ledger', 'prove', att!], env);
+    expect(attested.code).toBe(0);
+    expect(attested.stdout).toMatch(/kind\tattestation\nleaf_index\t1\ntree_size\t2\n/);
+  });
+
+  it('needs a pinned log key (78)', async () => {
+    const service = await newService();
+    const [rec] = await write(service);
+    const result = await govctl(service, ['ledger', 'prove', rec!]);
+    expect(result.code).toBe(78);
+    expect(result.stderr).toMatch(/no log key is pinned/);
+  });
+
+  for (const [member, sql] of [
+    ['identity', "UPDATE evidence SET identity = 'mallory@example.com' WHERE record_id = ?"],
+    ['resource', "UPDATE evidence SET resource = 'elsewhere' WHERE record_id = ?"],
+    ['environment', "UPDATE evidence SET environment = 'staging' WHERE record_id = ?"],
+    ['mapped_controls', "UPDATE evidence SET mapped_controls = '[\"SOC2_CC8_1\",\"EUAIA_ART9\"]' WHERE record_id = ?"],
+    ['source', "UPDATE evidence SET source = 'import' WHERE record_id = ?"],
+    ['payload', "UPDATE evidence SET payload = replace(payload, '}', ',\"x\":1}') WHERE record_id = ?"],
+    ['occurred_at', "UPDATE evidence SET occurred_at = '2020-01-01T00:00:00.000Z' WHERE record_id = ?"],
+  ] as const) {
+    it(`exits 2 when a record's ${member} was changed in the database`, async () => {
+      const service = await newService();
+      const [rec] = await write(service);
+      const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+      tamper(service.dbPath, sql, rec);
+      const result = await govctl(service, ['ledger', 'prove', rec!], env);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/is not what the log committed to at leaf 0 .*the stored record was changed/);
+    });
+  }
+
+  it("exits 2 when an attestation's trust tier was changed in the database", async () => {
+    const service = await newService();
+    const [att] = await write(service, 1, 'attestation');
+    tamper(service.dbPath, "UPDATE attestations SET trust_tier = 'witnessed' WHERE attestation_id = ?", att);
+    const result = await govctl(service, ['ledger', 'prove', att!], { GOVCTL_LEDGER_KEY: await logKey(service) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/attestation att_\S+ as the service returns it is not what the log committed to/);
+  });
+
+  it('exits 2 when a record was deleted from the database', async () => {
+    const service = await newService();
+    const [rec] = await write(service, 2);
+    tamper(service.dbPath, 'DELETE FROM evidence WHERE record_id = ?', rec);
+    const result = await govctl(service, ['ledger', 'prove', rec!], { GOVCTL_LEDGER_KEY: await logKey(service) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/no longer returns evidence rec_\S+, which the log holds at leaf 0: the record was deleted/);
+  });
+
+  it('exits 2 when the log entry was rewritten to match a changed record', async () => {
+    const service = await newService();
+    const [rec] = await write(service, 3);
+    const body = (await call(service, 'GET', wsPath(service.workspaceId, `grc/evidence/${rec}`))).text;
+    tamper(service.dbPath, "UPDATE evidence SET environment = 'staging' WHERE record_id = ?", rec);
+    const changed = (await call(service, 'GET', wsPath(service.workspaceId, `grc/evidence/${rec}`))).text;
+    expect(changed).not.toBe(body);
+    const { sha256Hex, canonicalize, parseJsonLossless } = await import('../../src/core/index.js');
+    const db = new Database(service.dbPath);
+    const entry = (db.prepare('SELECT entry FROM ledger_leaves WHERE record_id = ?').pluck().get(rec) as Buffer).toString();
+    const forged = entry.replace(/"sha256":"[0-9a-f]+"/, `"sha256":"${sha256Hex(canonicalize(parseJsonLossless(changed)))}"`);
+    db.prepare('UPDATE ledger_leaves SET entry = ? WHERE record_id = ?').run(Buffer.from(forged), rec);
+    db.close();
+    const result = await govctl(service, ['ledger', 'prove', rec!], { GOVCTL_LEDGER_KEY: await logKey(service) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/inclusion proof of rec_\S+ \(leaf 0\) does not lead to the root of the signed checkpoint at size 3/);
+  });
+});
+
+describe('govctl ledger verify --state', () => {
+  it('keeps the first checkpoint, then accepts only a log that grew consistently', async () => {
+    const service = await newService();
+    await write(service, 3);
+    const state = join(service.dir, 'state.json');
+    const first = await govctl(service, ['ledger', 'verify', '--state', state, '--json']);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toMatch(/pinned the log key govctl\.local\/ledger\/\S+ in/);
+    expect(JSON.parse(first.stdout)).toMatchObject({ tree_size: 3, previous_size: null, verified: true });
+    await write(service, 2);
+    const second = await govctl(service, ['ledger', 'verify', '--state', state, '--json']);
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ tree_size: 5, previous_size: 3 });
+    expect(JSON.parse(readFileSync(state, 'utf8')).checkpoint.split('\n')[1]).toBe('5');
+  });
+
+  it('exits 2 when the database was rolled back to an older copy, and keeps the state it had', async () => {
+    const service = await newService();
+    await write(service, 3);
+    const copy = join(service.dir, 'old.db');
+    await service.server.service.store.db.backup(copy);
+    await write(service, 2);
+    const state = join(service.dir, 'state.json');
+    expect((await govctl(service, ['ledger', 'verify', '--state', state])).code).toBe(0);
+    const kept = readFileSync(state, 'utf8');
+    await stop(service);
+    copyFileSync(copy, service.dbPath);
+    rmSync(`${service.dbPath}-wal`, { force: true });
+    rmSync(`${service.dbPath}-shm`, { force: true });
+    const rolledBack = await serve(service.dbPath, service.identity);
+    const result = await govctl(rolledBack, ['ledger', 'verify', '--state', state]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/the log shrank from 5 to 3 leaves: records were removed or the database was rolled back/);
+    expect(readFileSync(state, 'utf8')).toBe(kept);
+  });
+
+  it('exits 2 when the database was forked into two copies that received different writes', async () => {
+    const service = await newService();
+    await write(service, 2);
+    const forkPath = join(service.dir, 'fork.db');
+    await service.server.service.store.db.backup(forkPath);
+    copyFileSync(ledgerKeyPath(service.dbPath), ledgerKeyPath(forkPath));
+    const fork = await serve(forkPath, service.identity);
+    await write(service, 1);
+    await write(fork, 1);
+    await write(fork, 1);
+    const state = join(service.dir, 'state.json');
+    expect((await govctl(service, ['ledger', 'verify', '--state', state])).code).toBe(0);
+    const sameSize = join(service.dir, 'state-same.json');
+    copyFileSync(state, sameSize);
+    await write(service, 1); // both copies now hold 4 leaves, with different third and fourth ones
+    const growing = await govctl(fork, ['ledger', 'verify', '--state', state]);
+    expect(growing.code).toBe(2);
+    expect(growing.stderr).toMatch(/the tree of size 4 does not extend the one of size 3: the log's history was rewritten .* or it forked/);
+    const forked = await govctl(fork, ['ledger', 'verify', '--state', join(service.dir, 'state2.json')]);
+    expect(forked.code).toBe(0);
+    const other = await govctl(service, ['ledger', 'verify', '--state', join(service.dir, 'state2.json')]);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/two different roots for the same size 4: the log forked/);
+  });
+
+  it('exits 2 when the checkpoint is signed by another key than the pinned one', async () => {
+    const service = await newService();
+    await write(service, 2);
+    const state = join(service.dir, 'state.json');
+    const pinned = await logKey(service);
+    expect((await govctl(service, ['ledger', 'verify', '--state', state])).code).toBe(0);
+    await stop(service);
+    const otherKey = join(service.dir, 'other.key');
+    createLedgerKey(otherKey);
+    const impostor = await serve(service.dbPath, service.identity, otherKey);
+    const result = await govctl(impostor, ['ledger', 'verify', '--state', state]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/checkpoint does not verify with the pinned log key/);
+    const checkpoint = await govctl(impostor, ['ledger', 'checkpoint'], { GOVCTL_LEDGER_KEY: pinned });
+    expect(checkpoint.code).toBe(2);
+    // A different pinned key than the state file's is refused, not silently replaced.
+    const repinned = await govctl(impostor, ['ledger', 'verify', '--state', state, '--ledger-key', await logKey(impostor)]);
+    expect(repinned.code).toBe(2);
+    expect(repinned.stderr).toMatch(/was pinned to another log key/);
+  });
+
+  it('exits 2 without the cosignature of a required witness, and 0 once the witness cosigned', async () => {
+    const service = await newService();
+    await write(service, 2);
+    const witness = new CosignatureSigner('witness.example/w1', SigningKey.fromHex('55'.repeat(32)), () => 1_763_888_400);
+    const state = join(service.dir, 'state.json');
+    const missing = await govctl(service, ['ledger', 'verify', '--state', state, '--witness', witness.verifierKey]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/has no cosignature by witness\.example\/w1/);
+    addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witness.verifierKey });
+    const note = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
+    const body = note.slice(0, note.indexOf('\n\n') + 1);
+    expect((await call(service, 'POST', wsPath(service.workspaceId, 'ledger/cosignatures'), { body: { checkpoint: note + witness.cosign(body) } })).status).toBe(201);
+    const cosigned = await govctl(service, ['ledger', 'verify', '--state', state, '--witness', witness.verifierKey, '--json']);
+    expect(cosigned.code).toBe(0);
+    expect(JSON.parse(cosigned.stdout).cosigned_by).toEqual(['witness.example/w1']);
+  });
+});
+
+describe('govctl ledger key and checkpoint', () => {
+  it('prints the key, and the checkpoint verified with the pinned key', async () => {
+    const service = await newService();
+    await write(service, 1);
+    const key = await govctl(service, ['ledger', 'key']);
+    expect(key.code).toBe(0);
+    expect(key.stdout.trim()).toBe(await logKey(service));
+    const checkpoint = await govctl(service, ['ledger', 'checkpoint', '--json'], { GOVCTL_LEDGER_KEY: key.stdout.trim() });
+    expect(checkpoint.code).toBe(0);
+    expect(JSON.parse(checkpoint.stdout)).toMatchObject({ origin: `govctl.local/ledger/${service.workspaceId}`, tree_size: 1 });
+    const malformed = await govctl(service, ['ledger', 'checkpoint'], { GOVCTL_LEDGER_KEY: 'not-a-key' });
+    expect(malformed.code).toBe(78);
+  });
+});
+
+describe('the embedded store', () => {
+  it('integrates before a ledger read, so a record written a moment ago is provable at once', async () => {
+    const home = tempDir();
+    const env = { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: 'local' };
+    const run = async (args: string[], extra: Record<string, string> = {}) => {
+      const io = createMemoryIO();
+      const code = await main(args, { io, env: { ...env, ...extra }, cwd: home });
+      return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
+    };
+    const added = await run([
+      'evidence', 'add', 'ai_risk_assessment', '--system', 'local-sys', '--json', '--risk-level', 'high', '--risk-summary', 'Scores loans',
+      '--intended-purpose', 'Assist underwriters', '--impact-domain', 'credit', '--art5-self-assessment', '--annex-iii-category', 'essential_services', '--assessor', 'alice@example.com',
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    const id = JSON.parse(added.stdout).record_id as string;
+    expect(JSON.parse(added.stdout).ledger_index).toBe(0);
+    const key = (await run(['ledger', 'key'])).stdout.trim();
+    const proved = await run(['ledger', 'prove', id, '--json'], { GOVCTL_LEDGER_KEY: key });
+    expect(proved.code, proved.stderr).toBe(0);
+    expect(JSON.parse(proved.stdout)).toMatchObject({ id, leaf_index: 0, tree_size: 1, verified: true });
+  });
+});
