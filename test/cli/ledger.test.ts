@@ -306,3 +306,64 @@ describe('the embedded store', () => {
     expect(JSON.parse(proved.stdout)).toMatchObject({ id, leaf_index: 0, tree_size: 1, verified: true });
   });
 });
+
+describe('the log key and witnesses in administration', () => {
+  async function admin(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    const io = createMemoryIO();
+    const code = await main(args, { io, env: { HOME: cwd, XDG_CONFIG_HOME: join(cwd, 'c'), XDG_DATA_HOME: join(cwd, 'd') }, cwd });
+    return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
+  }
+
+  it('admin init makes the key file beside the database (0600) and prints the verifier key the service then uses', async () => {
+    const dir = tempDir();
+    const init = await admin(['admin', 'init', '--db', 'server.db', '--json'], dir);
+    expect(init.code, init.stderr).toBe(0);
+    const shown = JSON.parse(init.stdout);
+    expect(shown.ledger_key).toMatch(new RegExp(`^govctl\\.local/ledger/${shown.workspace_id}\\+[0-9a-f]{8}\\+`));
+    const { statSync } = await import('node:fs');
+    expect(statSync(join(dir, 'server.db.ledger-key')).mode & 0o777).toBe(0o600);
+    const service = await serve(join(dir, 'server.db'), shown);
+    expect(await logKey(service)).toBe(shown.ledger_key);
+    // a second init keeps the key: the same seed signs the new workspace's log
+    const again = JSON.parse((await admin(['admin', 'init', '--db', 'server.db', '--json'], dir)).stdout);
+    expect(again.ledger_key.split('+')[2]).toBe(shown.ledger_key.split('+')[2]);
+  });
+
+  it('serve refuses an existing database without a log key, naming how to create one; ledger-key create makes it once', async () => {
+    const dir = tempDir();
+    provision(join(dir, 'old.db'), {});
+    const refused = await admin(['serve', '--db', 'old.db', '--port', '0'], dir);
+    expect(refused.code).toBe(78);
+    expect(refused.stderr).toMatch(/no log key file .*old\.db\.ledger-key.*govctl admin ledger-key create --db/s);
+    const created = await admin(['admin', 'ledger-key', 'create', '--db', 'old.db', '--json'], dir);
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout).verifier_keys).toHaveLength(1);
+    const twice = await admin(['admin', 'ledger-key', 'create', '--db', 'old.db'], dir);
+    expect(twice.code).toBe(78);
+    expect(twice.stderr).toMatch(/exists already; it is never overwritten/);
+    const { chmodSync } = await import('node:fs');
+    chmodSync(join(dir, 'old.db.ledger-key'), 0o644);
+    const exposed = await admin(['serve', '--db', 'old.db', '--port', '0'], dir);
+    expect(exposed.code).toBe(78);
+    expect(exposed.stderr).toMatch(/readable by others: chmod 600 it/);
+    expect(exposed.stderr).not.toMatch(/PRIVATE/);
+  });
+
+  it('admin witness add, list and revoke; a revoked witness cannot cosign', async () => {
+    const service = await newService();
+    await write(service, 1);
+    const witness = new CosignatureSigner('witness.example/w2', SigningKey.fromHex('66'.repeat(32)), () => 1_763_888_400);
+    const dir = service.dir;
+    const add = await admin(['admin', 'witness', 'add', '--db', 'server.db', '--workspace', service.workspaceId, '--key', witness.verifierKey, '--json'], dir);
+    expect(add.code, add.stderr).toBe(0);
+    expect(JSON.parse(add.stdout)).toMatchObject({ name: 'witness.example/w2', revoked_at: null });
+    expect((await admin(['admin', 'witness', 'add', '--db', 'server.db', '--workspace', service.workspaceId, '--key', 'nonsense'], dir)).code).toBe(64);
+    const list = await admin(['admin', 'witness', 'list', '--db', 'server.db', '--workspace', service.workspaceId, '--json'], dir);
+    expect(JSON.parse(list.stdout).witnesses.map((w: { name: string }) => w.name)).toEqual(['witness.example/w2']);
+    const revoke = await admin(['admin', 'witness', 'revoke', '--db', 'server.db', '--workspace', service.workspaceId, 'witness.example/w2', '--json'], dir);
+    expect(JSON.parse(revoke.stdout).revoked_at).not.toBeNull();
+    const note = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
+    const cosign = await call(service, 'POST', wsPath(service.workspaceId, 'ledger/cosignatures'), { body: { checkpoint: note + witness.cosign(note.slice(0, note.indexOf('\n\n') + 1)) } });
+    expect(cosign.status).toBe(422);
+  });
+});
