@@ -48,6 +48,8 @@ import { attestationSha256, evidenceSha256 } from './record-views.js';
 export const INTEGRATE_EVERY_MS = 250;
 /** Pending leaves that start an integration at once rather than at the next tick. */
 export const INTEGRATE_AT_PENDING = 1000;
+/** Leaves read at a time during an integration. */
+const INTEGRATE_SLICE = 4096;
 /** The maximum merge delay the service promises (docs/ledger.md): a tick, plus the integration's own time, well inside it. */
 export const MAX_MERGE_DELAY_MS = 1000;
 
@@ -104,6 +106,7 @@ export class LedgerStore {
   readonly #maxLeaf: Database.Statement<[number], number | null>;
   readonly #insertLeaf: Database.Statement<[number, number, string, string, Buffer]>;
   readonly #leafOf: Database.Statement<[number, string], { leaf_index: number; entry: Buffer }>;
+  readonly #leafAt: Database.Statement<[number, number], Buffer>;
   readonly #leavesFrom: Database.Statement<[number, number, number], { entry: Buffer }>;
   readonly #integrated: Database.Statement<[number], number>;
   readonly #setIntegrated: Database.Statement<[number, number]>;
@@ -128,6 +131,7 @@ export class LedgerStore {
     this.#maxLeaf = db.prepare<[number], number | null>('SELECT max(leaf_index) FROM ledger_leaves WHERE ws_key = ?').pluck();
     this.#insertLeaf = db.prepare('INSERT INTO ledger_leaves (ws_key, leaf_index, kind, record_id, entry) VALUES (?, ?, ?, ?, ?)');
     this.#leafOf = db.prepare('SELECT leaf_index, entry FROM ledger_leaves WHERE ws_key = ? AND record_id = ?');
+    this.#leafAt = db.prepare<[number, number], Buffer>('SELECT entry FROM ledger_leaves WHERE ws_key = ? AND leaf_index = ?').pluck();
     this.#leavesFrom = db.prepare('SELECT entry FROM ledger_leaves WHERE ws_key = ? AND leaf_index >= ? AND leaf_index < ? ORDER BY leaf_index');
     this.#integrated = db.prepare<[number], number>('SELECT integrated_size FROM ledger_state WHERE ws_key = ?').pluck();
     this.#setIntegrated = db.prepare(
@@ -281,8 +285,14 @@ export class LedgerStore {
     }
   }
 
+  /** Stored nodes; a leaf's hash (level 0) is computed from its stored entry, which is not duplicated as a node. */
   #readerOf(wsKey: number): HashReader {
     return (level, index) => {
+      if (level === 0) {
+        const entry = this.#leafAt.get(wsKey, index);
+        if (entry === undefined) throw new LedgerQueryError('not_found', `leaf ${index} is not stored`);
+        return leafHash(entry);
+      }
       const hash = this.#node.get(wsKey, level, index);
       if (hash === undefined) throw new LedgerQueryError('not_found', `node ${level}/${index} is not stored`);
       return hash;
@@ -299,28 +309,45 @@ export class LedgerStore {
     const updated = new Map<number, CompactTree>();
     let count = 0;
     const dirty = [...this.#dirty];
+    // Without its own fsync: everything an integration writes is recomputed from the leaves, which
+    // their writes committed durably; the next write's commit (synchronous=FULL) syncs these WAL
+    // frames too. A checkpoint lost to a power cut is signed again identically (same size, same
+    // root, deterministic Ed25519), so nothing served can disagree with what follows.
+    this.#db.pragma('synchronous = NORMAL');
+    try {
+      this.#integrateIn(dirty, updated, (n) => (count += n));
+    } finally {
+      this.#db.pragma('synchronous = FULL');
+    }
+    for (const [wsKey, tree] of updated) this.#trees.set(wsKey, tree);
+    for (const wsKey of dirty) this.#dirty.delete(wsKey);
+    this.#pending = 0;
+    return count;
+  }
+
+  #integrateIn(dirty: readonly number[], updated: Map<number, CompactTree>, counted: (n: number) => void): void {
     this.#db.transaction(() => {
       for (const wsKey of dirty) {
         const integrated = this.#integrated.get(wsKey) ?? 0;
         const size = (this.#maxLeaf.get(wsKey) ?? -1) + 1;
         if (size <= integrated) continue;
         const tree = (this.#trees.get(wsKey) ?? CompactTree.fromReader(integrated, this.#readerOf(wsKey))).clone();
-        // .all, not .iterate: better-sqlite3 runs no other statement while one iterates
-        const entries = this.#leavesFrom.all(wsKey, integrated, size);
-        for (const { entry } of entries) {
-          for (const node of tree.append(leafHash(entry))) this.#insertNode.run(wsKey, node.level, node.index, node.hash);
+        // In slices read with .all (better-sqlite3 runs no other statement while one iterates),
+        // so that a backlog (a migrated database) never sits in memory at once.
+        for (let from = integrated; from < size; from += INTEGRATE_SLICE) {
+          for (const { entry } of this.#leavesFrom.all(wsKey, from, Math.min(size, from + INTEGRATE_SLICE))) {
+            const created = tree.append(leafHash(entry));
+            // created[0] is the leaf itself: its entry is stored already (see #readerOf)
+            for (let i = 1; i < created.length; i++) this.#insertNode.run(wsKey, created[i]!.level, created[i]!.index, created[i]!.hash);
+          }
         }
         this.#setIntegrated.run(wsKey, size);
         const signer = this.#signer(wsKey, this.#workspaceId(wsKey));
         if (signer) this.#sign(wsKey, signer, size, tree.root());
         updated.set(wsKey, tree);
-        count += size - integrated;
+        counted(size - integrated);
       }
     })();
-    for (const [wsKey, tree] of updated) this.#trees.set(wsKey, tree);
-    for (const wsKey of dirty) this.#dirty.delete(wsKey);
-    this.#pending = 0;
-    return count;
   }
 
   #sign(wsKey: number, signer: Ed25519NoteSigner, size: number, root: Buffer): string {
@@ -433,7 +460,10 @@ export class LedgerStore {
     const span = TILE_WIDTH ** tile.level; // leaves per hash of this tile level
     const first = tile.index * TILE_WIDTH;
     if ((first + tile.width) * span > integrated) return null;
-    const hashes = this.#nodeRange.all(wsKey, tile.level * TILE_HEIGHT, first, first + tile.width);
+    const hashes =
+      tile.level === 0
+        ? this.#leavesFrom.all(wsKey, first, first + tile.width).map(({ entry }) => leafHash(entry))
+        : this.#nodeRange.all(wsKey, tile.level * TILE_HEIGHT, first, first + tile.width);
     if (hashes.length !== tile.width) return null;
     return Buffer.concat(hashes);
   }
