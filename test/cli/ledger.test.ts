@@ -367,3 +367,37 @@ describe('the log key and witnesses in administration', () => {
     expect(cosign.status).toBe(422);
   });
 });
+
+describe('govctl ledger cosign', () => {
+  it('cosigns a checkpoint that grew consistently, which verify --witness then accepts; refuses a rolled-back log', async () => {
+    const service = await newService();
+    await write(service, 2);
+    const keyFile = join(service.dir, 'witness.key');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(keyFile, `${'77'.repeat(32)}\n`, { mode: 0o600 });
+    const name = ['--witness-key', keyFile, '--witness-name', 'witness.example/w3'];
+    const printed = await govctl(service, ['ledger', 'cosign', ...name, '--print-key']);
+    expect(printed.code, printed.stderr).toBe(0);
+    const witnessKey = printed.stdout.trim();
+    addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witnessKey });
+    const state = join(service.dir, 'witness-state.json');
+    const first = await govctl(service, ['ledger', 'cosign', ...name, '--state', state, '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ tree_size: 2, cosigned: true, witness_key: witnessKey });
+    const copy = join(service.dir, 'old.db');
+    await service.server.service.store.db.backup(copy);
+    await write(service, 1);
+    const second = await govctl(service, ['ledger', 'cosign', ...name, '--state', state, '--json']);
+    expect(JSON.parse(second.stdout)).toMatchObject({ tree_size: 3, previous_size: 2 });
+    const verified = await govctl(service, ['ledger', 'verify', '--state', join(service.dir, 'auditor.json'), '--witness', witnessKey]);
+    expect(verified.code, verified.stderr).toBe(0);
+    await stop(service);
+    copyFileSync(copy, service.dbPath);
+    rmSync(`${service.dbPath}-wal`, { force: true });
+    rmSync(`${service.dbPath}-shm`, { force: true });
+    const rolledBack = await serve(service.dbPath, service.identity);
+    const refused = await govctl(rolledBack, ['ledger', 'cosign', ...name, '--state', state]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/the log shrank from 3 to 2 leaves/);
+  });
+});

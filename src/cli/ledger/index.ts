@@ -10,7 +10,8 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Argument, Command, Option } from 'commander';
 import { addExamples } from '../command-kit.js';
-import { ConfigError, DataError, InputFileError } from '../errors.js';
+import { CosignatureSigner, SigningKey } from '../../core/index.js';
+import { ConfigError, DataError, InputFileError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { printFields, printJson } from '../render.js';
 import { displayPath } from '../settings.js';
@@ -40,11 +41,22 @@ export function createLedgerCommand(factory: Factory): Command {
     .requiredOption('--state <file>', 'where the last verified checkpoint is kept (created on first run)')
     .addOption(new Option('--witness <vkey...>', 'require a cosignature by this witness (repeatable)'))
     .action(async (flags: { state: string; witness?: string[] }) => runVerify({ state: flags.state, witnesses: flags.witness ?? [] }, factory));
+  const cosign = new Command('cosign')
+    .description('act as a witness: check the log grew consistently since the last cosigned checkpoint, cosign it and submit the cosignature')
+    .requiredOption('--witness-key <file>', 'the witness\'s Ed25519 key (64 hex digits, `govctl signing-key generate`)')
+    .requiredOption('--witness-name <name>', 'the witness name, e.g. witness.example/w1 (the operator registers its key with `govctl admin witness add`)')
+    .option('--state <file>', 'where the last cosigned checkpoint is kept (created on first run; required unless --print-key)')
+    .option('--print-key', 'only print the witness verifier key, to give the log operator (`govctl admin witness add --key`)')
+    .action(async (flags: { witnessKey: string; witnessName: string; state?: string; printKey?: boolean }) => {
+      if (flags.state === undefined && flags.printKey !== true) throw new UsageError('ledger cosign needs --state FILE', { field: '--state' });
+      return runCosign({ ...flags, state: flags.state ?? '' }, factory);
+    });
   const command = new Command('ledger')
     .description('check the workspace\'s transparency log: checkpoints, inclusion and consistency proofs')
     .addCommand(addExamples(key, ['govctl ledger key']))
     .addCommand(addExamples(checkpoint, ['govctl ledger checkpoint --ledger-key "$(cat ledger.vkey)"', 'GOVCTL_LEDGER_KEY=… govctl ledger checkpoint --json']))
     .addCommand(addExamples(prove, ['govctl ledger prove rec_01234567-…', 'govctl ledger prove att_… --json']))
+    .addCommand(addExamples(cosign, ['govctl ledger cosign --witness-key witness.key --witness-name witness.example/w1 --state witness-state.json']))
     .addCommand(addExamples(verify, ['govctl ledger verify --state ledger-state.json', 'govctl ledger verify --state ledger-state.json --witness "witness.example/w1+aa4a09d1+BOpK…"']));
   command.addHelpText(
     'after',
@@ -140,9 +152,8 @@ async function writeState(file: string, state: LedgerState): Promise<void> {
   await rename(temporary, file);
 }
 
-export async function runVerify(options: { state: string; witnesses: readonly string[] }, factory: Factory): Promise<void> {
-  const file = resolve(factory.cwd, options.state);
-  const witnesses = witnessVerifiers(options.witnesses);
+/** The state file's checkpoint advanced to the service's current one, every check done; nothing written yet. */
+async function advance(file: string, witnesses: ReturnType<typeof witnessVerifiers>, factory: Factory) {
   const settings = await factory.settings();
   const state = await readState(file);
   const api = await factory.api();
@@ -172,9 +183,15 @@ export async function runVerify(options: { state: string; witnesses: readonly st
     await checkConsistency(api, old, opened);
     previous = old.checkpoint.size;
   }
+  if (firstUse) await factory.note(`pinned the log key ${printable(vkey)} in ${displayPath(file)} (first use: compare it with the one the operator gave you)`);
+  return { api, vkey, note, opened, previous };
+}
+
+export async function runVerify(options: { state: string; witnesses: readonly string[] }, factory: Factory): Promise<void> {
+  const file = resolve(factory.cwd, options.state);
+  const { vkey, note, opened, previous } = await advance(file, witnessVerifiers(options.witnesses), factory);
   await writeState(file, { verifier_key: vkey, checkpoint: note });
   const { origin, size, rootHash } = opened.checkpoint;
-  if (firstUse) await factory.note(`pinned the log key ${printable(vkey)} in ${displayPath(file)} (first use: compare it with the one the operator gave you)`);
   if (factory.globals.json === true) {
     return printJson(factory.io.stdout, { origin, tree_size: size, root_hash: rootHash.toString('base64'), previous_size: previous, cosigned_by: opened.cosignatures.map((c) => c.name), verified: true });
   }
@@ -185,5 +202,47 @@ export async function runVerify(options: { state: string; witnesses: readonly st
     ['previous_size', previous ?? ''],
     ['cosigned_by', opened.cosignatures.map((c) => c.name).join(', ')],
     ['verified', previous === null ? 'signature (first checkpoint kept)' : previous === size ? 'signature; unchanged since the last run' : `signature; consistent with size ${previous}`],
+  ]);
+}
+
+/**
+ * `ledger cosign`: act as a witness. The same checks as `verify` against the witness's own state
+ * file (the last checkpoint it cosigned), then a tlog-cosignature v1 line on the checkpoint,
+ * submitted to the service; the state advances only once the service accepted it.
+ */
+export async function runCosign(options: { state: string; witnessKey: string; witnessName: string; printKey?: boolean }, factory: Factory): Promise<void> {
+  const keyFile = resolve(factory.cwd, options.witnessKey);
+  let key: SigningKey;
+  try {
+    key = SigningKey.fromHex((await readFile(keyFile, 'utf8')).trim(), `--witness-key ${displayPath(keyFile)}`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== undefined) throw new InputFileError(`cannot read the witness key ${displayPath(keyFile)}`, { field: '--witness-key' });
+    throw new ConfigError(`--witness-key ${displayPath(keyFile)} is not a signing key (64 hex digits, as \`govctl signing-key generate\` writes)`, { field: '--witness-key' });
+  }
+  let signer: CosignatureSigner;
+  try {
+    signer = new CosignatureSigner(options.witnessName, key, () => factory.clock().getTime() / 1000);
+  } catch (error) {
+    throw new UsageError(`--witness-name: ${(error as Error).message}`, { field: '--witness-name' });
+  }
+  if (options.printKey === true) {
+    await factory.io.stdout.write(`${signer.verifierKey}\n`);
+    return;
+  }
+  const file = resolve(factory.cwd, options.state);
+  const { api, vkey, note, opened, previous } = await advance(file, [], factory);
+  const line = signer.cosign(opened.body);
+  await api.workspaceText('POST', 'ledger/cosignatures', { checkpoint: note + line });
+  await writeState(file, { verifier_key: vkey, checkpoint: note });
+  const { origin, size } = opened.checkpoint;
+  if (factory.globals.json === true) {
+    return printJson(factory.io.stdout, { origin, tree_size: size, previous_size: previous, witness: signer.name, witness_key: signer.verifierKey, cosigned: true });
+  }
+  await printFields(factory.io.stdout, [
+    ['origin', printable(origin)],
+    ['tree_size', size],
+    ['previous_size', previous ?? ''],
+    ['witness_key', signer.verifierKey],
+    ['cosigned', previous === null ? 'the first checkpoint seen' : `consistent with size ${previous}, cosigned and submitted`],
   ]);
 }
