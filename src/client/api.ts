@@ -122,6 +122,8 @@ export interface ServiceApi {
    * transparency log's checkpoint, key and proofs, docs/ledger.md; `POST` with a JSON body).
    */
   workspaceText(method: 'GET' | 'POST', rest: string, body?: unknown): Promise<{ status: number; body: string; retryAfter?: string }>;
+  /** A workspace-scoped GET whose 2xx reply is binary (tiles): its bytes. */
+  workspaceBytes(rest: string): Promise<Buffer>;
   /** Closes the transport if this API created it. */
   close(): Promise<void>;
 }
@@ -291,6 +293,11 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
       const reply = await sendRaw(method, await workspacePath(rest), body);
       const retryAfter = header(reply, 'retry-after');
       return { status: reply.status, body: reply.body, ...(retryAfter !== undefined ? { retryAfter } : {}) };
+    },
+    async workspaceBytes(rest) {
+      const reply = await sendRaw('GET', await workspacePath(rest));
+      if (!reply.bytes) throw new NetworkError('malformed_response', `GET ${rest}: the transport does not carry binary replies`);
+      return reply.bytes;
     },
     async close() {
       if (ownsTransport) await transport.close?.();

@@ -29,6 +29,7 @@ export interface LocalResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  bytes?: Buffer;
 }
 
 /** A transport that calls the application in-process; the client library's `Transport` shape. */
@@ -128,7 +129,7 @@ export async function openLocalStore(dataDir: string): Promise<LocalStore> {
       });
       const headers: Record<string, string | string[] | undefined> = {};
       for (const [name, value] of Object.entries(reply.headers)) headers[name] = typeof value === 'number' ? String(value) : value;
-      return { status: reply.statusCode, headers, body: reply.body };
+      return { status: reply.statusCode, headers, body: reply.body, bytes: reply.rawPayload };
     },
   };
   return {

@@ -401,3 +401,47 @@ describe('govctl ledger cosign', () => {
     expect(refused.stderr).toMatch(/the log shrank from 3 to 2 leaves/);
   });
 });
+
+describe('govctl ledger audit', () => {
+  it('passes on an untouched log, and names a forged coverage table, a changed record, a deleted one and a reordered log (2)', async () => {
+    const service = await newService();
+    await write(service, 3);
+    await write(service, 1, 'attestation');
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const clean = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(JSON.parse(clean.stdout)).toMatchObject({ tree_size: 4, records: 4, evidence: 3, attestations: 1, problems: [], verified: true });
+
+    // A forged coverage table: every control of the catalogue earned just now.
+    const { CONTROLS } = await import('../../src/core/index.js');
+    const db = new Database(service.dbPath);
+    const insert = db.prepare('INSERT OR REPLACE INTO control_coverage (workspace_id, control_id, last_earned_ms) VALUES (?, ?, ?)');
+    for (const control of CONTROLS) insert.run(service.workspaceId, control.id, Date.now());
+    db.close();
+    const forged = await govctl(service, ['ledger', 'audit'], env);
+    expect(forged.code).toBe(2);
+    expect(forged.stdout).toMatch(/problem\tposture: the service states overall 100 %, the verified records support \d+ % \(a forged coverage table\?\)/);
+    expect(forged.stdout).toMatch(/problem\tgates: eu_ai_act is passing at the service, failing from the verified records/);
+
+    const ids = await write(service, 2);
+    tamper(service.dbPath, "UPDATE evidence SET source = 'import' WHERE record_id = ?", ids[0]);
+    tamper(service.dbPath, 'DELETE FROM evidence WHERE record_id = ?', ids[1]);
+    const changed = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(changed.code).toBe(2);
+    const problems = JSON.parse(changed.stdout).problems as string[];
+    expect(problems).toContain(`leaf 4: evidence ${ids[0]} as returned is not what the log committed to (changed in storage)`);
+    expect(problems).toContain(`leaf 5: evidence ${ids[1]} is logged but the service no longer returns it (deleted)`);
+
+    // Reordered: two leaves' entries swapped in storage.
+    const swap = new Database(service.dbPath);
+    const [a, b] = swap.prepare('SELECT leaf_index, entry FROM ledger_leaves ORDER BY leaf_index LIMIT 2').all() as { leaf_index: number; entry: Buffer }[];
+    swap.transaction(() => {
+      swap.prepare('UPDATE ledger_leaves SET entry = ? WHERE leaf_index = ?').run(b!.entry, a!.leaf_index);
+      swap.prepare('UPDATE ledger_leaves SET entry = ? WHERE leaf_index = ?').run(a!.entry, b!.leaf_index);
+    })();
+    swap.close();
+    const reordered = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(reordered.code).toBe(2);
+    expect(JSON.parse(reordered.stdout).problems).toContain('the entries served for leaves 0..5 do not hash to the signed root: the stored log was altered (entries changed, removed or reordered)');
+  });
+});

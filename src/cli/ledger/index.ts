@@ -15,6 +15,7 @@ import { ConfigError, DataError, InputFileError, UsageError } from '../errors.js
 import type { Factory } from '../factory.js';
 import { printFields, printJson } from '../render.js';
 import { displayPath } from '../settings.js';
+import { auditLog } from './audit.js';
 import {
   checkConsistency,
   fetchCheckpoint,
@@ -41,6 +42,9 @@ export function createLedgerCommand(factory: Factory): Command {
     .requiredOption('--state <file>', 'where the last verified checkpoint is kept (created on first run)')
     .addOption(new Option('--witness <vkey...>', 'require a cosignature by this witness (repeatable)'))
     .action(async (flags: { state: string; witness?: string[] }) => runVerify({ state: flags.state, witnesses: flags.witness ?? [] }, factory));
+  const audit = new Command('audit')
+    .description('check the whole log: every entry, every record against its entry, the root, and posture and gates recomputed from the records')
+    .action(async () => runAudit(factory));
   const cosign = new Command('cosign')
     .description('act as a witness: check the log grew consistently since the last cosigned checkpoint, cosign it and submit the cosignature')
     .requiredOption('--witness-key <file>', 'the witness\'s Ed25519 key (64 hex digits, `govctl signing-key generate`)')
@@ -56,6 +60,7 @@ export function createLedgerCommand(factory: Factory): Command {
     .addCommand(addExamples(key, ['govctl ledger key']))
     .addCommand(addExamples(checkpoint, ['govctl ledger checkpoint --ledger-key "$(cat ledger.vkey)"', 'GOVCTL_LEDGER_KEY=… govctl ledger checkpoint --json']))
     .addCommand(addExamples(prove, ['govctl ledger prove rec_01234567-…', 'govctl ledger prove att_… --json']))
+    .addCommand(addExamples(audit, ['govctl ledger audit --ledger-key "$(cat ledger.vkey)"', 'govctl ledger audit --json | jq .problems']))
     .addCommand(addExamples(cosign, ['govctl ledger cosign --witness-key witness.key --witness-name witness.example/w1 --state witness-state.json']))
     .addCommand(addExamples(verify, ['govctl ledger verify --state ledger-state.json', 'govctl ledger verify --state ledger-state.json --witness "witness.example/w1+aa4a09d1+BOpK…"']));
   command.addHelpText(
@@ -76,6 +81,35 @@ async function pinnedKey(factory: Factory): Promise<ReturnType<typeof logVerifie
     });
   }
   return logVerifier(settings.ledgerKey, settings.sources.ledgerKey?.name ?? 'the ledgerKey setting');
+}
+
+async function runAudit(factory: Factory): Promise<void> {
+  const log = await pinnedKey(factory);
+  const api = await factory.api();
+  const tty = factory.io.stderr.isTTY === true;
+  let shown = 0;
+  const report = await auditLog(api, log, await factory.workspaceId(), () => factory.clock().getTime(), (done, total) => {
+    // progress on a terminal only, at most every 1 000 records
+    if (tty && (done - shown >= 1000 || done === total)) {
+      shown = done;
+      void factory.io.stderr.write(`\rgovctl: audited ${done} of ${total} leaves`);
+      if (done === total) void factory.io.stderr.write('\n');
+    }
+  });
+  if (factory.globals.json === true) await printJson(factory.io.stdout, { ...report, verified: report.problems.length === 0 });
+  else {
+    await printFields(factory.io.stdout, [
+      ['origin', printable(report.origin)],
+      ['tree_size', report.tree_size],
+      ['root_hash', report.root_hash],
+      ['records', `${report.records} (${report.evidence} evidence, ${report.attestations} attestations)`],
+      ['problems', report.problems.length === 0 ? 'none' : String(report.problems.length)],
+    ]);
+    for (const problem of report.problems) await factory.io.stdout.write(`problem\t${printable(problem)}\n`);
+  }
+  if (report.problems.length > 0) {
+    throw new LedgerCheckError(`the audit found ${report.problems.length === 1 ? 'a problem' : `${report.problems.length} problems`}: ${printable(report.problems[0]!)}${report.problems.length > 1 ? ' (all are listed on stdout)' : ''}`);
+  }
 }
 
 async function runKey(factory: Factory): Promise<void> {
