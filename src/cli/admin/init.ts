@@ -2,7 +2,7 @@
  * `govctl admin init --db FILE`: provisions an organisation, a workspace, a user and a first API
  * key in a service database (created when missing). Every run adds another organisation and
  * workspace. The API key is printed this once; `--json` prints `{org_id, workspace_id, user_id,
- * api_key}` (design/cli.md).
+ * api_key, ledger_key}` (design/cli.md; ledger_key: the workspace log's verifier key, docs/ledger.md).
  */
 import { existsSync } from 'node:fs';
 import { Command } from 'commander';
@@ -38,7 +38,9 @@ export function createAdminInitCommand(factory: Factory): Command {
   command.addHelpText(
     'after',
     '\nThe API key is shown this once: put it in your secret store (SERVICE_API_KEY). Running init again on\n' +
-      'the same file adds another organisation and workspace. --json prints {org_id, workspace_id, user_id, api_key}.\n',
+      'the same file adds another organisation and workspace. --json prints {org_id, workspace_id, user_id, api_key,\n' +
+      'ledger_key}. The transparency log\'s key file is made beside the database (<db>.ledger-key, 0600) on first\n' +
+      'use; ledger_key is the workspace log\'s verifier key: give it to auditors (govctl ledger --ledger-key).\n',
   );
   return addExamples(command, [
     'govctl admin init --db /var/lib/govctl/server.db',
