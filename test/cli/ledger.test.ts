@@ -445,3 +445,29 @@ describe('govctl ledger audit', () => {
     expect(JSON.parse(reordered.stdout).problems).toContain('the entries served for leaves 0..5 do not hash to the signed root: the stored log was altered (entries changed, removed or reordered)');
   });
 });
+
+describe('govctl ledger audit and the signatures inside records', () => {
+  it('checks client_sig with the configured signing key and witness_sig of attestations, naming a record signed with another key (2)', async () => {
+    const { signClientSig, signWitness } = await import('../../src/core/index.js');
+    const service = await newService();
+    const key = SigningKey.fromHex('88'.repeat(32));
+    const other = SigningKey.fromHex('99'.repeat(32));
+    const record = (signer: SigningKey) => {
+      const r = evidenceRecord('change_event', { occurred_at: '2026-11-23T09:00:00.000Z' });
+      return { ...r, client_sig: signClientSig(r as never, service.workspaceId, signer), client_sig_algo: 'hmac-sha256' };
+    };
+    const good = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: record(key) });
+    expect(good.status, good.text).toBe(201);
+    const bad = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: record(other) });
+    const att = attestation();
+    const witnessed = await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), { body: { ...att, ...signWitness(att, service.workspaceId, key) } });
+    expect(witnessed.json.trust_tier).toBe('witnessed');
+    service.server.service.store.ledger.integrate();
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const unchecked = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(JSON.parse(unchecked.stdout)).toMatchObject({ client_sig_unchecked: 2, problems: [] });
+    const checked = await govctl(service, ['ledger', 'audit', '--json'], { ...env, SERVICE_SIGNING_KEY: '88'.repeat(32) });
+    expect(checked.code).toBe(2);
+    expect(JSON.parse(checked.stdout).problems).toEqual([`leaf 1: evidence ${bad.json.record_id}: client_sig does not verify with the configured signing key`]);
+  });
+});

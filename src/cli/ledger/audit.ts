@@ -12,6 +12,10 @@ import {
   coverageByFramework,
   decodeEntryBundle,
   entryBundlesForSize,
+  isPlainObject,
+  verifyClientSig,
+  verifyWitness,
+  type SigningKey,
   leafHash,
   parseJsonLossless,
   parseLedgerEntry,
@@ -33,13 +37,22 @@ export interface AuditReport {
   records: number;
   evidence: number;
   attestations: number;
+  /** signed evidence records whose client_sig could not be checked (no signing key configured) */
+  client_sig_unchecked: number;
   problems: string[];
 }
 
 /** Most problems listed one by one; the rest are counted. */
 const MAX_LISTED = 200;
 
-export async function auditLog(api: ServiceApi, log: Ed25519NoteVerifier, workspaceId: string, nowMs: () => number, onProgress: (done: number, total: number) => void = () => {}): Promise<AuditReport> {
+export async function auditLog(
+  api: ServiceApi,
+  log: Ed25519NoteVerifier,
+  workspaceId: string,
+  nowMs: () => number,
+  signingKey: SigningKey | undefined,
+  onProgress: (done: number, total: number) => void = () => {},
+): Promise<AuditReport> {
   const { opened } = await fetchCheckpoint(api, log);
   const { size, rootHash, origin } = opened.checkpoint;
   const problems: string[] = [];
@@ -54,6 +67,7 @@ export async function auditLog(api: ServiceApi, log: Ed25519NoteVerifier, worksp
   const coverage = new Map<string, number>();
   let evidence = 0;
   let attestations = 0;
+  let unchecked = 0;
 
   for (const bundle of entryBundlesForSize(size)) {
     const path = tilePath(bundle);
@@ -92,9 +106,22 @@ export async function auditLog(api: ServiceApi, log: Ed25519NoteVerifier, worksp
         problem(`leaf ${index}: ${kind} ${printable(entry.id)} as returned is not what the log committed to (changed in storage)`);
         continue;
       }
-      if (kind === 'attestation') attestations += 1;
-      else {
+      if (kind === 'attestation') {
+        attestations += 1;
+        // The trust tier must be what the witness signature supports, checked here again.
+        const attestation = record.attestation;
+        if (isPlainObject(attestation)) {
+          const signed = attestation.witness_sig !== undefined && attestation.witness_sig !== null;
+          const form = signed ? verifyWitness(attestation, workspaceId) : null;
+          if (signed && form === null) problem(`leaf ${index}: attestation ${printable(entry.id)}: witness_sig does not verify with its verifying_key_hex`);
+          if ((record.trust_tier === 'witnessed') !== (form !== null)) problem(`leaf ${index}: attestation ${printable(entry.id)} is ${String(record.trust_tier)}, which its signature does not support`);
+        } else problem(`leaf ${index}: attestation ${printable(entry.id)} carries no attestation object`);
+      } else {
         evidence += 1;
+        if (record.client_sig !== undefined && record.client_sig !== null) {
+          if (signingKey === undefined) unchecked += 1;
+          else if (!verifyClientSig(record, workspaceId, signingKey)) problem(`leaf ${index}: evidence ${printable(entry.id)}: client_sig does not verify with the configured signing key`);
+        }
         const earned = Math.min(Date.parse(String(record.occurred_at)), Date.parse(String(record.received_at)));
         const controls = Array.isArray(record.mapped_controls) ? record.mapped_controls : [];
         for (const control of controls) {
@@ -133,5 +160,5 @@ export async function auditLog(api: ServiceApi, log: Ed25519NoteVerifier, worksp
     }
   }
   if (unlisted > 0) problems.push(`… and ${unlisted} more`);
-  return { origin, tree_size: size, root_hash: rootHash.toString('base64'), records: evidence + attestations, evidence, attestations, problems };
+  return { origin, tree_size: size, root_hash: rootHash.toString('base64'), records: evidence + attestations, evidence, attestations, client_sig_unchecked: unchecked, problems };
 }

@@ -88,7 +88,7 @@ async function runAudit(factory: Factory): Promise<void> {
   const api = await factory.api();
   const tty = factory.io.stderr.isTTY === true;
   let shown = 0;
-  const report = await auditLog(api, log, await factory.workspaceId(), () => factory.clock().getTime(), (done, total) => {
+  const report = await auditLog(api, log, await factory.workspaceId(), () => factory.clock().getTime(), await factory.signingKey(), (done, total) => {
     // progress on a terminal only, at most every 1 000 records
     if (tty && (done - shown >= 1000 || done === total)) {
       shown = done;
@@ -103,6 +103,7 @@ async function runAudit(factory: Factory): Promise<void> {
       ['tree_size', report.tree_size],
       ['root_hash', report.root_hash],
       ['records', `${report.records} (${report.evidence} evidence, ${report.attestations} attestations)`],
+      ['client_sig_unchecked', report.client_sig_unchecked === 0 ? 0 : `${report.client_sig_unchecked} (configure the signing key to check them)`],
       ['problems', report.problems.length === 0 ? 'none' : String(report.problems.length)],
     ]);
     for (const problem of report.problems) await factory.io.stdout.write(`problem\t${printable(problem)}\n`);
