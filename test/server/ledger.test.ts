@@ -245,3 +245,46 @@ describe('a database from before the log', () => {
     }
   });
 });
+
+describe('the log key and origin', () => {
+  it('without a key keeps the tree but signs nothing: checkpoint and key answer 503, writes still get their index', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'govctl-ledger-nokey-'));
+    const dbPath = join(dir, 'server.db');
+    const identity = provision(dbPath, {});
+    const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { integration: 'manual' } });
+    try {
+      const s = { url: server.url, apiKey: identity.api_key };
+      const write = await call(s, 'POST', wsPath(identity.workspace_id, 'grc/evidence'), { body: evidenceRecord() });
+      expect(write.json.ledger_index).toBe(0);
+      server.service.store.ledger.integrate();
+      expect((await call(s, 'GET', wsPath(identity.workspace_id, 'ledger/checkpoint'))).status).toBe(503);
+      expect((await call(s, 'GET', wsPath(identity.workspace_id, 'ledger/key'))).status).toBe(503);
+      expect((await call(s, 'GET', wsPath(identity.workspace_id, `ledger/proof/inclusion?id=${write.json.record_id}`))).json.tree_size).toBe(1);
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('names each workspace log <prefix>/<workspace_id> with the origin prefix given, one seed for every workspace', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'govctl-ledger-origin-'));
+    const dbPath = join(dir, 'server.db');
+    const one = provision(dbPath, {});
+    const two = provision(dbPath, {});
+    createLedgerKey(ledgerKeyPath(dbPath));
+    const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(dbPath)), originPrefix: 'audit.example.com/govctl', integration: 'manual' } });
+    try {
+      const keyOf = async (id: { api_key: string; workspace_id: string }) => (await call({ url: server.url, apiKey: id.api_key }, 'GET', wsPath(id.workspace_id, 'ledger/key'))).text.trim();
+      const [k1, k2] = [await keyOf(one), await keyOf(two)];
+      expect(k1.startsWith(`audit.example.com/govctl/${one.workspace_id}+`)).toBe(true);
+      expect(k2.startsWith(`audit.example.com/govctl/${two.workspace_id}+`)).toBe(true);
+      expect(k1.split('+')[2]).toBe(k2.split('+')[2]);
+      const note = (await call({ url: server.url, apiKey: two.api_key }, 'GET', wsPath(two.workspace_id, 'ledger/checkpoint'))).text;
+      expect(openCheckpoint(note, Ed25519NoteVerifier.fromVerifierKey(k2)).checkpoint).toMatchObject({ origin: `audit.example.com/govctl/${two.workspace_id}`, size: 0 });
+      expect(() => openCheckpoint(note, Ed25519NoteVerifier.fromVerifierKey(k1))).toThrow();
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
