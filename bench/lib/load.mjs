@@ -23,6 +23,7 @@ import { HOST, cpuSecondsOf, machineBusySeconds, percentile } from './harness.mj
  * @param {(status:number, body:string) => boolean} [o.check] per-response check (counted in `mismatches`); optional
  * @param {number} [o.serverPid]    the server's pid, to report how busy its core was
  * @param {number} [o.firstBody]    index of the first body sent (default 0)
+ * @param {() => string} [o.nextPath] the path of each request, when they differ (default: o.path)
  * @returns {Promise<{ rps, ok, non2xx, errors, timeouts, mismatches, durationS, latency: {p50,p90,p99,max,mean}, statusCodes, firstBadBody }>}
  */
 export async function runLoad(o) {
@@ -39,6 +40,11 @@ export async function runLoad(o) {
     request.setupRequest = (req) => {
       req.body = bodies[next % bodies.length];
       next += 1;
+      return req;
+    };
+  } else if (o.nextPath) {
+    request.setupRequest = (req) => {
+      req.path = o.nextPath();
       return req;
     };
   }

@@ -39,7 +39,7 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 export const EXIT_CODE_MEANINGS: readonly { code: ExitCode; meaning: string }[] = [
   { code: EXIT.OK, meaning: 'success; every gate passing; every signature valid; an empty list' },
   { code: EXIT.SOFT_FAIL, meaning: '`gates check`: a non-blocking gate fails (soft fail)' },
-  { code: EXIT.HARD_FAIL, meaning: '`gates check`: a blocking gate fails (hard fail); `verify`: a signature does not verify' },
+  { code: EXIT.HARD_FAIL, meaning: '`gates check`: a blocking gate fails (hard fail); `verify`: a signature does not verify; `ledger`: a log check fails' },
   { code: EXIT.USAGE, meaning: 'usage error: unknown command or flag, missing argument' },
   { code: EXIT.DATA_ERROR, meaning: 'bad input data: a record fails validation locally or with 400/422 from the service, unreadable JSON' },
   { code: EXIT.NO_INPUT, meaning: 'an input file does not exist or cannot be read' },

@@ -36,6 +36,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   { name: 'serve', load: async () => (await import('./serve/index.js')).createServeCommand },
   { name: 'mcp', load: async () => (await import('./mcp/index.js')).createMcpCommand },
   { name: 'admin', load: async () => (await import('./admin/index.js')).createAdminCommand },
+  { name: 'ledger', load: async () => (await import('./ledger/index.js')).createLedgerCommand },
   { name: 'completion', load: async () => (await import('./completion/index.js')).createCompletionCommand },
   { name: 'help', load: async () => (await import('./help/index.js')).createHelpCommand },
 ];
@@ -91,6 +92,7 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
     .option('--signing-key-file <file|->', 'sign with the key in this file (SERVICE_SIGNING_KEY)')
     .addOption(new Option('--on-error <mode>', 'what a failed write does (SERVICE_ON_ERROR; default raise)').choices(ON_ERROR_MODES))
     .option('--data-dir <dir>', 'directory of the embedded store (GOVCTL_DATA_DIR; default $XDG_DATA_HOME/govctl)')
+    .option('--ledger-key <vkey>', 'the pinned verifier key of the transparency log (GOVCTL_LEDGER_KEY)')
     // Never a way to pass the key: it would be visible in `ps` and shell history. Caught in preAction.
     .addOption(new Option('--api-key [key]').hideHelp())
     .showSuggestionAfterError(true)

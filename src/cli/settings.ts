@@ -33,7 +33,7 @@ import { checkPathInProject, TRUSTED_HOSTS_KEY, trustedHosts, type TrustedHost }
 export { displayPath, userConfigPath };
 
 /** The settings of design/cli.md's table. */
-export const SETTING_NAMES = ['baseUrl', 'apiKey', 'workspaceId', 'systemName', 'agentName', 'signingKey', 'authorisedBy', 'onError', 'dataDir'] as const;
+export const SETTING_NAMES = ['baseUrl', 'apiKey', 'workspaceId', 'systemName', 'agentName', 'signingKey', 'authorisedBy', 'onError', 'dataDir', 'ledgerKey'] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
 /** The environment variable of each setting that has one. */
@@ -46,6 +46,7 @@ export const SETTING_ENV: Readonly<Partial<Record<SettingName, string>>> = {
   signingKey: 'SERVICE_SIGNING_KEY',
   onError: 'SERVICE_ON_ERROR',
   dataDir: 'GOVCTL_DATA_DIR',
+  ledgerKey: 'GOVCTL_LEDGER_KEY',
 };
 
 /** The flag of each setting. */
@@ -59,6 +60,7 @@ export const SETTING_FLAG: Readonly<Record<SettingName, string>> = {
   authorisedBy: '--authorised-by',
   onError: '--on-error',
   dataDir: '--data-dir',
+  ledgerKey: '--ledger-key',
 };
 
 export const ON_ERROR_MODES = ['warn', 'raise', 'silent'] as const;
@@ -99,6 +101,8 @@ export interface Settings {
   authorisedBy?: AuthorisedBySetting;
   onError: OnErrorMode;
   dataDir: string;
+  /** the pinned verifier key of the workspace's transparency log (`govctl ledger`; public, not a secret) */
+  ledgerKey?: string;
   /** whether a signing key is configured (without parsing it) */
   readonly hasSigningKey: boolean;
   /**
@@ -130,6 +134,7 @@ export interface SettingFlags {
   signingKeyFile?: string;
   onError?: string;
   dataDir?: string;
+  ledgerKey?: string;
 }
 
 /** What {@link loadSettings} reads besides the flags. */
@@ -374,6 +379,7 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
     workspaceId: pick('workspaceId', flags.workspace),
     systemName: pick('systemName', flags.system),
     agentName: pick('agentName', flags.agent),
+    ledgerKey: pick('ledgerKey', flags.ledgerKey),
     onError,
     dataDir,
     hasSigningKey: signing !== undefined,

@@ -120,6 +120,13 @@ export interface ServiceApi {
   gatePolicies(): Promise<GatePolicyList>;
   /** POST grc/derive-controls (spec §4.9). */
   deriveControls(body: DeriveControlsRequest): Promise<{ recommendations: ControlRecommendation[] }>;
+  /**
+   * A workspace-scoped request whose 2xx reply is returned as text with its status (the
+   * transparency log's checkpoint, key and proofs, docs/ledger.md; `POST` with a JSON body).
+   */
+  workspaceText(method: 'GET' | 'POST', rest: string, body?: unknown): Promise<{ status: number; body: string; retryAfter?: string }>;
+  /** A workspace-scoped GET whose 2xx reply is binary (tiles): its bytes. */
+  workspaceBytes(rest: string): Promise<Buffer>;
   /** Closes the transport if this API created it. */
   close(): Promise<void>;
 }
@@ -192,6 +199,12 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
 
   /** Sends a request under the retry policy and returns the parsed 2xx body. */
   async function send<T>(method: TransportRequest['method'], path: string, body?: unknown): Promise<T> {
+    const reply = await sendRaw(method, path, body);
+    return parseReply<T>(reply, `${method} ${path.split('?')[0]}`);
+  }
+
+  /** Sends a request under the retry policy and returns the 2xx reply as it came. */
+  async function sendRaw(method: TransportRequest['method'], path: string, body?: unknown): Promise<TransportResponse> {
     const headers = { ...baseHeaders };
     const req: TransportRequest = { method, path, headers };
     if (body !== undefined) {
@@ -201,7 +214,7 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
     const label = `${method} ${path.split('?')[0]}`;
     for (let number = 1; ; number++) {
       const reply = await attempt(req, number);
-      if (reply.status >= 200 && reply.status < 300) return parseReply<T>(reply, label);
+      if (reply.status >= 200 && reply.status < 300) return reply;
       const retryAfter = header(reply, 'retry-after');
       const decision = decideRetry(number, { kind: 'response', status: reply.status, retryAfter }, policy, now());
       if (decision.retry) {
@@ -281,6 +294,16 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
     },
     async deriveControls(body) {
       return send<{ recommendations: ControlRecommendation[] }>('POST', await workspacePath('grc/derive-controls'), body);
+    },
+    async workspaceText(method, rest, body) {
+      const reply = await sendRaw(method, await workspacePath(rest), body);
+      const retryAfter = header(reply, 'retry-after');
+      return { status: reply.status, body: reply.body, ...(retryAfter !== undefined ? { retryAfter } : {}) };
+    },
+    async workspaceBytes(rest) {
+      const reply = await sendRaw('GET', await workspacePath(rest));
+      if (!reply.bytes) throw new NetworkError('malformed_response', `GET ${rest}: the transport does not carry binary replies`);
+      return reply.bytes;
     },
     async close() {
       if (ownsTransport) await transport.close?.();

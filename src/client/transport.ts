@@ -25,6 +25,8 @@ export interface TransportResponse {
   headers: Record<string, string | string[] | undefined>;
   /** the body as text (the client parses it losslessly) */
   body: string;
+  /** the body's bytes, for binary replies (the transparency log's tiles); transports that have them set them */
+  bytes?: Buffer;
 }
 
 /**
@@ -171,7 +173,8 @@ function createNodeExchange(secure: boolean, keepAliveTimeout: number): Exchange
           reply.on('error', fail);
           reply.on('end', () => {
             signal.removeEventListener('abort', abort);
-            resolve({ status: reply.statusCode ?? 0, headers: replyHeaders(reply.headers), body: Buffer.concat(chunks).toString('utf8') });
+            const bytes = Buffer.concat(chunks);
+            resolve({ status: reply.statusCode ?? 0, headers: replyHeaders(reply.headers), body: bytes.toString('utf8'), bytes });
           });
         });
         function fail(error: unknown): void {
@@ -210,9 +213,9 @@ function createUndiciExchange(keepAliveTimeout: number, proxy: HttpTransportOpti
       // Reading the whole body also hands the socket back to the keep-alive pool. The pool hears
       // that the connection is free only in a later microtask; yielding once lets the next request
       // reuse it instead of opening a second connection.
-      const body = await reply.body.text();
+      const bytes = Buffer.from(await reply.body.arrayBuffer());
       await new Promise<void>((resolve) => setImmediate(resolve));
-      return { status: reply.statusCode, headers: reply.headers, body };
+      return { status: reply.statusCode, headers: reply.headers, body: bytes.toString('utf8'), bytes };
     },
     async close() {
       const { dispatcher } = await loading;

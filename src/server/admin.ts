@@ -6,6 +6,10 @@
  * API keys appear in clear only in what `provision` and `createApiKey` return.
  */
 import { FRAMEWORKS, validateGatePolicy, type Framework, type GateMode } from '../core/index.js';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { DEFAULT_LOG_ORIGIN_PREFIX, Ed25519NoteSigner, generateSignerKey, ledgerOrigin, parseSignerKey } from '../core/index.js';
+import type { SigningKey } from '../core/signing/keys.js';
+import { checkWitnessKey } from './store/ledger.js';
 import { describeIssues } from './errors.js';
 import { openDatabase, type Db } from './store/database.js';
 import { GatePolicyStore } from './store/gate-policy.js';
@@ -160,5 +164,145 @@ export function getGatePolicy(dbPath: string, options: { workspaceId: string }):
   return withDatabase(dbPath, (db) => {
     requireWorkspace(db, options.workspaceId);
     return policyEntries(new GatePolicyStore(db), options.workspaceId);
+  });
+}
+
+// ---- The transparency log's key and witnesses (issue 12, docs/ledger.md) ----------------------
+
+/** The log key file `govctl admin init` writes beside a database and `govctl serve` reads by default. */
+export function ledgerKeyPath(dbPath: string): string {
+  return `${dbPath}.ledger-key`;
+}
+
+/**
+ * Creates a log key file (mode 0600, never overwritten): one Ed25519 signer key in the signed-note
+ * spelling `PRIVATE+KEY+<name>+<key id>+<key>`. Its seed signs every workspace's checkpoints under
+ * the key name `<origin prefix>/<workspace_id>`; the name in the file is the prefix it was made for.
+ * @throws AdminError `invalid` when the file exists (rotation is a new file, docs/ledger.md)
+ */
+export function createLedgerKey(file: string, originPrefix = DEFAULT_LOG_ORIGIN_PREFIX): { file: string } {
+  const { signerKey } = generateSignerKey(originPrefix.replace(/\/+$/, ''));
+  try {
+    writeFileSync(file, `${signerKey}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new AdminError('invalid', `the log key file ${file} exists already; it is never overwritten`, 'log-key');
+    throw error;
+  }
+  chmodSync(file, 0o600);
+  return { file };
+}
+
+/** The log key file is missing, unreadable, readable by others or not a signer key. */
+export class LedgerKeyError extends Error {
+  override readonly name = 'LedgerKeyError';
+}
+
+/**
+ * Reads a log key file: it must exist, be readable by its owner only, and hold one signer key.
+ * The error never quotes the file's content.
+ * @throws LedgerKeyError
+ */
+export function readLedgerKey(file: string): SigningKey {
+  let text: string;
+  try {
+    if ((statSync(file).mode & 0o077) !== 0) throw new LedgerKeyError(`the log key file ${file} is readable by others: chmod 600 it`);
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error instanceof LedgerKeyError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new LedgerKeyError(
+      code === 'ENOENT'
+        ? `no log key file ${file}: create one with \`govctl admin ledger-key create --db DB\` (or give --log-key FILE)`
+        : `cannot read the log key file ${file} (${code ?? 'error'})`,
+    );
+  }
+  try {
+    return parseSignerKey(text).key;
+  } catch (error) {
+    throw new LedgerKeyError(`${file} is not a log key file (${(error as Error).message})`);
+  }
+}
+
+/** Each workspace's log verifier key (`<origin>+<key id>+<key>`), what an auditor pins. */
+export function ledgerVerifierKeys(dbPath: string, key: SigningKey, originPrefix = DEFAULT_LOG_ORIGIN_PREFIX): { workspace_id: string; verifier_key: string }[] {
+  return withDatabase(dbPath, (db) =>
+    db
+      .prepare<[], string>('SELECT workspace_id FROM workspace_keys ORDER BY ws_key')
+      .pluck()
+      .all()
+      .map((workspaceId) => ({ workspace_id: workspaceId, verifier_key: new Ed25519NoteSigner(ledgerOrigin(originPrefix, workspaceId), key).verifierKey })),
+  );
+}
+
+/** A witness registered for a workspace's log. */
+export interface WitnessInfo {
+  workspace_id: string;
+  name: string;
+  verifier_key: string;
+  added_at: string;
+  revoked_at: string | null;
+}
+
+function wsKeyOf(db: Db, workspaceId: string): number {
+  const key = db.prepare<[string], number>('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck().get(workspaceId);
+  if (key === undefined) throw new AdminError('not_found', `no workspace ${workspaceId} in this database`, 'workspace');
+  return key;
+}
+
+function witnessRows(db: Db, where: string, ...params: unknown[]): WitnessInfo[] {
+  const rows = db
+    .prepare(
+      `SELECT k.workspace_id, w.name, w.vkey, w.added_ms, w.revoked_ms FROM ledger_witnesses w JOIN workspace_keys k ON k.ws_key = w.ws_key ${where} ORDER BY k.workspace_id, w.name`,
+    )
+    .all(...params) as { workspace_id: string; name: string; vkey: string; added_ms: number; revoked_ms: number | null }[];
+  return rows.map((row) => ({
+    workspace_id: row.workspace_id,
+    name: row.name,
+    verifier_key: row.vkey,
+    added_at: new Date(row.added_ms).toISOString(),
+    revoked_at: row.revoked_ms === null ? null : new Date(row.revoked_ms).toISOString(),
+  }));
+}
+
+/**
+ * Registers a witness's verifier key (type 0x04, tlog-cosignature) for a workspace; its name is
+ * the key's name. Registering a name again replaces its key (and un-revokes it).
+ * @throws AdminError `invalid` for a key that is not a witness verifier key or a name that does not match it; `not_found` for an unknown workspace
+ */
+export function addWitness(dbPath: string, options: { workspaceId: string; key: string; name?: string }): WitnessInfo {
+  let witness: { name: string; vkey: string };
+  try {
+    witness = checkWitnessKey(options.key);
+  } catch (error) {
+    throw new AdminError('invalid', (error as Error).message, 'key');
+  }
+  if (options.name !== undefined && options.name !== witness.name) throw new AdminError('invalid', `the witness name ${options.name} is not the key's name ${witness.name}`, 'name');
+  return withDatabase(dbPath, (db) => {
+    const wsKey = wsKeyOf(db, options.workspaceId);
+    db.prepare(
+      `INSERT INTO ledger_witnesses (ws_key, name, vkey, added_ms, revoked_ms) VALUES (?, ?, ?, ?, NULL)
+       ON CONFLICT (ws_key, name) DO UPDATE SET vkey = excluded.vkey, added_ms = excluded.added_ms, revoked_ms = NULL`,
+    ).run(wsKey, witness.name, witness.vkey, Date.now());
+    return witnessRows(db, 'WHERE w.ws_key = ? AND w.name = ?', wsKey, witness.name)[0]!;
+  });
+}
+
+/** The witnesses registered (for one workspace, when given), revoked ones included. */
+export function listWitnesses(dbPath: string, options: { workspaceId?: string } = {}): WitnessInfo[] {
+  return withDatabase(dbPath, (db) =>
+    options.workspaceId === undefined ? witnessRows(db, '') : witnessRows(db, 'WHERE w.ws_key = ?', wsKeyOf(db, options.workspaceId)),
+  );
+}
+
+/**
+ * Revokes a witness: its cosignatures are no longer accepted (those already held are still served).
+ * @throws AdminError `not_found` for an unknown workspace or witness
+ */
+export function revokeWitness(dbPath: string, options: { workspaceId: string; name: string }): WitnessInfo {
+  return withDatabase(dbPath, (db) => {
+    const wsKey = wsKeyOf(db, options.workspaceId);
+    const changed = db.prepare('UPDATE ledger_witnesses SET revoked_ms = coalesce(revoked_ms, ?) WHERE ws_key = ? AND name = ?').run(Date.now(), wsKey, options.name).changes;
+    if (changed === 0) throw new AdminError('not_found', `no witness ${options.name} for workspace ${options.workspaceId}`, 'name');
+    return witnessRows(db, 'WHERE w.ws_key = ? AND w.name = ?', wsKey, options.name)[0]!;
   });
 }

@@ -16,6 +16,8 @@ import { registerDeriveRoutes } from './routes/derive.js';
 import { registerEvidenceRoutes } from './routes/evidence.js';
 import { registerHealthRoute, registerIdentityRoutes } from './routes/identity.js';
 import { registerPostureRoutes } from './routes/posture.js';
+import { registerLedgerRoutes } from './routes/ledger.js';
+import type { SigningKey } from '../core/signing/keys.js';
 import { openStore, type Store } from './store/index.js';
 import { VerifyPool } from './verify-pool.js';
 
@@ -36,6 +38,21 @@ export interface AppOptions {
    * checked in the request, as the embedded store does)
    */
   verifyWorkers?: number;
+  /** the transparency log (store/ledger.ts, docs/ledger.md) */
+  ledger?: AppLedgerOptions;
+}
+
+/** How the application keeps its transparency log. */
+export interface AppLedgerOptions {
+  /** the log's Ed25519 key (read from its file by the caller); without it no checkpoint is signed */
+  key?: SigningKey | null;
+  /** the origin prefix (default govctl.local/ledger) */
+  originPrefix?: string;
+  /**
+   * `timer` (default): integrate every 250 ms; `on-read`: before every ledger read and at close
+   * (the embedded store); `manual`: only when `store.ledger.integrate()` is called (tests, bench)
+   */
+  integration?: 'timer' | 'on-read' | 'manual';
 }
 
 export interface ServiceApp {
@@ -71,7 +88,15 @@ function handleClientError(error: NodeJS.ErrnoException, socket: Socket): void {
  * await close();
  */
 export async function createApp(options: AppOptions): Promise<ServiceApp> {
-  const store = openStore(options.db);
+  const store = openStore(options.db, {
+    ledger: {
+      ...(options.ledger?.key ? { key: options.ledger.key } : {}),
+      ...(options.ledger?.originPrefix !== undefined ? { originPrefix: options.ledger.originPrefix } : {}),
+      ...(options.now ? { nowMs: () => options.now!().getTime() } : {}),
+    },
+  });
+  const integration = options.ledger?.integration ?? 'timer';
+  if (integration === 'timer') store.ledger.start();
   const logLine: LogLine = options.logLine ?? (() => {});
   const clock = options.now ?? (() => new Date());
   const verifyPool = VerifyPool.start(options.verifyWorkers ?? 0);
@@ -133,6 +158,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
       registerAttestationRoutes(api, deps);
       registerPostureRoutes(api, deps);
       registerDeriveRoutes(api, deps);
+      registerLedgerRoutes(api, deps, { integrateOnRead: integration === 'on-read' });
     });
     await app.ready();
   } catch (error) {

@@ -24,6 +24,19 @@ export {
   type Provisioned,
   type SetGatePolicyOptions,
 } from './admin.js';
+export {
+  ledgerKeyPath,
+  createLedgerKey,
+  readLedgerKey,
+  ledgerVerifierKeys,
+  addWitness,
+  listWitnesses,
+  revokeWitness,
+  LedgerKeyError,
+  type WitnessInfo,
+} from './admin.js';
+export { MAX_MERGE_DELAY_MS } from './store/ledger.js';
+export type { AppLedgerOptions } from './app.js';
 export { openLocalStore, type LocalStore, type LocalTransport, type LocalRequest, type LocalResponse } from './local-store.js';
 export { HttpError, ERROR_CODES, type ErrorBody, type ErrorCode, type LogLine } from './errors.js';
 export { createLogWriter, LOG_FLUSH_MS, type LogClock, type LogWriter } from './log-writer.js';

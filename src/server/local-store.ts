@@ -9,9 +9,10 @@
  * write there can swap the database or the key file), and every file is created exclusively and
  * without following a symlink (O_EXCL|O_NOFOLLOW), so a planted link cannot redirect a write.
  */
-import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from './app.js';
+import { createLedgerKey, ledgerKeyPath, readLedgerKey } from './admin.js';
 
 /** The embedded store's rate limit: high enough never to bind one user's work. */
 const LOCAL_RATE_LIMIT_PER_MINUTE = 1_000_000_000;
@@ -32,6 +33,7 @@ export interface LocalResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  bytes?: Buffer;
 }
 
 /** A transport that calls the application in-process; the client library's `Transport` shape. */
@@ -185,7 +187,15 @@ export async function openLocalStore(dataDir: string): Promise<LocalStore> {
   const credentials = ensureProvisioned(dataDir, dbPath);
   // One user on one machine: the per-workspace rate limit protects a shared service, and here it
   // would only slow a large `evidence import` down (docs/decisions.md).
-  const service = await createApp({ db: dbPath, rateLimitPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE });
+  // The log key beside the database, made on first use (the user's own store); the log integrates
+  // before every ledger read and at close, since no timer runs between CLI invocations.
+  const keyFile = ledgerKeyPath(dbPath);
+  if (!existsSync(keyFile)) createLedgerKey(keyFile);
+  const service = await createApp({
+    db: dbPath,
+    rateLimitPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE,
+    ledger: { key: readLedgerKey(keyFile), integration: 'on-read' },
+  });
   const transport: LocalTransport = {
     description: `local store ${dataDir}`,
     async request(request, signal) {
@@ -198,7 +208,7 @@ export async function openLocalStore(dataDir: string): Promise<LocalStore> {
       });
       const headers: Record<string, string | string[] | undefined> = {};
       for (const [name, value] of Object.entries(reply.headers)) headers[name] = typeof value === 'number' ? String(value) : value;
-      return { status: reply.statusCode, headers, body: reply.body };
+      return { status: reply.statusCode, headers, body: reply.body, bytes: reply.rawPayload };
     },
   };
   return {

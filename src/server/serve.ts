@@ -5,7 +5,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { createApp, type ServiceApp } from './app.js';
+import { createApp, type AppLedgerOptions, type ServiceApp } from './app.js';
 import type { LogLine } from './errors.js';
 
 export interface ServerOptions {
@@ -22,6 +22,8 @@ export interface ServerOptions {
   /** worker threads for batch signatures (default: one fewer than the cores, at least 0) */
   verifyWorkers?: number;
   now?: () => Date;
+  /** the transparency log: its key, origin prefix and integration (app.ts) */
+  ledger?: AppLedgerOptions;
 }
 
 export interface RunningServer {
@@ -63,6 +65,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...(options.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}),
     ...(options.now !== undefined ? { now: options.now } : {}),
     verifyWorkers: options.verifyWorkers ?? defaultVerifyWorkers(),
+    ...(options.ledger !== undefined ? { ledger: options.ledger } : {}),
   });
   try {
     await service.app.listen({ host: options.host ?? DEFAULT_HOST, port: options.port ?? DEFAULT_PORT });

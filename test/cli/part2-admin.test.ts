@@ -33,8 +33,8 @@ afterAll(async () => {
 const asKey = (apiKey: string, ...args: string[]) => runCli(args, { env: { SERVICE_BASE_URL: server.url, SERVICE_API_KEY: apiKey } });
 
 describe('govctl admin init', () => {
-  it('prints {org_id, workspace_id, user_id, api_key} with --json, and the key works', async () => {
-    expect(Object.keys(first).sort()).toEqual(['api_key', 'org_id', 'user_id', 'workspace_id']);
+  it('prints {org_id, workspace_id, user_id, api_key, ledger_key} with --json, and the key works', async () => {
+    expect(Object.keys(first).sort()).toEqual(['api_key', 'ledger_key', 'org_id', 'user_id', 'workspace_id']);
     expect(first.org_id).toMatch(/^org_/);
     expect(first.workspace_id).toMatch(/^ws_/);
     expect(first.user_id).toMatch(/^usr_/);
@@ -61,7 +61,7 @@ describe('govctl admin init', () => {
   it('prints name<TAB>value lines when piped', async () => {
     const piped = await runCli(['admin', 'init', '--db', db], {});
     expect(piped.exitCode).toBe(0);
-    expect(piped.stdout.trimEnd().split('\n').map((line) => line.split('\t')[0])).toEqual(['org_id', 'workspace_id', 'user_id', 'api_key']);
+    expect(piped.stdout.trimEnd().split('\n').map((line) => line.split('\t')[0])).toEqual(['org_id', 'workspace_id', 'user_id', 'api_key', 'ledger_key']);
   });
 });
 

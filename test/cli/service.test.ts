@@ -161,7 +161,7 @@ describe('evidence add', () => {
   it('prints exactly the service body with --json', async () => {
     const result = await runCli([...riskFlags('add-json'), '--json'], { env });
     const body = JSON.parse(result.stdout);
-    expect(Object.keys(body).sort()).toEqual(['detail', 'mapped_controls', 'record_id', 'record_type']);
+    expect(Object.keys(body).sort()).toEqual(['detail', 'ledger_index', 'mapped_controls', 'record_id', 'record_type']);
     expect(body.detail).toBe('ok');
   });
 

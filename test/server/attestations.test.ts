@@ -40,7 +40,7 @@ describe('POST attestations/external', () => {
   it('accepts an unsigned attestation as declared, not externally verified', async () => {
     const reply = await call(server, 'POST', externalPath, { body: attestation() });
     expect(reply.status).toBe(201);
-    expect(Object.keys(reply.json).sort()).toEqual(['attestation_id', 'detail', 'external_verified', 'trust_tier']);
+    expect(Object.keys(reply.json).sort()).toEqual(['attestation_id', 'detail', 'external_verified', 'ledger_index', 'trust_tier']);
     expect(reply.json.attestation_id).toMatch(/^att_[0-9a-f-]{36}$/);
     expect(reply.json).toMatchObject({ external_verified: false, trust_tier: 'declared', detail: 'ok' });
     expect(storedRow(reply.json.attestation_id).witness_form).toBeNull();

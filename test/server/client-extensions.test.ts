@@ -149,9 +149,9 @@ describe('GET grc/systems: what list_systems reads', () => {
       const before = (await call(own, 'GET', path('grc/systems'))).json.systems[0];
       expect(before.record_count).toBe(2);
       await own.stop();
-      // Take the database back to schema 4: the systems table without the three columns.
+      // Take the database back to schema 4: the systems table without the three columns (and no log, migration 6).
       const db = new Database(own.dbPath);
-      db.exec('ALTER TABLE systems DROP COLUMN record_count; ALTER TABLE systems DROP COLUMN record_types; ALTER TABLE systems DROP COLUMN controls; PRAGMA user_version = 4;');
+      db.exec('ALTER TABLE systems DROP COLUMN record_count; ALTER TABLE systems DROP COLUMN record_types; ALTER TABLE systems DROP COLUMN controls; ' + LEDGER_TABLES_DROP + ' PRAGMA user_version = 4;');
       db.close();
       const store = openStore(own.dbPath);
       try {
@@ -169,6 +169,9 @@ describe('GET grc/systems: what list_systems reads', () => {
     }
   });
 });
+
+/** The transparency log's tables (migration 6), dropped to take a database back to an older schema. */
+const LEDGER_TABLES_DROP = ['state', 'leaves', 'nodes', 'checkpoints', 'cosignatures', 'witnesses', 'backfill'].map((t) => `DROP TABLE ledger_${t};`).join(' ');
 
 describe('GET /api/health', () => {
   it('answers {"status": "ok"} without an API key, and says nothing else', async () => {

@@ -19,7 +19,7 @@ describe('POST grc/evidence', () => {
     for (const type of RECORD_TYPES) {
       const reply = await call(server, 'POST', evidencePath, { body: evidenceRecord(type) });
       expect(reply.status, type).toBe(201);
-      expect(Object.keys(reply.json).sort()).toEqual(['detail', 'mapped_controls', 'record_id', 'record_type']);
+      expect(Object.keys(reply.json).sort()).toEqual(['detail', 'ledger_index', 'mapped_controls', 'record_id', 'record_type']);
       expect(reply.json.record_id).toMatch(/^rec_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       expect(reply.json.record_type).toBe(type);
       expect(reply.json.detail).toBe('ok');

@@ -9,6 +9,7 @@ import type { Factory } from '../factory.js';
 import { createApiKeyCreateCommand, createApiKeyListCommand, createApiKeyRevokeCommand } from './api-key.js';
 import { createAdminGatesSetCommand, createAdminGatesShowCommand } from './gates.js';
 import { createAdminInitCommand } from './init.js';
+import { createLedgerKeyCommand, createWitnessCommand } from './ledger.js';
 
 export function createAdminCommand(factory: Factory): Command {
   const apiKey = new Command('api-key')
@@ -21,7 +22,9 @@ export function createAdminCommand(factory: Factory): Command {
     .description('provision organisations, workspaces and API keys, and set gate policy, in a service database')
     .addCommand(createAdminInitCommand(factory))
     .addCommand(apiKey)
-    .addCommand(gates);
+    .addCommand(gates)
+    .addCommand(createLedgerKeyCommand(factory))
+    .addCommand(createWitnessCommand(factory));
   return addExamples(command, [
     'govctl admin init --db server.db --json',
     'govctl admin api-key create --db server.db --workspace ws_… --name ci --expires-in 90d',

@@ -2,8 +2,9 @@
  * `govctl admin init --db FILE`: provisions an organisation, a workspace, a user and a first API
  * key in a service database (created when missing). Every run adds another organisation and
  * workspace. The API key is printed this once; `--json` prints `{org_id, workspace_id, user_id,
- * api_key}` (design/cli.md).
+ * api_key, ledger_key}` (design/cli.md; ledger_key: the workspace log's verifier key, docs/ledger.md).
  */
+import { existsSync } from 'node:fs';
 import { Command } from 'commander';
 import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
@@ -16,6 +17,8 @@ export interface AdminInitOptions {
   orgName?: string;
   workspaceName?: string;
   email?: string;
+  /** the transparency log's origin prefix, for the verifier key printed (default govctl.local/ledger) */
+  logOrigin?: string;
 }
 
 export function createAdminInitCommand(factory: Factory): Command {
@@ -25,13 +28,19 @@ export function createAdminInitCommand(factory: Factory): Command {
     .option('--org-name <name>', 'the organisation\'s name', 'default')
     .option('--workspace-name <name>', 'the workspace\'s name', 'default')
     .option('--email <email>', 'the first user\'s e-mail')
-    .action(async (flags: { db: string; orgName: string; workspaceName: string; email?: string }) =>
-      run({ json: factory.globals.json === true, db: flags.db, orgName: flags.orgName, workspaceName: flags.workspaceName, ...(flags.email ? { email: flags.email } : {}) }, factory),
+    .option('--log-origin <prefix>', 'the transparency log\'s origin prefix `govctl serve --log-origin` uses', 'govctl.local/ledger')
+    .action(async (flags: { db: string; orgName: string; workspaceName: string; email?: string; logOrigin: string }) =>
+      run(
+        { json: factory.globals.json === true, db: flags.db, orgName: flags.orgName, workspaceName: flags.workspaceName, logOrigin: flags.logOrigin, ...(flags.email ? { email: flags.email } : {}) },
+        factory,
+      ),
     );
   command.addHelpText(
     'after',
     '\nThe API key is shown this once: put it in your secret store (SERVICE_API_KEY). Running init again on\n' +
-      'the same file adds another organisation and workspace. --json prints {org_id, workspace_id, user_id, api_key}.\n',
+      'the same file adds another organisation and workspace. --json prints {org_id, workspace_id, user_id, api_key,\n' +
+      'ledger_key}. The transparency log\'s key file is made beside the database (<db>.ledger-key, 0600) on first\n' +
+      'use; ledger_key is the workspace log\'s verifier key: give it to auditors (govctl ledger --ledger-key).\n',
   );
   return addExamples(command, [
     'govctl admin init --db /var/lib/govctl/server.db',
@@ -41,14 +50,19 @@ export function createAdminInitCommand(factory: Factory): Command {
 
 export async function run(options: AdminInitOptions, deps: Factory): Promise<void> {
   const path = databasePath(options.db, deps.cwd, false);
-  const identity = await withDatabaseErrors(path, (server) =>
-    server.provision(path, {
+  const { identity, ledgerKey } = await withDatabaseErrors(path, (server) => {
+    const provisioned = server.provision(path, {
       ...(options.orgName !== undefined ? { orgName: options.orgName } : {}),
       ...(options.workspaceName !== undefined ? { workspaceName: options.workspaceName } : {}),
       ...(options.email !== undefined ? { userEmail: options.email } : {}),
-    }),
-  );
-  const shown = { org_id: identity.org_id, workspace_id: identity.workspace_id, user_id: identity.user_id, api_key: identity.api_key };
+    });
+    // The transparency log's key lives beside the database, never in it (docs/ledger.md); made once.
+    const keyFile = server.ledgerKeyPath(path);
+    if (!existsSync(keyFile)) server.createLedgerKey(keyFile, options.logOrigin);
+    const keys = server.ledgerVerifierKeys(path, server.readLedgerKey(keyFile), options.logOrigin);
+    return { identity: provisioned, ledgerKey: keys.find((k) => k.workspace_id === provisioned.workspace_id)!.verifier_key };
+  });
+  const shown = { org_id: identity.org_id, workspace_id: identity.workspace_id, user_id: identity.user_id, api_key: identity.api_key, ledger_key: ledgerKey };
   if (options.json) return printJson(deps.io.stdout, shown);
   await printFields(deps.io.stdout, Object.entries(shown));
   if (deps.io.stdout.isTTY) await deps.note('the API key is shown this once: store it now (e.g. as the CI secret SERVICE_API_KEY)');

@@ -6,10 +6,12 @@
  * closes, and the exit code is 0 (docs/exit-codes.md); a second signal drops open connections.
  */
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { addExamples, markWindsDown, wholeNumber } from '../command-kit.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, UsageError } from '../errors.js';
+import { DEFAULT_LOG_ORIGIN_PREFIX, ledgerOrigin } from '../../core/ledger/entry.js';
 import type { Factory } from '../factory.js';
 import { displayPath } from '../settings.js';
 import { databasePath, mapDatabaseError, loadServer, type ServerModule } from '../admin/database.js';
@@ -23,6 +25,10 @@ export interface ServeOptions {
   db?: string;
   /** worker threads for batch signatures (default: one fewer than the cores) */
   verifyWorkers?: number;
+  /** the transparency log's key file (default `<db>.ledger-key`) */
+  logKey?: string;
+  /** the log origin prefix (default govctl.local/ledger) */
+  logOrigin?: string;
 }
 
 /** The database file `serve` uses without `--db`. */
@@ -39,12 +45,16 @@ export function createServeCommand(factory: Factory): Command {
         wholeNumber('--verify-workers', { min: 0, max: 64 }),
       ),
     )
-    .action(async (flags: { host: string; port: number; db?: string; verifyWorkers?: number }) =>
+    .option('--log-key <file>', 'the transparency log\'s key file (default: <db>.ledger-key, made by `govctl admin init`)')
+    .option('--log-origin <prefix>', 'the log origin prefix: a workspace\'s log is <prefix>/<workspace_id>', 'govctl.local/ledger')
+    .action(async (flags: { host: string; port: number; db?: string; verifyWorkers?: number; logKey?: string; logOrigin?: string }) =>
       run(
         {
           host: flags.host,
           port: flags.port,
           ...(flags.db !== undefined ? { db: flags.db } : {}),
+          ...(flags.logKey !== undefined ? { logKey: flags.logKey } : {}),
+          ...(flags.logOrigin !== undefined ? { logOrigin: flags.logOrigin } : {}),
           ...(flags.verifyWorkers !== undefined ? { verifyWorkers: flags.verifyWorkers } : {}),
         },
         factory,
@@ -137,6 +147,29 @@ function hasApiKeys(server: ServerModule, path: string): boolean {
   }
 }
 
+/**
+ * The transparency log's key (docs/ledger.md): read from `--log-key` or `<db>.ledger-key`. A new
+ * database gets its key file made beside it; an existing database without one is refused (78), so
+ * that a key is never silently replaced: `govctl admin ledger-key create --db FILE` makes it.
+ */
+function logKeyOf(options: ServeOptions, path: string, deps: Factory, server: ServerModule): { key: ReturnType<ServerModule['readLedgerKey']>; originPrefix: string } {
+  try {
+    ledgerOrigin(options.logOrigin ?? DEFAULT_LOG_ORIGIN_PREFIX, 'ws');
+  } catch (error) {
+    throw new UsageError((error as Error).message, { field: '--log-origin' });
+  }
+  const file = options.logKey !== undefined ? resolve(deps.cwd, options.logKey) : server.ledgerKeyPath(path);
+  if (options.logKey === undefined && !existsSync(path) && !existsSync(file)) server.createLedgerKey(file, options.logOrigin);
+  try {
+    return { key: server.readLedgerKey(file), originPrefix: options.logOrigin ?? DEFAULT_LOG_ORIGIN_PREFIX };
+  } catch (error) {
+    if (error instanceof server.LedgerKeyError) {
+      throw new ConfigError(error.message, { field: '--log-key', hint: `create it with \`govctl admin ledger-key create --db ${displayPath(path)}\` (see docs/ledger.md)` });
+    }
+    throw error;
+  }
+}
+
 export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   let path: string;
   if (options.db !== undefined) path = databasePath(options.db, deps.cwd, false);
@@ -146,6 +179,7 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
     path = join(dataDir, SERVER_DB_FILE);
   }
   const server = await loadServer();
+  const ledger = logKeyOf(options, path, deps, server);
   // Request lines are gathered (server/log-writer.ts) and flushed before anything else is printed.
   const log = server.createLogWriter((text) => void deps.io.stderr.write(text).catch(() => undefined));
   const logLine = log.line;
@@ -161,6 +195,7 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
       db: path,
       logLine,
       ...(options.verifyWorkers !== undefined ? { verifyWorkers: options.verifyWorkers } : {}),
+      ledger,
     });
   } catch (error) {
     throw listenError(error, options) ?? mapDatabaseError(error, path, server);

@@ -121,9 +121,9 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     const checked = checkAttestation(bodyObject(request), '', ingest);
     // One signature: checked here, where a hop to a worker would cost more than it saves.
     const { row, result } = attestationRow(checked, checked.job ? witnessForm(checked.job) : null, ingest);
-    await store.recordAttestations([row]);
+    const [ledgerIndex] = await store.recordAttestations([row]);
     void reply.code(201);
-    return result;
+    return { ...result, ledger_index: ledgerIndex };
   });
 
   app.post(`${WORKSPACE_PREFIX}/attestations/batch`, { bodyLimit: BATCH_BODY_LIMIT }, async (request: FastifyRequest) => {
@@ -153,18 +153,24 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     const forms = verifyPool ? verifyPool.verify(jobs) : jobs.map(witnessForm);
 
     const rows: AttestationRow[] = [];
+    const accepted: Record<string, unknown>[] = [];
     let next = 0;
     const results = checked.map((item, index) => {
       if (!('job' in item)) return item;
       try {
         const { row, result } = attestationRow(item, item.job === null ? null : forms[next++]!, ingest);
         rows.push(row);
-        return { index, status: 'accepted', attestation_id: result.attestation_id, trust_tier: result.trust_tier, external_verified: result.external_verified };
+        const answer: Record<string, unknown> = { index, status: 'accepted', attestation_id: result.attestation_id, trust_tier: result.trust_tier, external_verified: result.external_verified };
+        accepted.push(answer);
+        return answer;
       } catch (error) {
         return rejected(index, error);
       }
     });
-    if (rows.length > 0) await store.recordAttestations(rows);
+    if (rows.length > 0) {
+      const indexes = await store.recordAttestations(rows);
+      accepted.forEach((item, i) => (item.ledger_index = indexes[i]));
+    }
     return { accepted: rows.length, rejected: records.length - rows.length, results };
   });
 }

@@ -13,6 +13,7 @@ import { NIL_UUID, newId } from '../ids.js';
 import { bodyObject } from '../json-body.js';
 import { booleanParam, integerParam, textParam, type Query } from '../query.js';
 import type { EvidenceRow, ListPosition } from '../store/index.js';
+import { evidenceView } from '../store/record-views.js';
 import { isoFromMs, sourceOf, wellFormedIssues, WORKSPACE_PREFIX, type RouteDeps } from './deps.js';
 
 /** Evidence list defaults and limits (spec §4.3, §8). */
@@ -46,22 +47,8 @@ function optionalText(value: JsonValue | undefined): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-/** The stored record as JSON text, the payload spliced in unparsed (wire.md §4). */
-export function storedRecordJson(row: EvidenceRow): string {
-  const head: Record<string, string> = { record_id: row.record_id, record_type: row.record_type, system_name: row.system_name };
-  if (row.identity !== null) head.identity = row.identity;
-  if (row.resource !== null) head.resource = row.resource;
-  if (row.environment !== null) head.environment = row.environment;
-  head.occurred_at = row.occurred_at;
-  const tail: Record<string, unknown> = {};
-  if (row.client_sig !== null) tail.client_sig = row.client_sig;
-  if (row.client_sig_algo !== null) tail.client_sig_algo = row.client_sig_algo;
-  tail.source = row.source;
-  tail.signed = row.client_sig !== null;
-  tail.mapped_controls = JSON.parse(row.mapped_controls) as string[];
-  tail.received_at = row.received_at;
-  return `${JSON.stringify(head).slice(0, -1)},"payload":${row.payload},${JSON.stringify(tail).slice(1)}`;
-}
+/** The stored record as JSON text (one home: store/record-views.ts, which the transparency log commits to). */
+export const storedRecordJson = evidenceView;
 
 export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: RouteDeps): void {
   app.post(`${WORKSPACE_PREFIX}/grc/evidence`, async (request: FastifyRequest, reply: FastifyReply) => {
@@ -105,9 +92,9 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     };
     const payload = record.payload as Record<string, JsonValue>;
     const riskTier = recordType === 'ai_risk_assessment' && typeof payload.risk_level === 'string' ? payload.risk_level : undefined;
-    await store.recordEvidence({ row, controls: mappedControls, ...(riskTier !== undefined ? { riskTier } : {}) });
+    const ledgerIndex = await store.recordEvidence({ row, controls: mappedControls, ...(riskTier !== undefined ? { riskTier } : {}) });
     void reply.code(201);
-    return { record_id: row.record_id, record_type: recordType, mapped_controls: mappedControls, detail: 'ok' };
+    return { record_id: row.record_id, record_type: recordType, mapped_controls: mappedControls, detail: 'ok', ledger_index: ledgerIndex };
   });
 
   app.get(`${WORKSPACE_PREFIX}/grc/evidence`, async (request: FastifyRequest) => {

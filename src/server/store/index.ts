@@ -11,6 +11,7 @@ import { openDatabase, type Db } from './database.js';
 import { EvidenceStore, type EvidenceRow } from './evidence.js';
 import { GatePolicyStore } from './gate-policy.js';
 import { IdentityStore } from './identity.js';
+import { LedgerStore, type LedgerOptions } from './ledger.js';
 import { SystemStore } from './systems.js';
 import { GroupCommitWriter } from './writer.js';
 
@@ -37,6 +38,8 @@ export function countsFromMs(claimedMs: number, receivedMs: number): number {
 export interface StoreOptions {
   /** see LIST_INDEX_BATCH in evidence.ts */
   listIndexBatch?: number;
+  /** the transparency log's key and origin (store/ledger.ts); without a key no checkpoint is signed */
+  ledger?: LedgerOptions;
 }
 
 export class Store {
@@ -47,6 +50,7 @@ export class Store {
   readonly coverage: CoverageStore;
   readonly systems: SystemStore;
   readonly gatePolicy: GatePolicyStore;
+  readonly ledger: LedgerStore;
 
   constructor(
     readonly db: Db,
@@ -57,11 +61,13 @@ export class Store {
     this.attestations = new AttestationStore(db);
     this.coverage = new CoverageStore(db);
     this.systems = new SystemStore(db);
-    const { coverage, systems, evidence } = this;
+    this.ledger = new LedgerStore(db, options.ledger);
+    const { coverage, systems, evidence, ledger } = this;
     // Coverage is written once per control and systems once per system per group commit (the
     // latest time wins either way); the list tables' entries a batch at a time.
     this.writer = new GroupCommitWriter(db, {
       begin: () => {
+        ledger.beginGroup();
         coverage.discard();
         systems.discard();
       },
@@ -77,12 +83,13 @@ export class Store {
     if (lastRecordId !== undefined) uuidv7After(lastRecordId);
   }
 
-  /** Stores one evidence record and updates coverage and systems; resolves after the commit. */
-  recordEvidence(write: EvidenceWrite): Promise<void> {
+  /** Stores one evidence record and updates coverage and systems; resolves with its leaf index after the commit. */
+  recordEvidence(write: EvidenceWrite): Promise<number> {
     const { row } = write;
     const earnedMs = countsFromMs(row.occurred_ms, row.received_ms);
     return this.writer.write(() => {
       this.evidence.insert(row);
+      const leafIndex = this.ledger.appendEvidence(row);
       // last, once the insert has succeeded: written by the group's end
       this.systems.defer({
         workspaceId: row.workspace_id,
@@ -92,24 +99,28 @@ export class Store {
         record: { type: row.record_type, controls: write.controls },
       });
       this.coverage.defer(row.workspace_id, write.controls, earnedMs);
+      return leafIndex;
     });
   }
 
-  /** Stores attestations (all or none) and updates systems; resolves after the commit. */
-  recordAttestations(rows: readonly AttestationRow[]): Promise<void> {
+  /** Stores attestations (all or none) and updates systems; resolves with their leaf indexes after the commit. */
+  recordAttestations(rows: readonly AttestationRow[]): Promise<number[]> {
     return this.writer.write(() => {
       for (const row of rows) this.attestations.insert(row);
+      const leafIndexes = rows.map((row) => this.ledger.appendAttestation(row));
       // last, once every insert has succeeded: one systems update per system of the group
       for (const row of rows) {
         const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
         this.systems.defer({ workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom });
       }
+      return leafIndexes;
     });
   }
 
   /** Commits queued writes and closes the database. */
   async close(): Promise<void> {
     await this.writer.close();
+    if (this.db.open) this.ledger.close();
     if (this.db.open) this.db.close();
   }
 }

@@ -251,6 +251,63 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE t.workspace_id = systems.workspace_id AND t.system_name = systems.name;
     `,
   },
+  {
+    version: 6,
+    name: 'the transparency log: leaves, complete subtrees, checkpoints, witnesses (issue 12)',
+    // One append-only Merkle tree per workspace (docs/ledger.md). A leaf's index is assigned in
+    // the transaction that stores its record; integration (store/ledger.ts) adds the complete
+    // subtrees and signs a checkpoint. The records already stored are appended, in storage order,
+    // by the first Store that opens the database (their entries need the record views, which SQL
+    // cannot compute): ledger_backfill marks that they are still to be appended.
+    sql: `
+      CREATE TABLE ledger_state (
+        ws_key          INTEGER PRIMARY KEY,
+        integrated_size INTEGER NOT NULL
+      ) STRICT;
+      CREATE TABLE ledger_leaves (
+        ws_key     INTEGER NOT NULL,
+        leaf_index INTEGER NOT NULL,
+        kind       TEXT NOT NULL,
+        record_id  TEXT NOT NULL,
+        entry      BLOB NOT NULL,
+        PRIMARY KEY (ws_key, leaf_index)
+      ) STRICT, WITHOUT ROWID;
+      CREATE UNIQUE INDEX ledger_leaves_by_record ON ledger_leaves (ws_key, record_id);
+      CREATE TABLE ledger_nodes (
+        ws_key INTEGER NOT NULL,
+        level  INTEGER NOT NULL,
+        idx    INTEGER NOT NULL,
+        hash   BLOB NOT NULL,
+        PRIMARY KEY (ws_key, level, idx)
+      ) STRICT, WITHOUT ROWID;
+      CREATE TABLE ledger_checkpoints (
+        ws_key    INTEGER NOT NULL,
+        tree_size INTEGER NOT NULL,
+        root      BLOB NOT NULL,
+        note      TEXT NOT NULL,
+        signed_ms INTEGER NOT NULL,
+        PRIMARY KEY (ws_key, tree_size)
+      ) STRICT;
+      CREATE TABLE ledger_cosignatures (
+        ws_key    INTEGER NOT NULL,
+        tree_size INTEGER NOT NULL,
+        name      TEXT NOT NULL,
+        line      TEXT NOT NULL,
+        added_ms  INTEGER NOT NULL,
+        PRIMARY KEY (ws_key, tree_size, name)
+      ) STRICT;
+      CREATE TABLE ledger_witnesses (
+        ws_key     INTEGER NOT NULL,
+        name       TEXT NOT NULL,
+        vkey       TEXT NOT NULL,
+        added_ms   INTEGER NOT NULL,
+        revoked_ms INTEGER,
+        PRIMARY KEY (ws_key, name)
+      ) STRICT;
+      CREATE TABLE ledger_backfill (pending INTEGER NOT NULL) STRICT;
+      INSERT INTO ledger_backfill (pending) VALUES (1);
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -1,0 +1,88 @@
+/**
+ * The complete stored record of each kind exactly as the service returns it by id — one place,
+ * because the transparency log commits to these bytes: a leaf's entry carries the SHA-256 of the
+ * canonical JSON of the record as built here (docs/ledger.md, "The leaf entry"). Version 1; a
+ * change of members or representation is a new entry version, never an edit here.
+ *
+ * - evidence: the body of `GET …/grc/evidence/{record_id}`;
+ * - attestation: the body of `GET …/attestations/{attestation_id}`: the attestation exactly as
+ *   sent (and signed), nested under `attestation`, with what the service decided on receipt.
+ */
+import { canonicalize } from '../../core/index.js';
+import { sha256Hex } from '../../core/hashing.js';
+import type { AttestationRow } from './attestations.js';
+import type { EvidenceRow } from './evidence.js';
+
+/** The representation version these views write (the ledger entry version that commits to them). */
+export const RECORD_VIEW_VERSION = 1;
+
+/** The evidence members before and after `payload` in canonical (sorted) key order. */
+function evidenceMembers(row: EvidenceRow): { before: Record<string, unknown>; after: Record<string, unknown> } {
+  const before: Record<string, unknown> = {};
+  if (row.client_sig !== null) before.client_sig = row.client_sig;
+  if (row.client_sig_algo !== null) before.client_sig_algo = row.client_sig_algo;
+  if (row.environment !== null) before.environment = row.environment;
+  if (row.identity !== null) before.identity = row.identity;
+  before.mapped_controls = JSON.parse(row.mapped_controls) as string[];
+  before.occurred_at = row.occurred_at;
+  const after: Record<string, unknown> = { received_at: row.received_at, record_id: row.record_id, record_type: row.record_type };
+  if (row.resource !== null) after.resource = row.resource;
+  after.signed = row.client_sig !== null;
+  after.source = row.source;
+  after.system_name = row.system_name;
+  return { before, after };
+}
+
+/** The stored evidence record as JSON text, the payload spliced in unparsed (wire.md §4): GET grc/evidence/{id}. */
+export function evidenceView(row: EvidenceRow): string {
+  const head: Record<string, string> = { record_id: row.record_id, record_type: row.record_type, system_name: row.system_name };
+  if (row.identity !== null) head.identity = row.identity;
+  if (row.resource !== null) head.resource = row.resource;
+  if (row.environment !== null) head.environment = row.environment;
+  head.occurred_at = row.occurred_at;
+  const tail: Record<string, unknown> = {};
+  if (row.client_sig !== null) tail.client_sig = row.client_sig;
+  if (row.client_sig_algo !== null) tail.client_sig_algo = row.client_sig_algo;
+  tail.source = row.source;
+  tail.signed = row.client_sig !== null;
+  tail.mapped_controls = JSON.parse(row.mapped_controls) as string[];
+  tail.received_at = row.received_at;
+  return `${JSON.stringify(head).slice(0, -1)},"payload":${row.payload},${JSON.stringify(tail).slice(1)}`;
+}
+
+/**
+ * The canonical JSON of {@link evidenceView}'s record, written directly: the stored payload is
+ * already canonical text, so only the other members are canonicalised and the payload is spliced
+ * in at its sorted place (between `occurred_at` and `received_at`) — no parse on the write path.
+ */
+export function evidenceCanonical(row: EvidenceRow): string {
+  const { before, after } = evidenceMembers(row);
+  return `${canonicalize(before).slice(0, -1)},"payload":${row.payload},${canonicalize(after).slice(1)}`;
+}
+
+/** The object of the attestation view without the attestation itself (spliced in as stored text). */
+function attestationHead(row: AttestationRow): Record<string, unknown> {
+  // Keys already in canonical (sorted) order, `attestation` spliced first.
+  const head: Record<string, unknown> = { attestation_id: row.attestation_id, external_verified: row.witness_form !== null, received_at: row.received_at, source: row.source, trust_tier: row.trust_tier };
+  head.witness_form = row.witness_form;
+  return head;
+}
+
+/**
+ * The stored attestation as JSON text: `{"attestation": <as sent, canonical>, "attestation_id",
+ * "external_verified", "received_at", "source", "trust_tier", "witness_form"}`. Canonical JSON
+ * already (sorted keys, the stored attestation text is canonical), so it is also what the leaf hashes.
+ */
+export function attestationView(row: AttestationRow): string {
+  return `{"attestation":${row.record},${canonicalize(attestationHead(row)).slice(1)}`;
+}
+
+/** The SHA-256 (hex) a ledger entry commits to for a stored evidence record. */
+export function evidenceSha256(row: EvidenceRow): string {
+  return sha256Hex(evidenceCanonical(row));
+}
+
+/** The SHA-256 (hex) a ledger entry commits to for a stored attestation. */
+export function attestationSha256(row: AttestationRow): string {
+  return sha256Hex(attestationView(row));
+}

@@ -1,0 +1,473 @@
+/**
+ * `govctl ledger` against a real service on 127.0.0.1 over a real database file, and the tamper
+ * cases of issue 12 done to that file: a changed member, a deleted record, an altered log, a
+ * rollback to an older copy, a fork into two copies, a signature by another key, a missing
+ * witness — each must exit 2 and name the problem.
+ */
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CosignatureSigner, SigningKey } from '../../src/core/index.js';
+import { main } from '../../src/cli/main.js';
+import { createMemoryIO } from '../../src/cli/io.js';
+import { addWitness, createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
+import { attestation, call, evidenceRecord, wsPath } from '../server/support.js';
+
+interface Service {
+  url: string;
+  apiKey: string;
+  workspaceId: string;
+  dbPath: string;
+  server: RunningServer;
+}
+
+const dirs: string[] = [];
+const running: RunningServer[] = [];
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'govctl-ledger-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+
+async function serve(dbPath: string, identity: { api_key: string; workspace_id: string }, keyFile = ledgerKeyPath(dbPath)): Promise<Service> {
+  const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(keyFile), integration: 'manual' } });
+  running.push(server);
+  return { url: server.url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, server };
+}
+
+async function newService(): Promise<Service & { identity: { api_key: string; workspace_id: string }; dir: string }> {
+  const dir = tempDir();
+  const dbPath = join(dir, 'server.db');
+  const identity = provision(dbPath, { orgName: 'o', workspaceName: 'w' });
+  createLedgerKey(ledgerKeyPath(dbPath));
+  return { ...(await serve(dbPath, identity)), identity, dir };
+}
+
+async function stop(service: Service): Promise<void> {
+  await service.server.close();
+  running.splice(running.indexOf(service.server), 1);
+}
+
+async function write(service: Service, n = 1, kind: 'evidence' | 'attestation' = 'evidence'): Promise<string[]> {
+  const ids = [];
+  for (let i = 0; i < n; i++) {
+    if (kind === 'evidence') {
+      const reply = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), {
+        body: evidenceRecord('change_event', { identity: 'alice@example.com', resource: 'github.com/acme/app', environment: 'production' }),
+      });
+      ids.push(reply.json.record_id as string);
+    } else ids.push((await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), { body: attestation() })).json.attestation_id as string);
+  }
+  service.server.service.store.ledger.integrate();
+  return ids;
+}
+
+async function logKey(service: Service): Promise<string> {
+  return (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
+}
+
+async function govctl(service: Pick<Service, 'url' | 'apiKey'>, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const io = createMemoryIO();
+  const home = tempDir();
+  const code = await main(args, { io, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: service.url, SERVICE_API_KEY: service.apiKey, ...env }, cwd: home });
+  return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
+}
+
+function tamper(dbPath: string, sql: string, ...params: unknown[]): void {
+  const db = new Database(dbPath);
+  try {
+    expect(db.prepare(sql).run(...params).changes).toBeGreaterThan(0);
+  } finally {
+    db.close();
+  }
+}
+
+describe('govctl ledger prove', () => {
+  it('proves evidence and attestations exactly as the service returns them (exit 0)', async () => {
+    const service = await newService();
+    const [rec] = await write(service);
+    const [att] = await write(service, 1, 'attestation');
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const proved = await govctl(service, ['ledger', 'prove', rec!, '--json'], env);
+    expect(proved.stderr).toBe('');
+    expect(proved.code).toBe(0);
+    expect(JSON.parse(proved.stdout)).toMatchObject({ id: rec, kind: 'evidence', leaf_index: 0, tree_size: 2, verified: true });
+    const attested = await govctl(service, ['ledger', 'prove', att!], env);
+    expect(attested.code).toBe(0);
+    expect(attested.stdout).toMatch(/kind\tattestation\nleaf_index\t1\ntree_size\t2\n/);
+  });
+
+  it('needs a pinned log key (78)', async () => {
+    const service = await newService();
+    const [rec] = await write(service);
+    const result = await govctl(service, ['ledger', 'prove', rec!]);
+    expect(result.code).toBe(78);
+    expect(result.stderr).toMatch(/no log key is pinned/);
+  });
+
+  for (const [member, sql] of [
+    ['identity', "UPDATE evidence SET identity = 'mallory@example.com' WHERE record_id = ?"],
+    ['resource', "UPDATE evidence SET resource = 'elsewhere' WHERE record_id = ?"],
+    ['environment', "UPDATE evidence SET environment = 'staging' WHERE record_id = ?"],
+    ['mapped_controls', "UPDATE evidence SET mapped_controls = '[\"SOC2_CC8_1\",\"EUAIA_ART9\"]' WHERE record_id = ?"],
+    ['source', "UPDATE evidence SET source = 'import' WHERE record_id = ?"],
+    ['payload', "UPDATE evidence SET payload = replace(payload, '}', ',\"x\":1}') WHERE record_id = ?"],
+    ['occurred_at', "UPDATE evidence SET occurred_at = '2020-01-01T00:00:00.000Z' WHERE record_id = ?"],
+  ] as const) {
+    it(`exits 2 when a record's ${member} was changed in the database`, async () => {
+      const service = await newService();
+      const [rec] = await write(service);
+      const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+      tamper(service.dbPath, sql, rec);
+      const result = await govctl(service, ['ledger', 'prove', rec!], env);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/is not what the log committed to at leaf 0 .*the stored record was changed/);
+    });
+  }
+
+  it("exits 2 when an attestation's trust tier was changed in the database", async () => {
+    const service = await newService();
+    const [att] = await write(service, 1, 'attestation');
+    tamper(service.dbPath, "UPDATE attestations SET trust_tier = 'witnessed' WHERE attestation_id = ?", att);
+    const result = await govctl(service, ['ledger', 'prove', att!], { GOVCTL_LEDGER_KEY: await logKey(service) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/attestation att_\S+ as the service returns it is not what the log committed to/);
+  });
+
+  it('exits 2 when a record was deleted from the database', async () => {
+    const service = await newService();
+    const [rec] = await write(service, 2);
+    tamper(service.dbPath, 'DELETE FROM evidence WHERE record_id = ?', rec);
+    const result = await govctl(service, ['ledger', 'prove', rec!], { GOVCTL_LEDGER_KEY: await logKey(service) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/no longer returns evidence rec_\S+, which the log holds at leaf 0: the record was deleted/);
+  });
+
+  it('exits 2 when the log entry was rewritten to match a changed record', async () => {
+    const service = await newService();
+    const [rec] = await write(service, 3);
+    const body = (await call(service, 'GET', wsPath(service.workspaceId, `grc/evidence/${rec}`))).text;
+    tamper(service.dbPath, "UPDATE evidence SET environment = 'staging' WHERE record_id = ?", rec);
+    const changed = (await call(service, 'GET', wsPath(service.workspaceId, `grc/evidence/${rec}`))).text;
+    expect(changed).not.toBe(body);
+    const { sha256Hex, canonicalize, parseJsonLossless } = await import('../../src/core/index.js');
+    const db = new Database(service.dbPath);
+    const entry = (db.prepare('SELECT entry FROM ledger_leaves WHERE record_id = ?').pluck().get(rec) as Buffer).toString();
+    const forged = entry.replace(/"sha256":"[0-9a-f]+"/, `"sha256":"${sha256Hex(canonicalize(parseJsonLossless(changed)))}"`);
+    db.prepare('UPDATE ledger_leaves SET entry = ? WHERE record_id = ?').run(Buffer.from(forged), rec);
+    db.close();
+    const result = await govctl(service, ['ledger', 'prove', rec!], { GOVCTL_LEDGER_KEY: await logKey(service) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/inclusion proof of rec_\S+ \(leaf 0\) does not lead to the root of the signed checkpoint at size 3/);
+  });
+});
+
+describe('govctl ledger verify --state', () => {
+  it('keeps the first checkpoint, then accepts only a log that grew consistently', async () => {
+    const service = await newService();
+    await write(service, 3);
+    const state = join(service.dir, 'state.json');
+    const first = await govctl(service, ['ledger', 'verify', '--state', state, '--json']);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toMatch(/pinned the log key govctl\.local\/ledger\/\S+ in/);
+    expect(JSON.parse(first.stdout)).toMatchObject({ tree_size: 3, previous_size: null, verified: true });
+    await write(service, 2);
+    const second = await govctl(service, ['ledger', 'verify', '--state', state, '--json']);
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ tree_size: 5, previous_size: 3 });
+    expect(JSON.parse(readFileSync(state, 'utf8')).checkpoint.split('\n')[1]).toBe('5');
+  });
+
+  it('exits 2 when the database was rolled back to an older copy, and keeps the state it had', async () => {
+    const service = await newService();
+    await write(service, 3);
+    const copy = join(service.dir, 'old.db');
+    await service.server.service.store.db.backup(copy);
+    await write(service, 2);
+    const state = join(service.dir, 'state.json');
+    expect((await govctl(service, ['ledger', 'verify', '--state', state])).code).toBe(0);
+    const kept = readFileSync(state, 'utf8');
+    await stop(service);
+    copyFileSync(copy, service.dbPath);
+    rmSync(`${service.dbPath}-wal`, { force: true });
+    rmSync(`${service.dbPath}-shm`, { force: true });
+    const rolledBack = await serve(service.dbPath, service.identity);
+    const result = await govctl(rolledBack, ['ledger', 'verify', '--state', state]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/the log shrank from 5 to 3 leaves: records were removed or the database was rolled back/);
+    expect(readFileSync(state, 'utf8')).toBe(kept);
+  });
+
+  it('exits 2 when the database was forked into two copies that received different writes', async () => {
+    const service = await newService();
+    await write(service, 2);
+    const forkPath = join(service.dir, 'fork.db');
+    await service.server.service.store.db.backup(forkPath);
+    copyFileSync(ledgerKeyPath(service.dbPath), ledgerKeyPath(forkPath));
+    const fork = await serve(forkPath, service.identity);
+    await write(service, 1);
+    await write(fork, 1);
+    await write(fork, 1);
+    const state = join(service.dir, 'state.json');
+    expect((await govctl(service, ['ledger', 'verify', '--state', state])).code).toBe(0);
+    const sameSize = join(service.dir, 'state-same.json');
+    copyFileSync(state, sameSize);
+    await write(service, 1); // both copies now hold 4 leaves, with different third and fourth ones
+    const growing = await govctl(fork, ['ledger', 'verify', '--state', state]);
+    expect(growing.code).toBe(2);
+    expect(growing.stderr).toMatch(/the tree of size 4 does not extend the one of size 3: the log's history was rewritten .* or it forked/);
+    const forked = await govctl(fork, ['ledger', 'verify', '--state', join(service.dir, 'state2.json')]);
+    expect(forked.code).toBe(0);
+    const other = await govctl(service, ['ledger', 'verify', '--state', join(service.dir, 'state2.json')]);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/two different roots for the same size 4: the log forked/);
+  });
+
+  it('exits 2 when the checkpoint is signed by another key than the pinned one', async () => {
+    const service = await newService();
+    await write(service, 2);
+    const state = join(service.dir, 'state.json');
+    const pinned = await logKey(service);
+    expect((await govctl(service, ['ledger', 'verify', '--state', state])).code).toBe(0);
+    await stop(service);
+    const otherKey = join(service.dir, 'other.key');
+    createLedgerKey(otherKey);
+    const impostor = await serve(service.dbPath, service.identity, otherKey);
+    const result = await govctl(impostor, ['ledger', 'verify', '--state', state]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/checkpoint does not verify with the pinned log key/);
+    const checkpoint = await govctl(impostor, ['ledger', 'checkpoint'], { GOVCTL_LEDGER_KEY: pinned });
+    expect(checkpoint.code).toBe(2);
+    // A different pinned key than the state file's is refused, not silently replaced.
+    const repinned = await govctl(impostor, ['ledger', 'verify', '--state', state, '--ledger-key', await logKey(impostor)]);
+    expect(repinned.code).toBe(2);
+    expect(repinned.stderr).toMatch(/was pinned to another log key/);
+  });
+
+  it('exits 2 without the cosignature of a required witness, and 0 once the witness cosigned', async () => {
+    const service = await newService();
+    await write(service, 2);
+    const witness = new CosignatureSigner('witness.example/w1', SigningKey.fromHex('55'.repeat(32)), () => 1_763_888_400);
+    const state = join(service.dir, 'state.json');
+    const missing = await govctl(service, ['ledger', 'verify', '--state', state, '--witness', witness.verifierKey]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/has no cosignature by witness\.example\/w1/);
+    addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witness.verifierKey });
+    const note = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
+    const body = note.slice(0, note.indexOf('\n\n') + 1);
+    expect((await call(service, 'POST', wsPath(service.workspaceId, 'ledger/cosignatures'), { body: { checkpoint: note + witness.cosign(body) } })).status).toBe(201);
+    const cosigned = await govctl(service, ['ledger', 'verify', '--state', state, '--witness', witness.verifierKey, '--json']);
+    expect(cosigned.code).toBe(0);
+    expect(JSON.parse(cosigned.stdout).cosigned_by).toEqual(['witness.example/w1']);
+  });
+});
+
+describe('govctl ledger key and checkpoint', () => {
+  it('prints the key, and the checkpoint verified with the pinned key', async () => {
+    const service = await newService();
+    await write(service, 1);
+    const key = await govctl(service, ['ledger', 'key']);
+    expect(key.code).toBe(0);
+    expect(key.stdout.trim()).toBe(await logKey(service));
+    const checkpoint = await govctl(service, ['ledger', 'checkpoint', '--json'], { GOVCTL_LEDGER_KEY: key.stdout.trim() });
+    expect(checkpoint.code).toBe(0);
+    expect(JSON.parse(checkpoint.stdout)).toMatchObject({ origin: `govctl.local/ledger/${service.workspaceId}`, tree_size: 1 });
+    const malformed = await govctl(service, ['ledger', 'checkpoint'], { GOVCTL_LEDGER_KEY: 'not-a-key' });
+    expect(malformed.code).toBe(78);
+  });
+});
+
+describe('the embedded store', () => {
+  it('integrates before a ledger read, so a record written a moment ago is provable at once', async () => {
+    const home = tempDir();
+    const env = { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: 'local' };
+    const run = async (args: string[], extra: Record<string, string> = {}) => {
+      const io = createMemoryIO();
+      const code = await main(args, { io, env: { ...env, ...extra }, cwd: home });
+      return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
+    };
+    const added = await run([
+      'evidence', 'add', 'ai_risk_assessment', '--system', 'local-sys', '--json', '--risk-level', 'high', '--risk-summary', 'Scores loans',
+      '--intended-purpose', 'Assist underwriters', '--impact-domain', 'credit', '--art5-self-assessment', '--annex-iii-category', 'essential_services', '--assessor', 'alice@example.com',
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    const id = JSON.parse(added.stdout).record_id as string;
+    expect(JSON.parse(added.stdout).ledger_index).toBe(0);
+    const key = (await run(['ledger', 'key'])).stdout.trim();
+    const proved = await run(['ledger', 'prove', id, '--json'], { GOVCTL_LEDGER_KEY: key });
+    expect(proved.code, proved.stderr).toBe(0);
+    expect(JSON.parse(proved.stdout)).toMatchObject({ id, leaf_index: 0, tree_size: 1, verified: true });
+  });
+});
+
+describe('the log key and witnesses in administration', () => {
+  async function admin(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    const io = createMemoryIO();
+    const code = await main(args, { io, env: { HOME: cwd, XDG_CONFIG_HOME: join(cwd, 'c'), XDG_DATA_HOME: join(cwd, 'd') }, cwd });
+    return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
+  }
+
+  it('admin init makes the key file beside the database (0600) and prints the verifier key the service then uses', async () => {
+    const dir = tempDir();
+    const init = await admin(['admin', 'init', '--db', 'server.db', '--json'], dir);
+    expect(init.code, init.stderr).toBe(0);
+    const shown = JSON.parse(init.stdout);
+    expect(shown.ledger_key).toMatch(new RegExp(`^govctl\\.local/ledger/${shown.workspace_id}\\+[0-9a-f]{8}\\+`));
+    const { statSync } = await import('node:fs');
+    expect(statSync(join(dir, 'server.db.ledger-key')).mode & 0o777).toBe(0o600);
+    const service = await serve(join(dir, 'server.db'), shown);
+    expect(await logKey(service)).toBe(shown.ledger_key);
+    // a second init keeps the key: the same seed signs the new workspace's log
+    const again = JSON.parse((await admin(['admin', 'init', '--db', 'server.db', '--json'], dir)).stdout);
+    expect(again.ledger_key.split('+')[2]).toBe(shown.ledger_key.split('+')[2]);
+  });
+
+  it('serve refuses an existing database without a log key, naming how to create one; ledger-key create makes it once', async () => {
+    const dir = tempDir();
+    provision(join(dir, 'old.db'), {});
+    const refused = await admin(['serve', '--db', 'old.db', '--port', '0'], dir);
+    expect(refused.code).toBe(78);
+    expect(refused.stderr).toMatch(/no log key file .*old\.db\.ledger-key.*govctl admin ledger-key create --db/s);
+    const created = await admin(['admin', 'ledger-key', 'create', '--db', 'old.db', '--json'], dir);
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout).verifier_keys).toHaveLength(1);
+    const twice = await admin(['admin', 'ledger-key', 'create', '--db', 'old.db'], dir);
+    expect(twice.code).toBe(78);
+    expect(twice.stderr).toMatch(/exists already; it is never overwritten/);
+    const { chmodSync } = await import('node:fs');
+    chmodSync(join(dir, 'old.db.ledger-key'), 0o644);
+    const exposed = await admin(['serve', '--db', 'old.db', '--port', '0'], dir);
+    expect(exposed.code).toBe(78);
+    expect(exposed.stderr).toMatch(/readable by others: chmod 600 it/);
+    expect(exposed.stderr).not.toMatch(/PRIVATE/);
+  });
+
+  it('admin witness add, list and revoke; a revoked witness cannot cosign', async () => {
+    const service = await newService();
+    await write(service, 1);
+    const witness = new CosignatureSigner('witness.example/w2', SigningKey.fromHex('66'.repeat(32)), () => 1_763_888_400);
+    const dir = service.dir;
+    const add = await admin(['admin', 'witness', 'add', '--db', 'server.db', '--workspace', service.workspaceId, '--key', witness.verifierKey, '--json'], dir);
+    expect(add.code, add.stderr).toBe(0);
+    expect(JSON.parse(add.stdout)).toMatchObject({ name: 'witness.example/w2', revoked_at: null });
+    expect((await admin(['admin', 'witness', 'add', '--db', 'server.db', '--workspace', service.workspaceId, '--key', 'nonsense'], dir)).code).toBe(64);
+    const list = await admin(['admin', 'witness', 'list', '--db', 'server.db', '--workspace', service.workspaceId, '--json'], dir);
+    expect(JSON.parse(list.stdout).witnesses.map((w: { name: string }) => w.name)).toEqual(['witness.example/w2']);
+    const revoke = await admin(['admin', 'witness', 'revoke', '--db', 'server.db', '--workspace', service.workspaceId, 'witness.example/w2', '--json'], dir);
+    expect(JSON.parse(revoke.stdout).revoked_at).not.toBeNull();
+    const note = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
+    const cosign = await call(service, 'POST', wsPath(service.workspaceId, 'ledger/cosignatures'), { body: { checkpoint: note + witness.cosign(note.slice(0, note.indexOf('\n\n') + 1)) } });
+    expect(cosign.status).toBe(422);
+  });
+});
+
+describe('govctl ledger cosign', () => {
+  it('cosigns a checkpoint that grew consistently, which verify --witness then accepts; refuses a rolled-back log', async () => {
+    const service = await newService();
+    await write(service, 2);
+    const keyFile = join(service.dir, 'witness.key');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(keyFile, `${'77'.repeat(32)}\n`, { mode: 0o600 });
+    const name = ['--witness-key', keyFile, '--witness-name', 'witness.example/w3'];
+    const printed = await govctl(service, ['ledger', 'cosign', ...name, '--print-key']);
+    expect(printed.code, printed.stderr).toBe(0);
+    const witnessKey = printed.stdout.trim();
+    addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witnessKey });
+    const state = join(service.dir, 'witness-state.json');
+    const first = await govctl(service, ['ledger', 'cosign', ...name, '--state', state, '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ tree_size: 2, cosigned: true, witness_key: witnessKey });
+    const copy = join(service.dir, 'old.db');
+    await service.server.service.store.db.backup(copy);
+    await write(service, 1);
+    const second = await govctl(service, ['ledger', 'cosign', ...name, '--state', state, '--json']);
+    expect(JSON.parse(second.stdout)).toMatchObject({ tree_size: 3, previous_size: 2 });
+    const verified = await govctl(service, ['ledger', 'verify', '--state', join(service.dir, 'auditor.json'), '--witness', witnessKey]);
+    expect(verified.code, verified.stderr).toBe(0);
+    await stop(service);
+    copyFileSync(copy, service.dbPath);
+    rmSync(`${service.dbPath}-wal`, { force: true });
+    rmSync(`${service.dbPath}-shm`, { force: true });
+    const rolledBack = await serve(service.dbPath, service.identity);
+    const refused = await govctl(rolledBack, ['ledger', 'cosign', ...name, '--state', state]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/the log shrank from 3 to 2 leaves/);
+  });
+});
+
+describe('govctl ledger audit', () => {
+  it('passes on an untouched log, and names a forged coverage table, a changed record, a deleted one and a reordered log (2)', async () => {
+    const service = await newService();
+    await write(service, 3);
+    await write(service, 1, 'attestation');
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const clean = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(JSON.parse(clean.stdout)).toMatchObject({ tree_size: 4, records: 4, evidence: 3, attestations: 1, problems: [], verified: true });
+
+    // A forged coverage table: every control of the catalogue earned just now.
+    const { CONTROLS } = await import('../../src/core/index.js');
+    const db = new Database(service.dbPath);
+    const insert = db.prepare('INSERT OR REPLACE INTO control_coverage (workspace_id, control_id, last_earned_ms) VALUES (?, ?, ?)');
+    for (const control of CONTROLS) insert.run(service.workspaceId, control.id, Date.now());
+    db.close();
+    const forged = await govctl(service, ['ledger', 'audit'], env);
+    expect(forged.code).toBe(2);
+    expect(forged.stdout).toMatch(/problem\tposture: the service states overall 100 %, the verified records support \d+ % \(a forged coverage table\?\)/);
+    expect(forged.stdout).toMatch(/problem\tgates: eu_ai_act is passing at the service, failing from the verified records/);
+
+    const ids = await write(service, 2);
+    tamper(service.dbPath, "UPDATE evidence SET source = 'import' WHERE record_id = ?", ids[0]);
+    tamper(service.dbPath, 'DELETE FROM evidence WHERE record_id = ?', ids[1]);
+    const changed = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(changed.code).toBe(2);
+    const problems = JSON.parse(changed.stdout).problems as string[];
+    expect(problems).toContain(`leaf 4: evidence ${ids[0]} as returned is not what the log committed to (changed in storage)`);
+    expect(problems).toContain(`leaf 5: evidence ${ids[1]} is logged but the service no longer returns it (deleted)`);
+
+    // Reordered: two leaves' entries swapped in storage.
+    const swap = new Database(service.dbPath);
+    const [a, b] = swap.prepare('SELECT leaf_index, entry FROM ledger_leaves ORDER BY leaf_index LIMIT 2').all() as { leaf_index: number; entry: Buffer }[];
+    swap.transaction(() => {
+      swap.prepare('UPDATE ledger_leaves SET entry = ? WHERE leaf_index = ?').run(b!.entry, a!.leaf_index);
+      swap.prepare('UPDATE ledger_leaves SET entry = ? WHERE leaf_index = ?').run(a!.entry, b!.leaf_index);
+    })();
+    swap.close();
+    const reordered = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(reordered.code).toBe(2);
+    expect(JSON.parse(reordered.stdout).problems).toContain('the entries served for leaves 0..5 do not hash to the signed root: the stored log was altered (entries changed, removed or reordered)');
+  });
+});
+
+describe('govctl ledger audit and the signatures inside records', () => {
+  it('checks client_sig with the configured signing key and witness_sig of attestations, naming a record signed with another key (2)', async () => {
+    const { signClientSig, signWitness } = await import('../../src/core/index.js');
+    const service = await newService();
+    const key = SigningKey.fromHex('88'.repeat(32));
+    const other = SigningKey.fromHex('99'.repeat(32));
+    const record = (signer: SigningKey) => {
+      const r = evidenceRecord('change_event', { occurred_at: '2026-11-23T09:00:00.000Z' });
+      return { ...r, client_sig: signClientSig(r as never, service.workspaceId, signer), client_sig_algo: 'hmac-sha256' };
+    };
+    const good = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: record(key) });
+    expect(good.status, good.text).toBe(201);
+    const bad = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: record(other) });
+    const att = attestation();
+    const witnessed = await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), { body: { ...att, ...signWitness(att, service.workspaceId, key) } });
+    expect(witnessed.json.trust_tier).toBe('witnessed');
+    service.server.service.store.ledger.integrate();
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const unchecked = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(JSON.parse(unchecked.stdout)).toMatchObject({ client_sig_unchecked: 2, problems: [] });
+    const checked = await govctl(service, ['ledger', 'audit', '--json'], { ...env, SERVICE_SIGNING_KEY: '88'.repeat(32) });
+    expect(checked.code).toBe(2);
+    expect(JSON.parse(checked.stdout).problems).toEqual([`leaf 1: evidence ${bad.json.record_id}: client_sig does not verify with the configured signing key`]);
+  });
+});
