@@ -27,7 +27,8 @@ export {
 export { openLocalStore, type LocalStore, type LocalTransport, type LocalRequest, type LocalResponse } from './local-store.js';
 export { HttpError, ERROR_CODES, type ErrorBody, type ErrorCode, type LogLine } from './errors.js';
 export { createLogWriter, LOG_FLUSH_MS, type LogClock, type LogWriter } from './log-writer.js';
-export { SchemaVersionError } from './store/database.js';
+export { SchemaVersionError, DatabaseInUseError, DatabaseReadOnlyError, DatabaseFileChangedError } from './store/database.js';
+export { DEFAULT_LIMITS, type ServiceLimits } from './limits.js';
 export { VerifyPool, POOL_MIN_JOBS } from './verify-pool.js';
 export type { WitnessJob } from './witness.js';
 export { BODY_LIMIT, BATCH_BODY_LIMIT } from './json-body.js';

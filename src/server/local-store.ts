@@ -106,7 +106,7 @@ export async function openLocalStore(dataDir: string): Promise<LocalStore> {
   const credentials = ensureProvisioned(dataDir, dbPath);
   // One user on one machine: the per-workspace rate limit protects a shared service, and here it
   // would only slow a large `evidence import` down (docs/decisions.md).
-  const service = await createApp({ db: dbPath, rateLimitPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE });
+  const service = await createApp({ db: dbPath, limits: { requestsPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE, recordsPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE } });
   const transport: LocalTransport = {
     description: `local store ${dataDir}`,
     async request(request, signal) {
