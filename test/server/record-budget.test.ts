@@ -4,13 +4,15 @@
  * stores nothing and charges nothing, other workspaces are untouched, and the next window starts
  * afresh. The budgets' clock is injected, so no test waits for a minute to pass.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SigningKey, signWitness } from '../../src/core/index.js';
 import { createApp, DEFAULT_LIMITS, provision, type ServiceApp } from '../../src/server/index.js';
-import { attestation, evidenceRecord, wsPath } from './support.js';
+import { BIN, ensureBuilt } from '../helpers/cli.js';
+import { attestation, call, evidenceRecord, wsPath } from './support.js';
 
 let service: ServiceApp | undefined;
 let dir: string | undefined;
@@ -101,4 +103,41 @@ describe('record budget', () => {
     expect(refused.status).toBe(429);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   });
+});
+
+describe('govctl serve flags', () => {
+  it('--requests-per-minute and --records-per-minute set the two budgets of a running service', async () => {
+    await ensureBuilt();
+    dir = mkdtempSync(join(tmpdir(), 'govctl-budget-'));
+    const db = join(dir, 'server.db');
+    const tenant = provision(db, { orgName: 'flags', workspaceName: 'flags' });
+    const child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0', '--verify-workers', '0', '--requests-per-minute', '4', '--records-per-minute', '1000'], {
+      env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let stderr = '';
+        child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+          stderr += text;
+          const found = /listening on (http:\/\/\S+)/.exec(stderr)?.[1];
+          if (found) resolve(found);
+        });
+        child.once('exit', () => reject(new Error(stderr)));
+      });
+      const server = { url, apiKey: tenant.api_key };
+      const batch = (n: number) => ({ records: Array.from({ length: n }, (_, i) => attestation({ tool_name: `t${i}` })) });
+      expect((await call(server, 'POST', wsPath(tenant.workspace_id, 'attestations/batch'), { body: batch(999) })).status).toBe(200);
+      const records = await call(server, 'POST', wsPath(tenant.workspace_id, 'attestations/batch'), { body: batch(2) });
+      expect(records.status).toBe(429);
+      expect(records.json.message).toMatch(/more than 1000 records in a minute/);
+      expect((await call(server, 'GET', '/api/me')).status).toBe(200);
+      expect((await call(server, 'GET', '/api/me')).status).toBe(200);
+      const requests = await call(server, 'GET', '/api/me');
+      expect(requests.status).toBe(429);
+      expect(requests.json.message).toMatch(/more than 4 requests in a minute/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
 });
