@@ -61,7 +61,12 @@ function resumeReading(socket: HttpSocket): void {
  * limits' caps and timeouts set.
  */
 export function createGatedServer(handler: Handler, limits: ServiceLimits): Server {
-  const server = createServer({ requireHostHeader: false }, (request, response) => admit(request, response));
+  const server = createServer(
+    // Node enforces the header and request timeouts when it sweeps its connections (every 30 s by
+    // default): every second keeps a 10 s header timeout close to 10 s.
+    { connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs) },
+    (request, response) => admit(request, response),
+  );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;
@@ -94,6 +99,8 @@ export function createGatedServer(handler: Handler, limits: ServiceLimits): Serv
       gate.paused = true;
       pauseReading(socket);
     }
+    // nothing is being answered: the wait is for the connection's output to drain
+    if (!gate.busy) pump(socket, gate);
   }
 
   function dispatch(socket: HttpSocket, gate: Gate, request: IncomingMessage, response: ServerResponse): void {

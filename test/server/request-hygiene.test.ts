@@ -6,6 +6,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer } from '../../src/server/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { attestation, call, evidenceRecord, wsPath } from './support.js';
 
@@ -214,4 +215,50 @@ describe('request bodies', () => {
       expect(reply.status, date).toBe(201);
     }
   });
+});
+
+describe('connection caps and timeouts', () => {
+  it('a client that sends its headers too slowly gets a 408 after the headers timeout; connections beyond the cap are closed', async () => {
+    const capped = await startServer({ db: ':memory:', port: 0, verifyWorkers: 0, limits: { headersTimeoutMs: 1000, maxConnections: 2 } });
+    const cappedPort = Number(new URL(capped.url).port);
+    const sockets: Socket[] = [];
+    try {
+      // slow headers: the request line and one header, then nothing
+      const slow = connect({ host: '127.0.0.1', port: cappedPort });
+      sockets.push(slow);
+      const started = Date.now();
+      const slowReply = new Promise<{ text: string; ms: number }>((resolve) => {
+        const chunks: Buffer[] = [];
+        slow.on('data', (chunk) => chunks.push(chunk));
+        slow.on('error', () => {});
+        slow.on('close', () => resolve({ text: Buffer.concat(chunks).toString('utf8'), ms: Date.now() - started }));
+      });
+      slow.write('GET /api/me HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+
+      // a second connection fills the cap; a third is closed without an answer
+      const second = connect({ host: '127.0.0.1', port: cappedPort });
+      sockets.push(second);
+      second.on('error', () => {});
+      await new Promise((resolve) => second.once('connect', resolve));
+      const third = connect({ host: '127.0.0.1', port: cappedPort });
+      sockets.push(third);
+      const thirdClosed = await new Promise<string>((resolve) => {
+        const chunks: Buffer[] = [];
+        third.on('data', (chunk) => chunks.push(chunk));
+        third.on('error', () => {});
+        third.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        third.write('GET /api/me HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+        setTimeout(() => third.destroy(), 5_000);
+      });
+      expect(thirdClosed).toBe('');
+
+      const { text, ms } = await Promise.race([slowReply, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no 408 within 8 s')), 8_000))]);
+      expect(text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(ms).toBeGreaterThanOrEqual(900);
+      expect(bodyOf(text)).toHaveProperty('error', 'bad_request');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await capped.close();
+    }
+  }, 20_000);
 });
