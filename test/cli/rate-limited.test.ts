@@ -3,7 +3,8 @@
  * the CLI"): a service that answers 429 with `Retry-After`, once waited for and retried, and still
  * 429 → 75 with one stderr line that says so and what to do. The service is a scripted HTTP server
  * on 127.0.0.1 (test/helpers/fault-server.ts) that answers GET /api/me as the service does and 429
- * to the write, so that the requests and their timing can be checked.
+ * to the write, so that the requests and their timing can be checked; the last case runs the real
+ * service, its budget clock injected.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
