@@ -105,15 +105,12 @@ export function createGatedServer(handler: Handler, limits: ServiceLimits): Serv
 
   function dispatch(socket: HttpSocket, gate: Gate, request: IncomingMessage, response: ServerResponse): void {
     gate.busy = true;
-    let done = false;
-    const next = () => {
-      if (done) return;
-      done = true;
+    // 'close' comes once: a tick after 'finish' (the reply has left the process), or when the
+    // connection is destroyed first.
+    response.on('close', () => {
       gate.busy = false;
       pump(socket, gate);
-    };
-    response.once('finish', next);
-    response.once('close', next);
+    });
     handler(request, response);
   }
 
