@@ -127,6 +127,18 @@ export class FixedWindowLimiter {
   }
 }
 
+/**
+ * Waits for a turn of the event loop of its own (limits.ts, TurnTaker), for a route that splits a
+ * long piece of work (a batch's validation and signature checks) into chunks: other clients'
+ * requests are served between two chunks.
+ *
+ * @example
+ * for (const chunk of chunks) { await takeTurn(request); work(chunk); }
+ */
+export function takeTurn(request: FastifyRequest): Promise<void> {
+  return request.recordBudget?.turns.take() ?? Promise.resolve();
+}
+
 /** Whether the raw header list names Authorization more than once (Node keeps only the first). */
 function hasSecondAuthorization(rawHeaders: readonly string[]): boolean {
   let seen = false;
