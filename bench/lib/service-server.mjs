@@ -8,8 +8,8 @@
  * (after seeding) uses the same key.
  *
  * The per-workspace rate limit (2000 requests a minute by default, spec §8) is raised with
- * `--rate-limit` (default here: 1e9): a load test measures the cost of serving a request, and the
- * limit's hook still runs on every request.
+ * `--rate-limit` (default here: 1e9), and the record budget with it: a load test measures the cost
+ * of serving a request, and the limit's hook and the record charge still run on every request.
  *
  * IPC: `{ type: 'ready', url, pid, apiKey, workspaceId, dbPath }`. Stops (gracefully, committing
  * queued writes) on SIGTERM or when the parent goes away. `{ type: 'profile-start' }` and
@@ -45,7 +45,7 @@ try {
   // written at most every LOG_FLUSH_MS while they keep coming), not one write(2) per line.
   const log = server.createLogWriter((text) => process.stderr.write(text));
   const logLine = values.quiet ? () => {} : log.line;
-  const running = await server.startServer({ host: '127.0.0.1', port: 0, db: dbPath, logLine, rateLimitPerMinute: Number(values['rate-limit']), ...(values['verify-workers'] !== undefined ? { verifyWorkers: Number(values['verify-workers']) } : {}) });
+  const running = await server.startServer({ host: '127.0.0.1', port: 0, db: dbPath, logLine, rateLimitPerMinute: Number(values['rate-limit']), limits: { recordsPerMinute: Number(values['rate-limit']) }, ...(values['verify-workers'] !== undefined ? { verifyWorkers: Number(values['verify-workers']) } : {}) });
   let stopping = false;
   const stop = () => {
     if (stopping) return;

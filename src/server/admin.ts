@@ -212,7 +212,7 @@ export function readLedgerKey(file: string): SigningKey {
     const code = (error as NodeJS.ErrnoException).code;
     throw new LedgerKeyError(
       code === 'ENOENT'
-        ? `no log key file ${file}: create one with \`govctl admin ledger-key create --db DB\` (or give --log-key FILE)`
+        ? `no log key file ${file}`
         : `cannot read the log key file ${file} (${code ?? 'error'})`,
     );
   }

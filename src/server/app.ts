@@ -7,6 +7,7 @@
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createAuthHook } from './auth.js';
+import { closeWithoutReadingBody, createGatedServer } from './connections.js';
 import { createErrorHandler, type ErrorBody, type LogLine } from './errors.js';
 import { newRequestId } from './ids.js';
 import { BODY_LIMIT, registerJsonBodyParser } from './json-body.js';
@@ -15,6 +16,7 @@ import type { RouteDeps } from './routes/deps.js';
 import { registerDeriveRoutes } from './routes/derive.js';
 import { registerEvidenceRoutes } from './routes/evidence.js';
 import { registerHealthRoute, registerIdentityRoutes } from './routes/identity.js';
+import { DEFAULT_LIMITS, resolveLimits, TurnTaker, type ServiceLimits } from './limits.js';
 import { registerPostureRoutes } from './routes/posture.js';
 import { registerLedgerRoutes } from './routes/ledger.js';
 import type { SigningKey } from '../core/signing/keys.js';
@@ -22,7 +24,7 @@ import { openStore, type Store } from './store/index.js';
 import { VerifyPool } from './verify-pool.js';
 
 /** Requests per minute per workspace (spec §8). */
-export const DEFAULT_RATE_LIMIT_PER_MINUTE = 2000;
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = DEFAULT_LIMITS.requestsPerMinute;
 
 export interface AppOptions {
   /** database file, or `:memory:` */
@@ -31,8 +33,12 @@ export interface AppOptions {
   now?: () => Date;
   /** where the per-request log lines and error causes go (default: nowhere) */
   logLine?: LogLine;
-  /** requests per minute per workspace (default 2000, spec §8); other values are for tests */
+  /** requests per minute per workspace (default 2000, spec §8); the same as `limits.requestsPerMinute` */
   rateLimitPerMinute?: number;
+  /** budgets, caps and timeouts (limits.ts; every member defaults to DEFAULT_LIMITS) */
+  limits?: Partial<ServiceLimits>;
+  /** the budgets' clock, epoch ms (default Date.now): tests move it instead of waiting a minute */
+  budgetNowMs?: () => number;
   /**
    * worker threads that check the signatures of attestation batches (verify-pool.ts; default 0:
    * checked in the request, as the embedded store does)
@@ -60,6 +66,8 @@ export interface ServiceApp {
   store: Store;
   /** verify workers started (0: batch signatures are checked in the request) */
   readonly verifyWorkers: number;
+  /** the limits in force */
+  readonly limits: Readonly<ServiceLimits>;
   /** stops the application (in-flight requests finish), commits queued writes and closes the database */
   close(): Promise<void>;
 }
@@ -68,6 +76,7 @@ export interface ServiceApp {
 const MAX_LOGGED_PATH = 512;
 
 function errorResponse(reply: FastifyReply, status: number, body: ErrorBody): void {
+  closeWithoutReadingBody(reply.request.raw, reply.raw);
   void reply.code(status).send(body);
 }
 
@@ -88,6 +97,11 @@ function handleClientError(error: NodeJS.ErrnoException, socket: Socket): void {
  * await close();
  */
 export async function createApp(options: AppOptions): Promise<ServiceApp> {
+  const limits = resolveLimits({
+    ...(options.rateLimitPerMinute !== undefined ? { requestsPerMinute: options.rateLimitPerMinute } : {}),
+    ...options.limits,
+  });
+  const turns = new TurnTaker();
   const store = openStore(options.db, {
     ledger: {
       ...(options.ledger?.key ? { key: options.ledger.key } : {}),
@@ -110,7 +124,8 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
     // After close() starts, requests already on an open connection are still served (they finish
     // what a client began); no new connections are accepted.
     return503OnClosing: false,
-    requestTimeout: 60_000,
+    // The HTTP server with backpressure per connection and the limits' caps and timeouts (connections.ts).
+    serverFactory: (handler) => createGatedServer(handler, limits),
     clientErrorHandler: handleClientError,
     frameworkErrors: (error, request, reply) => handleError(error, request, reply),
   });
@@ -122,7 +137,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
   (app.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
 
   try {
-    registerJsonBodyParser(app);
+    registerJsonBodyParser(app, turns);
     app.setErrorHandler(handleError);
     app.setNotFoundHandler((_request, reply) => errorResponse(reply, 404, { error: 'not_found', message: 'no such endpoint' }));
 
@@ -148,7 +163,10 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
     const authenticate = createAuthHook(app, {
       store,
       nowMs: deps.nowMs,
-      rateLimitPerMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+      rateLimitPerMinute: limits.requestsPerMinute,
+      recordsPerMinute: limits.recordsPerMinute,
+      turns,
+      ...(options.budgetNowMs !== undefined ? { budgetNowMs: options.budgetNowMs } : {}),
     });
     registerHealthRoute(app);
     await app.register(async (api) => {
@@ -171,6 +189,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
     app,
     store,
     verifyWorkers: verifyPool?.size ?? 0,
+    limits,
     async close() {
       await app.close();
       await verifyPool?.close();

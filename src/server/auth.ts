@@ -6,20 +6,27 @@
  *    not exist (a key cannot learn which workspaces exist);
  * 3. the workspace's request budget (2000 a minute by default) → 429 with `Retry-After`.
  * The body is read only after all three pass, so a stranger can neither drain a workspace's
- * budget nor make the service parse anything.
+ * budget nor make the service parse anything. A second `Authorization` header is a 400: which of
+ * two credentials a request carries must never depend on which one a proxy or parser keeps.
+ *
+ * The workspace's record budget (limits.ts) is charged by the routes that write records, once they
+ * know how many a request holds: {@link chargeRecords}.
  *
  * The hook is a callback hook, not an async one, and the limit is a plain counter per workspace
  * (docs/decisions.md, "Rate limit: our own fixed-window counter in the auth hook"): the hook runs
  * on every request, and a promise or a plugin's generic machinery there costs more than the count.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { HttpError, notFound, unauthorized } from './errors.js';
+import { badRequest, HttpError, notFound, unauthorized } from './errors.js';
+import type { TurnTaker } from './limits.js';
 import type { AuthContext, Store } from './store/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** set by the auth hook on every endpoint */
     auth: AuthContext | null;
+    /** set by the auth hook: where {@link chargeRecords} charges */
+    recordBudget: RecordBudget | null;
   }
 }
 
@@ -50,6 +57,8 @@ export interface LimitState {
 interface Window {
   startMs: number;
   count: number;
+  /** records charged in the window */
+  records: number;
 }
 
 /** Past this many workspaces with a window, ended windows are dropped before a new one is added. */
@@ -75,11 +84,12 @@ export class FixedWindowLimiter {
     let window = this.#windows.get(key);
     if (window === undefined) {
       if (this.#windows.size >= PRUNE_AT) this.#prune(nowMs);
-      window = { startMs: nowMs, count: 0 };
+      window = { startMs: nowMs, count: 0, records: 0 };
       this.#windows.set(key, window);
     } else if (window.startMs + this.windowMs <= nowMs) {
       window.startMs = nowMs;
       window.count = 0;
+      window.records = 0;
     }
     window.count += 1;
     const count = window.count;
@@ -90,9 +100,56 @@ export class FixedWindowLimiter {
     };
   }
 
+  /**
+   * Charges `n` records to `key`'s current window (started by the request that carries them).
+   * A charge that would go over `maxRecords` is refused whole and charges nothing, so a client
+   * that splits its batch can still spend what is left.
+   */
+  chargeRecords(key: string, n: number, maxRecords: number, nowMs: number): LimitState {
+    let window = this.#windows.get(key);
+    if (window === undefined) {
+      window = { startMs: nowMs, count: 0, records: 0 };
+      this.#windows.set(key, window);
+    } else if (window.startMs + this.windowMs <= nowMs) {
+      // the window of the request that carries these records has just ended: they start the next
+      window.startMs = nowMs;
+      window.count = 0;
+      window.records = 0;
+    }
+    const resetSeconds = Math.ceil((this.windowMs - (nowMs - window.startMs)) / 1000);
+    if (window.records + n > maxRecords) return { exceeded: true, remaining: Math.max(0, maxRecords - window.records), resetSeconds };
+    window.records += n;
+    return { exceeded: false, remaining: maxRecords - window.records, resetSeconds };
+  }
+
   #prune(nowMs: number): void {
     for (const [key, window] of this.#windows) if (window.startMs + this.windowMs <= nowMs) this.#windows.delete(key);
   }
+}
+
+/**
+ * Waits for a turn of the event loop of its own (limits.ts, TurnTaker), for a route that splits a
+ * long piece of work (a batch's validation and signature checks) into chunks: other clients'
+ * requests are served between two chunks.
+ *
+ * @example
+ * for (const chunk of chunks) { await takeTurn(request); work(chunk); }
+ */
+export function takeTurn(request: FastifyRequest): Promise<void> {
+  return request.recordBudget?.turns.take() ?? Promise.resolve();
+}
+
+/** Whether the raw header list names Authorization more than once (Node keeps only the first). */
+function hasSecondAuthorization(rawHeaders: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
 }
 
 export interface AuthOptions {
@@ -100,16 +157,64 @@ export interface AuthOptions {
   nowMs: () => number;
   /** requests per minute per workspace */
   rateLimitPerMinute: number;
+  /** records per minute per workspace */
+  recordsPerMinute: number;
+  /** the budgets' clock, epoch ms (default Date.now) */
+  budgetNowMs?: () => number;
+}
+
+/** What a request needs to charge its records: set by the auth hook. */
+interface RecordBudget {
+  limiter: FixedWindowLimiter;
+  maxRecords: number;
+  nowMs: () => number;
+  turns: TurnTaker;
+}
+
+/** Charges of at least this many records wait for a turn of their own (limits.ts, TurnTaker). */
+const TURN_AT_RECORDS = 64;
+
+/**
+ * Charges `n` records (every item of a batch; 1 for a single-record write) to the workspace's
+ * record budget before the route does the work, and answers 429 with `Retry-After` over it.
+ * A large charge then waits for a turn of the event loop of its own, so that one client's batches
+ * are interleaved with other clients' requests instead of running back to back.
+ *
+ * @example
+ * await chargeRecords(request, records.length);
+ * @throws HttpError 429 `rate_limited` over the budget
+ */
+export function chargeRecords(request: FastifyRequest, n: number): Promise<void> | undefined {
+  const budget = request.recordBudget;
+  if (budget === null || request.auth === null) return undefined;
+  const state = budget.limiter.chargeRecords(request.auth.workspaceId, n, budget.maxRecords, budget.nowMs());
+  if (state.exceeded) {
+    const retry = String(Math.max(1, state.resetSeconds));
+    throw new HttpError(
+      429,
+      'rate_limited',
+      n > budget.maxRecords
+        ? `${n} records is more than this workspace's budget of ${budget.maxRecords} records a minute; split the batch`
+        : `more than ${budget.maxRecords} records in a minute for this workspace (${state.remaining} left in this minute); retry in ${retry} s`,
+      undefined,
+      { 'retry-after': retry },
+    );
+  }
+  return n >= TURN_AT_RECORDS ? budget.turns.take() : undefined;
 }
 
 /**
  * Decorates requests with `auth` and returns the hook to put on every endpoint.
- * The limiter counts in real time (`Date.now()`), whatever clock the application is given.
+ * The budgets count in real time (`Date.now()`, or the `budgetNowMs` a test gives), whatever clock
+ * the application is given for records.
  */
-export function createAuthHook(app: FastifyInstance, options: AuthOptions) {
+export function createAuthHook(app: FastifyInstance, options: AuthOptions & { turns: TurnTaker }) {
   app.decorateRequest('auth', null);
+  app.decorateRequest('recordBudget', null);
   const limiter = new FixedWindowLimiter(options.rateLimitPerMinute);
   const limitHeader = String(limiter.max);
+  const budgetNowMs = options.budgetNowMs ?? Date.now;
+  const recordBudget: RecordBudget = { limiter, maxRecords: options.recordsPerMinute, nowMs: budgetNowMs, turns: options.turns };
 
   /** The checks; throws the HttpError to answer with. */
   function check(request: FastifyRequest, reply: FastifyReply): void {
@@ -117,14 +222,16 @@ export function createAuthHook(app: FastifyInstance, options: AuthOptions) {
     if (header === undefined || header === '') throw unauthorized('the Authorization header is missing; send Authorization: Bearer <API key>');
     const match = header.length <= MAX_KEY_LENGTH + 16 ? BEARER.exec(header) : null;
     if (!match) throw unauthorized('the Authorization header must be Bearer followed by the API key');
+    if (hasSecondAuthorization(request.raw.rawHeaders)) throw badRequest('the request has more than one Authorization header; send exactly one');
     const auth = options.store.identity.authenticate(match[1]!, options.nowMs());
     if (!auth) throw unauthorized('the API key is not valid: unknown, revoked or expired');
 
     const { workspace_id: workspaceId } = request.params as { workspace_id?: string };
     if (workspaceId !== undefined && workspaceId !== auth.workspaceId) throw notFound('workspace not found');
     request.auth = auth;
+    request.recordBudget = recordBudget;
 
-    const limit = limiter.hit(auth.workspaceId, Date.now());
+    const limit = limiter.hit(auth.workspaceId, budgetNowMs());
     void reply
       .header('x-ratelimit-limit', limitHeader)
       .header('x-ratelimit-remaining', String(limit.remaining))

@@ -5,6 +5,8 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ValidationIssue } from '../core/index.js';
+import { closeWithoutReadingBody } from './connections.js';
+import { DatabaseFileChangedError } from './store/database.js';
 
 /** Every `error` code the service answers with. */
 export const ERROR_CODES = [
@@ -15,6 +17,7 @@ export const ERROR_CODES = [
   'validation_error',
   'rate_limited',
   'server_error',
+  'service_unavailable',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -113,6 +116,8 @@ function frameworkError(error: FastifyError, request: FastifyRequest): HttpError
 /** Turns any error into the response the client sees. */
 export function toHttpError(error: unknown, request: FastifyRequest): HttpError | null {
   if (error instanceof HttpError) return error;
+  // A write that could not be made durable: never a 2xx, and not a bug of the request either.
+  if (error instanceof DatabaseFileChangedError) return new HttpError(503, 'service_unavailable', error.message);
   if (error && typeof error === 'object' && 'code' in error) return frameworkError(error as FastifyError, request);
   return null;
 }
@@ -123,6 +128,8 @@ export function toHttpError(error: unknown, request: FastifyRequest): HttpError 
  */
 export function createErrorHandler(logLine: LogLine) {
   return function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+    // A refusal before the body was read (401, 404, 413, 429, …) closes the connection unread.
+    closeWithoutReadingBody(request.raw, reply.raw);
     const known = toHttpError(error, request);
     if (known) {
       if (known.headers) void reply.headers(known.headers);

@@ -193,7 +193,7 @@ export async function openLocalStore(dataDir: string): Promise<LocalStore> {
   if (!existsSync(keyFile)) createLedgerKey(keyFile);
   const service = await createApp({
     db: dbPath,
-    rateLimitPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE,
+    limits: { requestsPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE, recordsPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE },
     ledger: { key: readLedgerKey(keyFile), integration: 'on-read' },
   });
   const transport: LocalTransport = {

@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { createApp, type AppLedgerOptions, type ServiceApp } from './app.js';
 import type { LogLine } from './errors.js';
+import type { ServiceLimits } from './limits.js';
+import { acquireServeLock, assertWritable } from './store/database.js';
 
 export interface ServerOptions {
   /** default 127.0.0.1 */
@@ -17,8 +19,12 @@ export interface ServerOptions {
   db: string;
   /** where log lines go, one JSON object each (stderr in `govctl serve`); default nowhere */
   logLine?: LogLine;
-  /** requests per minute per workspace (default 2000) */
+  /** requests per minute per workspace (default 2000); the same as `limits.requestsPerMinute` */
   rateLimitPerMinute?: number;
+  /** budgets, caps and timeouts (limits.ts; each defaults to DEFAULT_LIMITS) */
+  limits?: Partial<ServiceLimits>;
+  /** the budgets' clock, epoch ms (default Date.now) */
+  budgetNowMs?: () => number;
   /** worker threads for batch signatures (default: one fewer than the cores, at least 0) */
   verifyWorkers?: number;
   now?: () => Date;
@@ -59,18 +65,31 @@ function logEvent(logLine: LogLine, fields: Record<string, unknown>): void {
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const logLine = options.logLine ?? (() => {});
-  const service = await createApp({
-    db: options.db,
-    logLine,
-    ...(options.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}),
-    ...(options.now !== undefined ? { now: options.now } : {}),
-    verifyWorkers: options.verifyWorkers ?? defaultVerifyWorkers(),
-    ...(options.ledger !== undefined ? { ledger: options.ledger } : {}),
-  });
+  // Refused before anything is opened: a database this process cannot write (SQLite would open it
+  // read-only and fail every write), or one another `govctl serve` is running on.
+  assertWritable(options.db);
+  const lock = acquireServeLock(options.db);
+  let service: ServiceApp;
+  try {
+    service = await createApp({
+      db: options.db,
+      logLine,
+      ...(options.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}),
+      ...(options.limits !== undefined ? { limits: options.limits } : {}),
+      ...(options.budgetNowMs !== undefined ? { budgetNowMs: options.budgetNowMs } : {}),
+      ...(options.now !== undefined ? { now: options.now } : {}),
+      verifyWorkers: options.verifyWorkers ?? defaultVerifyWorkers(),
+      ...(options.ledger !== undefined ? { ledger: options.ledger } : {}),
+    });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   try {
     await service.app.listen({ host: options.host ?? DEFAULT_HOST, port: options.port ?? DEFAULT_PORT });
   } catch (error) {
     await service.close();
+    lock.release();
     throw error;
   }
   const address = service.app.server.address() as AddressInfo;
@@ -83,7 +102,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url,
     service,
     close() {
-      closing ??= closeGracefully(service).then(() => logEvent(logLine, { msg: 'stopped' }));
+      closing ??= closeGracefully(service)
+        .finally(() => lock.release())
+        .then(() => logEvent(logLine, { msg: 'stopped' }));
       return closing;
     },
   };

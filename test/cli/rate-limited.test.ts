@@ -3,9 +3,14 @@
  * the CLI"): a service that answers 429 with `Retry-After`, once waited for and retried, and still
  * 429 → 75 with one stderr line that says so and what to do. The service is a scripted HTTP server
  * on 127.0.0.1 (test/helpers/fault-server.ts) that answers GET /api/me as the service does and 429
- * to the write, so that the requests and their timing can be checked.
+ * to the write, so that the requests and their timing can be checked; the last case runs the real
+ * service, its budget clock injected.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { provision, startServer } from '../../src/server/index.js';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { serviceLikeHandler, startFaultServer, type FaultHandler, type FaultServer, type RecordedRequest } from '../helpers/fault-server.js';
 
@@ -128,10 +133,28 @@ describe('rate limited once: the retry succeeds', () => {
 });
 
 describe('the real service', () => {
-  // Skipped: the reference service's rate-limit window is a fixed 60 s (src/server/auth.ts,
-  // RATE_LIMIT_WINDOW_MS) and startTestServer only sets the count
-  // (`rateLimitPerMinute`), so its Retry-After is up to 60 s. Worse, once the CLI has waited that
-  // long the window has reset and its retry succeeds: reaching 75 would need the limit exhausted
-  // again during the wait, a test of a minute or more. The fault server above stands in for it.
-  it.skip('govctl posture exits 75 once the workspace has used up its requests (needs a short rate-limit window)', () => {});
+  // The service's budget clock is injected: the workspace's window started 59.5 s "ago", so its
+  // 429 says Retry-After 1, the CLI waits one real second, and its retry meets the same window.
+  it('govctl posture exits 75 once the workspace has used up its requests, after waiting for Retry-After and retrying once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'govctl-rate-limited-'));
+    const db = join(dir, 'server.db');
+    const tenant = provision(db, { orgName: 'rl', workspaceName: 'rl' });
+    const clock = { ms: Date.UTC(2026, 5, 1, 12, 0, 0) };
+    const service = await startServer({ db, port: 0, verifyWorkers: 0, rateLimitPerMinute: 1, budgetNowMs: () => clock.ms });
+    try {
+      const first = await fetch(`${service.url}/api/me`, { headers: { authorization: `Bearer ${tenant.api_key}` } });
+      expect(first.status).toBe(200);
+      clock.ms += 59_500;
+      const started = Date.now();
+      const result = await runCli(['posture'], { env: { SERVICE_BASE_URL: service.url, SERVICE_API_KEY: tenant.api_key, SERVICE_WORKSPACE_ID: tenant.workspace_id } });
+      expect(result.exitCode).toBe(75);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/^govctl: .*rate limited/i);
+      expect(result.stderr).toContain('wait 1 second and run the command again');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(ONE_SECOND);
+    } finally {
+      await service.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -10,11 +10,12 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { addExamples, markWindsDown, wholeNumber } from '../command-kit.js';
-import { ConfigError, UsageError } from '../errors.js';
+import { ConfigError, InputFileError, UsageError } from '../errors.js';
 import { DEFAULT_LOG_ORIGIN_PREFIX, ledgerOrigin } from '../../core/ledger/entry.js';
 import type { Factory } from '../factory.js';
 import { displayPath } from '../settings.js';
 import { databasePath, mapDatabaseError, loadServer, type ServerModule } from '../admin/database.js';
+import { DEFAULT_LIMITS, type ServiceLimits } from '../../server/limits.js';
 
 export interface ServeOptions {
   /** default 127.0.0.1 */
@@ -29,6 +30,28 @@ export interface ServeOptions {
   logKey?: string;
   /** the log origin prefix (default govctl.local/ledger) */
   logOrigin?: string;
+  /** budgets, caps and timeouts given on the command line (the rest keep their defaults) */
+  limits?: Partial<ServiceLimits>;
+}
+
+/**
+ * The limit flags: one per member of ServiceLimits an operator may change (docs/security.md).
+ * Timeouts are given in seconds on the command line and kept in milliseconds.
+ */
+const LIMIT_FLAGS: readonly { flag: string; key: keyof ServiceLimits; what: string; seconds?: true; min: number; max: number }[] = [
+  { flag: 'requests-per-minute', key: 'requestsPerMinute', what: 'requests a minute per workspace', min: 1, max: 1_000_000_000 },
+  { flag: 'records-per-minute', key: 'recordsPerMinute', what: 'records a minute per workspace (every item of a batch)', min: 1000, max: 1_000_000_000 },
+  { flag: 'max-connections', key: 'maxConnections', what: 'open connections at once', min: 1, max: 1_000_000 },
+  { flag: 'headers-timeout', key: 'headersTimeoutMs', what: 'seconds a client may take to send the request headers', seconds: true, min: 1, max: 3600 },
+  { flag: 'request-timeout', key: 'requestTimeoutMs', what: 'seconds a client may take to send a whole request', seconds: true, min: 1, max: 3600 },
+  { flag: 'keep-alive-timeout', key: 'keepAliveTimeoutMs', what: 'seconds an idle keep-alive connection stays open', seconds: true, min: 1, max: 3600 },
+  { flag: 'idle-timeout', key: 'idleTimeoutMs', what: 'seconds a connection with no traffic at all stays open', seconds: true, min: 1, max: 86_400 },
+  { flag: 'max-requests-per-connection', key: 'maxRequestsPerSocket', what: 'requests on one connection before it is closed; 0: no limit', min: 0, max: 1_000_000_000 },
+];
+
+function defaultText(entry: (typeof LIMIT_FLAGS)[number]): string {
+  const value = DEFAULT_LIMITS[entry.key];
+  return String(entry.seconds ? value / 1000 : value);
 }
 
 /** The database file `serve` uses without `--db`. */
@@ -47,8 +70,13 @@ export function createServeCommand(factory: Factory): Command {
     )
     .option('--log-key <file>', 'the transparency log\'s key file (default: <db>.ledger-key, made by `govctl admin init`)')
     .option('--log-origin <prefix>', 'the log origin prefix: a workspace\'s log is <prefix>/<workspace_id>', 'govctl.local/ledger')
-    .action(async (flags: { host: string; port: number; db?: string; verifyWorkers?: number; logKey?: string; logOrigin?: string }) =>
-      run(
+    .action(async (flags: { host: string; port: number; db?: string; verifyWorkers?: number; logKey?: string; logOrigin?: string } & Record<string, unknown>) => {
+      const limits: Partial<ServiceLimits> = {};
+      for (const entry of LIMIT_FLAGS) {
+        const value = flags[camel(entry.flag)];
+        if (typeof value === 'number') limits[entry.key] = entry.seconds ? value * 1000 : value;
+      }
+      return run(
         {
           host: flags.host,
           port: flags.port,
@@ -56,24 +84,46 @@ export function createServeCommand(factory: Factory): Command {
           ...(flags.logKey !== undefined ? { logKey: flags.logKey } : {}),
           ...(flags.logOrigin !== undefined ? { logOrigin: flags.logOrigin } : {}),
           ...(flags.verifyWorkers !== undefined ? { verifyWorkers: flags.verifyWorkers } : {}),
+          limits,
         },
         factory,
-      ),
+      );
+    });
+  for (const entry of LIMIT_FLAGS) {
+    command.addOption(
+      new Option(`--${entry.flag} <n>`, `${entry.what} (default ${defaultText(entry)})`).argParser(wholeNumber(`--${entry.flag}`, { min: entry.min, max: entry.max })),
     );
+  }
   markWindsDown(command);
   command.addHelpText(
     'after',
     '\nThe listening URL is printed on stderr ("govctl: listening on http://HOST:PORT"), then one JSON line per\n' +
       'request. Provision the database with `govctl admin init --db FILE` to get an API key.\n' +
       'SIGINT (Ctrl-C) or SIGTERM stops it gracefully, finishing requests in flight, and exits 0; a second\n' +
-      'signal drops open connections. Exit codes: 66 the database\'s directory is missing, 65 the file is not a\n' +
-      'govctl database, 78 the host or port cannot be used (in use, not permitted) or the database is newer.\n',
+      'signal drops open connections. Exit codes: 66 the database\'s directory is missing or the database cannot\n' +
+      'be written, 65 the file is not a govctl database, 78 the host or port cannot be used (in use, not permitted),\n' +
+      'the database is newer, or another govctl serve is running on it. Limits: docs/security.md.\n',
   );
   return addExamples(command, [
     'govctl serve',
     'govctl serve --host 0.0.0.0 --port 8443 --db /var/lib/govctl/server.db',
     'govctl serve --port 0 2> >(grep -m1 -o "http://[^ ]*")',
+    'govctl serve --records-per-minute 1200000 --max-connections 4096',
   ]);
+}
+
+/** `max-connections` → `maxConnections`, as commander names an option's value. */
+function camel(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
+
+/** A database this service must not run on: in use by another `govctl serve` (78), or not writable (66). */
+function databaseRefusal(error: unknown, server: ServerModule): unknown {
+  if (error instanceof server.DatabaseInUseError) return new ConfigError(error.message, { field: '--db' });
+  if (error instanceof server.DatabaseReadOnlyError) {
+    return new InputFileError(`cannot serve from a database this process cannot write: ${error.message}`, { field: '--db', hint: 'check the permissions of the file and its directory' });
+  }
+  return undefined;
 }
 
 /** Why a listen failed, as a configuration error (78) naming what to change. */
@@ -164,7 +214,13 @@ function logKeyOf(options: ServeOptions, path: string, deps: Factory, server: Se
     return { key: server.readLedgerKey(file), originPrefix: options.logOrigin ?? DEFAULT_LOG_ORIGIN_PREFIX };
   } catch (error) {
     if (error instanceof server.LedgerKeyError) {
-      throw new ConfigError(error.message, { field: '--log-key', hint: `create it with \`govctl admin ledger-key create --db ${displayPath(path)}\` (see docs/ledger.md)` });
+      const missing = error.message.startsWith('no log key file');
+      throw new ConfigError(error.message, {
+        field: '--log-key',
+        hint: missing
+          ? `create it with \`govctl admin ledger-key create --db ${displayPath(path)}\`, or give --log-key FILE (see docs/ledger.md)`
+          : 'it must be a file of this user, mode 0600, made by `govctl admin ledger-key create` (see docs/ledger.md)',
+      });
     }
     throw error;
   }
@@ -179,6 +235,13 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
     path = join(dataDir, SERVER_DB_FILE);
   }
   const server = await loadServer();
+  // A database this process cannot write is refused before its log key is looked for: that is
+  // the problem to fix first (startServer checks again, and takes the single-instance lock).
+  try {
+    server.assertWritable(path);
+  } catch (error) {
+    throw databaseRefusal(error, server) ?? error;
+  }
   const ledger = logKeyOf(options, path, deps, server);
   // Request lines are gathered (server/log-writer.ts) and flushed before anything else is printed.
   const log = server.createLogWriter((text) => void deps.io.stderr.write(text).catch(() => undefined));
@@ -196,9 +259,10 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
       logLine,
       ...(options.verifyWorkers !== undefined ? { verifyWorkers: options.verifyWorkers } : {}),
       ledger,
+      ...(options.limits !== undefined ? { limits: options.limits } : {}),
     });
   } catch (error) {
-    throw listenError(error, options) ?? mapDatabaseError(error, path, server);
+    throw listenError(error, options) ?? databaseRefusal(error, server) ?? mapDatabaseError(error, path, server);
   }
 
   const waiter = waitForStop(deps.signal, () => {

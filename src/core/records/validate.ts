@@ -9,16 +9,38 @@ import { ENVIRONMENTS, RECORD_TYPES, type FieldSpec, type Payload, type RecordTy
 /** Longest accepted system, tool or agent name. */
 export const MAX_NAME_LENGTH = 256;
 
-const DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATETIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))$/;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const HEX64 = /^[0-9a-fA-F]{64}$/;
 
-export function isDateTime(value: unknown): value is string {
-  return typeof value === 'string' && DATETIME.test(value) && !Number.isNaN(Date.parse(value));
+/**
+ * Whether year-month-day names a day of the calendar. `Date.parse` alone is not enough: V8 rolls
+ * `2026-02-30` over to 2 March and reads `T24:00:00` as the next midnight, so a record would be
+ * stored under a date other than the one it was signed with.
+ */
+function isCalendarDay(year: number, month: number, day: number): boolean {
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  return day <= days;
 }
 
+/** An RFC 3339 date-time with real calendar fields: hours 00-23, minutes and seconds 00-59, offsets within ±23:59. */
+export function isDateTime(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const m = DATETIME.exec(value);
+  if (m === null) return false;
+  if (!isCalendarDay(Number(m[1]), Number(m[2]), Number(m[3]))) return false;
+  if (Number(m[4]) > 23 || Number(m[5]) > 59 || (m[6] !== undefined && Number(m[6]) > 59)) return false;
+  if (m[7] !== undefined && (Number(m[7]) > 23 || Number(m[8]) > 59)) return false;
+  return !Number.isNaN(Date.parse(value));
+}
+
+/** A calendar date `YYYY-MM-DD` that exists (no 30 February). */
 export function isDate(value: unknown): value is string {
-  return typeof value === 'string' && DATE.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`));
+  if (typeof value !== 'string') return false;
+  const m = DATE.exec(value);
+  return m !== null && isCalendarDay(Number(m[1]), Number(m[2]), Number(m[3])) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`));
 }
 
 export function isHex64(value: unknown): value is string {

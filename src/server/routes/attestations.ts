@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { legacyWitnessMessage, validateAttestation, witnessTexts, type JsonValue, type WitnessForm } from '../../core/index.js';
-import { authOf } from '../auth.js';
+import { authOf, chargeRecords } from '../auth.js';
 import { HttpError, invalidField, validationFailed } from '../errors.js';
 import { newId } from '../ids.js';
 import { BATCH_BODY_LIMIT, bodyObject, type JsonObject } from '../json-body.js';
@@ -118,6 +118,7 @@ function attestationRow({ record, stored, job, prefix }: CheckedAttestation, for
 export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, verifyPool }: RouteDeps): void {
   app.post(`${WORKSPACE_PREFIX}/attestations/external`, async (request: FastifyRequest, reply: FastifyReply) => {
     const ingest = ingestOf(request, nowMs);
+    await chargeRecords(request, 1);
     const checked = checkAttestation(bodyObject(request), '', ingest);
     // One signature: checked here, where a hop to a worker would cost more than it saves.
     const { row, result } = attestationRow(checked, checked.job ? witnessForm(checked.job) : null, ingest);
@@ -132,6 +133,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     if (records === undefined || records === null) throw invalidField('records', 'is required: an array of attestations');
     if (!Array.isArray(records)) throw invalidField('records', 'must be an array of attestations');
     if (records.length > MAX_BATCH_SIZE) throw invalidField('records', `must hold at most ${MAX_BATCH_SIZE} attestations; split the batch`);
+    await chargeRecords(request, records.length);
 
     // Each item alone: validated here, its signature checked with the others (on the verify pool's
     // workers and in this thread at once).

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalize, controlsEarned, DAY_MS, isRecordType, RECORD_TYPES, validateRecord, type JsonValue } from '../../core/index.js';
-import { authOf } from '../auth.js';
+import { authOf, chargeRecords } from '../auth.js';
 import { invalidField, notFound, validationFailed } from '../errors.js';
 import { NIL_UUID, newId } from '../ids.js';
 import { bodyObject } from '../json-body.js';
@@ -55,6 +55,7 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     const { workspaceId } = authOf(request);
     const dryRun = booleanParam(request.query as Query, 'dry_run');
     const record = bodyObject(request);
+    await chargeRecords(request, 1);
     const issues = [...validateRecord(record), ...wellFormedIssues(record, ['system_name', 'identity', 'resource'])];
     if (issues.length > 0) throw validationFailed(issues);
 

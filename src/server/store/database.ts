@@ -4,7 +4,8 @@
  * Durability (docs/service.md): WAL with `synchronous=FULL`, so a transaction that has
  * committed survives a crash or power loss, and readers never block the writer.
  */
-import { chmodSync, existsSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 
@@ -13,6 +14,113 @@ export type Db = Database.Database;
 /** The database was written by a newer govctl (a schema this code does not know). */
 export class SchemaVersionError extends Error {
   override readonly name = 'SchemaVersionError';
+}
+
+/**
+ * The database file was deleted or replaced while the service had it open: a write committed now
+ * would go to a file nobody will open again, so writes are refused (503).
+ */
+export class DatabaseFileChangedError extends Error {
+  override readonly name = 'DatabaseFileChangedError';
+}
+
+/** Another `govctl serve` holds the database; a second one would race it for every write. */
+export class DatabaseInUseError extends Error {
+  override readonly name = 'DatabaseInUseError';
+}
+
+/** The database (or its directory, where SQLite makes its WAL files) cannot be written. */
+export class DatabaseReadOnlyError extends Error {
+  override readonly name = 'DatabaseReadOnlyError';
+}
+
+/** The file each open database was opened as: its device and inode. */
+const openedAs = new WeakMap<Db, { path: string; dev: number; ino: number }>();
+
+/**
+ * Throws DatabaseFileChangedError when the file at the database's path is no longer the one that
+ * was opened (deleted, or replaced by another file). One stat(2): cheap enough for every group
+ * commit. A `:memory:` database always passes.
+ */
+export function checkDatabaseFile(db: Db): void {
+  const opened = openedAs.get(db);
+  if (opened === undefined) return;
+  let current: { dev: number; ino: number } | undefined;
+  try {
+    current = statSync(opened.path);
+  } catch {
+    current = undefined;
+  }
+  if (current === undefined || current.dev !== opened.dev || current.ino !== opened.ino) {
+    throw new DatabaseFileChangedError(
+      `the database file ${opened.path} was ${current === undefined ? 'deleted' : 'replaced'} while the service was running; writes are refused until the service is restarted`,
+    );
+  }
+}
+
+/**
+ * Refuses a database the service could not write: the file (when it exists) and its directory
+ * (SQLite creates the -wal and -shm files there) must be writable by this process.
+ * @throws DatabaseReadOnlyError
+ */
+export function assertWritable(path: string): void {
+  if (path === ':memory:') return;
+  for (const [what, target] of [
+    ['database file', path],
+    ['directory', dirname(path)],
+  ] as const) {
+    if (what === 'database file' && !existsSync(target)) continue;
+    try {
+      accessSync(target, constants.W_OK);
+    } catch {
+      throw new DatabaseReadOnlyError(`the ${what} ${target} is not writable by this process`);
+    }
+  }
+}
+
+/** A held single-instance lock; release() lets another `govctl serve` start. */
+export interface ServeLock {
+  release(): void;
+}
+
+/** The lock file beside a database. */
+export function serveLockPath(path: string): string {
+  return `${path}.serve-lock`;
+}
+
+/**
+ * Takes the lock that lets one `govctl serve` at a time use a database: an exclusive lock on a
+ * small SQLite file beside it (`<db>.serve-lock`), taken with SQLite's own file locks. The kernel
+ * drops the lock when the process ends, however it ends, so a killed service never blocks a restart.
+ * `govctl admin` does not take it: it may work on the database beside a running service.
+ * @throws DatabaseInUseError when another process holds it
+ */
+export function acquireServeLock(path: string): ServeLock {
+  if (path === ':memory:') return { release() {} };
+  const lockPath = serveLockPath(path);
+  const isNew = !existsSync(lockPath);
+  const lock = new Database(lockPath);
+  try {
+    if (isNew) chmodSync(lockPath, 0o600);
+    lock.pragma('busy_timeout = 0');
+    lock.pragma('journal_mode = DELETE');
+    // In exclusive locking mode the first write's lock is held until the connection closes.
+    lock.pragma('locking_mode = EXCLUSIVE');
+    lock.exec('CREATE TABLE IF NOT EXISTS holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since TEXT NOT NULL)');
+    lock.prepare('INSERT OR REPLACE INTO holder (id, pid, since) VALUES (1, ?, ?)').run(process.pid, new Date().toISOString());
+  } catch (error) {
+    lock.close();
+    const code = (error as { code?: unknown }).code;
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+      throw new DatabaseInUseError(`another govctl serve is already running on ${path} (it holds ${lockPath}); stop it first, or give this one another --db`);
+    }
+    throw error;
+  }
+  return {
+    release() {
+      if (lock.open) lock.close();
+    },
+  };
 }
 
 /**
@@ -37,6 +145,10 @@ export function openDatabase(path: string): Db {
     // Evidence is sensitive; the WAL and shared-memory files take the database file's mode.
     if (isNew) chmodSync(path, 0o600);
     migrate(db);
+    if (path !== ':memory:') {
+      const { dev, ino } = statSync(path);
+      openedAs.set(db, { path, dev, ino });
+    }
     return db;
   } catch (error) {
     db.close();

@@ -19,8 +19,17 @@
  * only when a write throws is that attempt rolled back and the group run again with one
  * savepoint per write. A write's `work` may therefore run twice (its first run rolled back):
  * it must do nothing but SQL.
+ *
+ * A group stops taking writes once its writes have run for {@link MAX_GROUP_MS}: the writes left
+ * over are committed in the next group, a turn of the event loop later, so that a few large
+ * batches never hold the event loop (and every other client's request) for long.
+ *
+ * The database file is checked before and after every commit (database.ts, checkDatabaseFile):
+ * when it was deleted or replaced, the group is refused, since a commit to a file nobody will open
+ * again is not durable.
  */
-import type { Db } from './database.js';
+import { performance } from 'node:perf_hooks';
+import { checkDatabaseFile, type Db } from './database.js';
 
 interface QueuedWrite {
   readonly work: () => unknown;
@@ -42,6 +51,9 @@ export interface GroupHooks {
 
 /** Writes in one transaction at most; a longer queue is committed in several. */
 const MAX_GROUP = 2000;
+
+/** A group takes no more writes once its writes have run this long (ms); the rest go in the next group. */
+export const MAX_GROUP_MS = 20;
 
 /** Longest a queued write waits for others to join its group. */
 export const MAX_WAIT_MS = 1;
@@ -114,18 +126,26 @@ export class GroupCommitWriter {
 
   #flush(): void {
     this.#immediate = false;
-    const group = this.#queue.splice(0, MAX_GROUP);
-    this.#recent.push(group.length);
-    if (this.#recent.length > RECENT_GROUPS) this.#recent.shift();
+    let group = this.#queue.splice(0, MAX_GROUP);
     let outcomes: { ok: boolean; value: unknown }[];
     try {
-      outcomes = this.#commitOptimistically(group) ?? this.#commitWithSavepoints(group);
+      checkDatabaseFile(this.db);
+      const optimistic = this.#commitOptimistically(group);
+      if (optimistic !== null && optimistic.length < group.length) {
+        // the group ran out of time: the writes not run go first in the next group
+        this.#queue.unshift(...group.slice(optimistic.length));
+        group = group.slice(0, optimistic.length);
+      }
+      outcomes = optimistic ?? this.#commitWithSavepoints(group);
+      checkDatabaseFile(this.db);
     } catch (error) {
       // The commit itself failed (disk full, I/O error): nothing in the group is stored.
       for (const item of group) item.reject(error);
+      this.#noteGroup(group.length);
       this.#afterFlush();
       return;
     }
+    this.#noteGroup(group.length);
     group.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) item.resolve(outcome.value);
@@ -134,14 +154,27 @@ export class GroupCommitWriter {
     this.#afterFlush();
   }
 
-  /** The group in one transaction without savepoints; null (rolled back) when a write throws. */
+  #noteGroup(size: number): void {
+    this.#recent.push(size);
+    if (this.#recent.length > RECENT_GROUPS) this.#recent.shift();
+  }
+
+  /**
+   * The group in one transaction without savepoints; null (rolled back) when a write throws.
+   * Runs the writes in order until {@link MAX_GROUP_MS} has passed (at least one): the outcomes
+   * returned are those of the first writes of the group, the ones committed.
+   */
   #commitOptimistically(group: readonly QueuedWrite[]): { ok: boolean; value: unknown }[] | null {
     const values: unknown[] = [];
     let wrote = false;
     try {
       this.db.transaction(() => {
         this.hooks?.begin();
-        for (const item of group) values.push(item.work());
+        const deadline = performance.now() + MAX_GROUP_MS;
+        for (const item of group) {
+          values.push(item.work());
+          if (values.length < group.length && performance.now() > deadline) break;
+        }
         wrote = true;
         this.hooks?.end();
       })();

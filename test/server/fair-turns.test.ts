@@ -1,0 +1,48 @@
+/**
+ * Long work never holds the event loop for long in one piece (docs/security.md, "Fair turns"): a
+ * group commit stops taking writes once they have run for MAX_GROUP_MS and commits the rest in a
+ * later group, a turn of the event loop later, every write still acknowledged after its own commit.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../../src/server/store/database.js';
+import { GroupCommitWriter, MAX_GROUP_MS } from '../../src/server/store/writer.js';
+
+let db: Db | undefined;
+afterEach(() => {
+  db?.close();
+  db = undefined;
+});
+
+/** Holds the thread for `ms`, as a large batch's inserts do. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+describe('group commit under large writes', () => {
+  it(`stops a group once its writes have run ${MAX_GROUP_MS} ms and commits the rest in later groups, in order`, async () => {
+    db = openDatabase(':memory:');
+    db.exec('CREATE TABLE t (n INTEGER)');
+    let groups = 0;
+    const writer = new GroupCommitWriter(db, { begin() {}, end: () => void (groups += 1) });
+    const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
+    // each write holds the thread for 40 % of a group's time: a group takes three at most
+    const writes = Array.from({ length: 10 }, (_, n) =>
+      writer.write(() => {
+        busy(MAX_GROUP_MS * 0.4);
+        insert.run(n);
+        return n;
+      }),
+    );
+    // a timer due meanwhile runs between two groups, not after all ten writes
+    let timerAfterWrites = -1;
+    let committed = 0;
+    for (const write of writes) void write.then(() => (committed += 1));
+    setTimeout(() => (timerAfterWrites = committed), 0);
+
+    expect(await Promise.all(writes)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(groups).toBeGreaterThanOrEqual(4);
+    expect(timerAfterWrites).toBeLessThan(10);
+    expect(db.prepare('SELECT n FROM t ORDER BY rowid').pluck().all()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+});
