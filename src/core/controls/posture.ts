@@ -105,6 +105,3 @@ export function missingControls(coverage: Coverage, nowMs: number): Record<Frame
   for (const entry of coverageByFramework(coverage, nowMs)) out[entry.framework] = entry.missing;
   return out;
 }
-
-/** Number of required controls in the whole catalogue. */
-export const REQUIRED_CONTROL_COUNT = CONTROLS.filter((control) => control.required).length;
