@@ -10,7 +10,7 @@
  *   average weighted by each framework's number of required controls.
  */
 import { FRAMEWORKS, type Framework } from '../records/types.js';
-import { CONTROLS, controlsForFramework, type Control, type EvidenceRule } from './catalogue.js';
+import { controlsForFramework, type Control, type EvidenceRule } from './catalogue.js';
 
 export const DAY_MS = 86_400_000;
 
