@@ -5,8 +5,8 @@
  *
  *   node bench/cli.mjs [--quick] [--runs N] [--size BYTES|256M|1G] [--records N] [--data-dir DIR] [--no-pin]
  *
- * The service (govctl's startServer on a provisioned SQLite file, as `govctl serve` runs it) is a
- * child process on core 1; `govctl` processes and their baselines run on core 0 (taskset, when
+ * The service (`govctl serve` on a SQLite file provisioned with `govctl admin init`) is a child
+ * process on core 1; `govctl` processes and their baselines run on core 0 (taskset, when
  * available), spawned directly (no shell) with a clean environment (no inherited SERVICE_*, CI
  * unset, XDG_* inside the run directory).
  *
@@ -27,7 +27,6 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import {
   DIST,
-  LIB_DIR,
   Report,
   SERVER_CPU,
   cpuSecondsOf,
@@ -40,12 +39,12 @@ import {
   runDirectory,
   sampleMemory,
   snapshotCode,
-  startChild,
   otherCpuMeter,
   timeCommands,
   waitForQuiet,
 } from './lib/harness.mjs';
 import { loadDetails, loadProblem, runLoad } from './lib/load.mjs';
+import { startServe } from './lib/serve.mjs';
 import { evidenceRecords } from './lib/records.mjs';
 
 const USAGE = `node bench/cli.mjs [--quick] [--startup-only] [--runs N] [--size SIZE] [--records N] [--data-dir DIR] [--no-pin] [--no-snapshot] [--keep]
@@ -209,10 +208,7 @@ async function runMeasured(argv, { env, stdoutFile, timeoutMs = STEP_TIMEOUT_MS 
 
 try {
   progress(`run directory ${run.dir}`);
-  service = await startChild(join(LIB_DIR, 'service-server.mjs'), ['--db', join(run.dir, 'service.db')], {
-    cpu: SERVER_CPU,
-    logFile: join(run.dir, 'service.log'),
-  });
+  service = await startServe({ db: join(run.dir, 'service.db'), cpu: SERVER_CPU, logFile: join(run.dir, 'service.log') });
   const { url, apiKey, workspaceId } = service.info;
   const serviceEnv = cleanEnv({ SERVICE_BASE_URL: url, SERVICE_API_KEY: apiKey });
 
