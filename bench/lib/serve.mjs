@@ -48,8 +48,8 @@ export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [
   const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], env });
   const log = createWriteStream(logFile, { flags: 'a' });
   const exited = once(child, 'exit');
+  let head = '';
   const url = await new Promise((resolve, reject) => {
-    let head = '';
     const timer = setTimeout(() => reject(new Error(`govctl serve did not listen within ${timeoutMs} ms; see ${logFile}`)), timeoutMs);
     const onData = (chunk) => {
       head += chunk.toString('utf8');
@@ -69,6 +69,8 @@ export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [
     child.kill('SIGKILL');
     throw error;
   });
+  // What was read while waiting goes to the log too, then the rest as it comes.
+  log.write(head);
   child.stderr.pipe(log);
   return {
     // With taskset the pid is node's: taskset execs it.
