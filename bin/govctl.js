@@ -22,14 +22,13 @@ if (only === '--version' || only === '-V') {
 }
 
 /**
- * The bundle's `main`, compiled with the code cache of this build, this Node and this command
- * group when there is one. Node 20 has no compile cache of its own (module.enableCompileCache is
- * Node ≥ 22.1), and without one V8 compiles every function a run calls from source. The cache lives
- * in the user's cache directory ($XDG_CACHE_HOME/govctl, mode 0700: compiled code is never read
- * from a directory another user can write). It is written when the run ends if there was none or
- * V8 rejected it, and once more when a run first opens the embedded store (its first byte says
- * whether the cache holds the store's code). A cache that cannot be read or written costs only the
- * time it would have saved.
+ * The bundle's `main`, compiled with the code cache of this build, this Node, this command group
+ * and connection when there is one. Node 20 has no compile cache of its own
+ * (module.enableCompileCache is Node ≥ 22.1), and without one V8 compiles every function a run
+ * calls from source. The cache lives in the user's cache directory ($XDG_CACHE_HOME/govctl, mode
+ * 0700: compiled code is never read from a directory another user can write) and is written when
+ * the run ends if there was none or V8 rejected it. A cache that cannot be read or written costs
+ * only the time it would have saved.
  */
 function loadCommandLine() {
   const fs = require('node:fs');
@@ -39,32 +38,29 @@ function loadCommandLine() {
   const source = fs.readFileSync(file, 'utf8');
   const build = /\n\/\/ govctl-build ([0-9a-f]+)\n/.exec(source.slice(-256))?.[1];
   const cacheFile = build && cachePath(path, build);
-  let cache;
+  let cachedData;
   if (cacheFile) {
     try {
-      cache = fs.readFileSync(cacheFile);
+      cachedData = fs.readFileSync(cacheFile);
     } catch {
       // none yet
     }
   }
-  const cachedData = cache?.subarray(1);
   const script = new (require('node:vm').Script)(Module.wrap(source), { filename: file, cachedData });
   const module = { exports: {} };
-  const moduleRequire = Module.createRequire(file);
-  script.runInThisContext().call(module.exports, module.exports, moduleRequire, module, file, path.dirname(file));
-  if (cacheFile) {
+  script.runInThisContext().call(module.exports, module.exports, Module.createRequire(file), module, file, path.dirname(file));
+  if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {
+    // At the end, so that the cache holds every function the run compiled, not only the top level.
     process.once('exit', () => {
-      // The embedded store is the one part of the bundle that only some runs of a group load.
-      const withStore = Object.keys(moduleRequire.cache).some((name) => name.includes(`${path.sep}better-sqlite3${path.sep}`));
-      if (cache !== undefined && !script.cachedDataRejected && (cache[0] === STORE || !withStore)) return;
       try {
-        fs.mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
+        const dir = path.dirname(cacheFile);
+        fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
         const temporary = `${cacheFile}.${process.pid}`;
-        fs.writeFileSync(temporary, Buffer.concat([Buffer.of(withStore ? STORE : 0), script.createCachedData()]), { mode: 0o600 });
+        fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
         fs.renameSync(temporary, cacheFile);
         // Caches of earlier builds are never read again.
-        for (const name of fs.readdirSync(path.dirname(cacheFile))) {
-          if (name.startsWith('cli-') && !name.startsWith(`cli-${build}-`)) fs.rmSync(path.join(path.dirname(cacheFile), name), { force: true });
+        for (const name of fs.readdirSync(dir)) {
+          if (name.startsWith('cli-') && !name.startsWith(`cli-${build}-`)) fs.rmSync(path.join(dir, name), { force: true });
         }
       } catch {
         // read-only or full: the next run compiles as this one did
@@ -74,17 +70,20 @@ function loadCommandLine() {
   return module.exports.main;
 }
 
-/** A cache's first byte when it holds the embedded store's code. */
-const STORE = 0x73;
-
-/** `<cache dir>/govctl/cli-<build>-<node>-<group>.v8`, or undefined without a cache directory. */
+/** `<cache dir>/govctl/cli-<build>-<node>-<group>[-local].v8`, or undefined without a cache directory. */
 function cachePath(path, build) {
   const env = process.env;
   const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : env.HOME ? path.join(env.HOME, '.cache') : undefined;
   if (!base) return undefined;
-  // Each command group compiles different code; one cache each keeps every run's cache small.
+  // Each command group compiles different code, and a run against the embedded store compiles
+  // the service too: one cache each, so that a run never reads code it does not run. Which
+  // connection a run uses is guessed from its arguments and environment (a config file can name a
+  // service too); a wrong guess costs time, never an answer.
   const group = /^[a-z][a-z-]{0,20}$/.test(args[0] ?? '') ? args[0] : 'root';
-  return path.join(base, 'govctl', `cli-${build}-${process.version}-${group}.v8`);
+  const flag = args.findIndex((arg) => arg === '--base-url' || arg.startsWith('--base-url='));
+  const baseUrl = flag < 0 ? env.SERVICE_BASE_URL : args[flag].startsWith('--base-url=') ? args[flag].slice(11) : args[flag + 1];
+  const local = baseUrl === undefined || baseUrl === '' || baseUrl === 'local';
+  return path.join(base, 'govctl', `cli-${build}-${process.version}-${group}${local ? '-local' : ''}.v8`);
 }
 
 /** Prints the root help the build rendered; false when it is missing (the command line renders it). */
