@@ -5,15 +5,17 @@
  *
  *   node bench/cli.mjs [--quick] [--runs N] [--size BYTES|256M|1G] [--records N] [--data-dir DIR] [--no-pin]
  *
- * The service (govctl's startServer on a provisioned SQLite file, as `govctl serve` runs it) is a
- * child process on core 1; `govctl` processes and their baselines run on core 0 (taskset, when
+ * The service (`govctl serve` on a SQLite file provisioned with `govctl admin init`) is a child
+ * process on core 1; `govctl` processes and their baselines run on core 0 (taskset, when
  * available), spawned directly (no shell) with a clean environment (no inherited SERVICE_*, CI
  * unset, XDG_* inside the run directory).
  *
  * Results:
  * - `govctl --version`           median wall time ≤ 1.3 × `node -e 0`      (runs interleaved)
  * - `govctl --help`              median wall time ≤ 1.5 × `node -e 0`
- * - `govctl gates check --json`  median wall time ≤ 2.0 × `node -e 0` (against the local service; exit 2 is fine)
+ * - the read commands (`gates check --json`, `posture --json`, `systems --json`, `evidence list --json`,
+ *   `whoami --json`): median wall time ≤ 2.0 × `node -e 0` against the service on loopback, and
+ *   ≤ 3.0 × against the embedded store (`--base-url local`)
  * - `govctl attest <tool> --input <1 GiB> --output <small>`: bytes/s ≥ 0.85 × `openssl dgst -sha256` (best of 3 each)
  * - `govctl evidence import` of 100 000 NDJSON records: peak RSS < 150 MB, and records/s ≥ 0.5 × the
  *   service's own evidence POST rate (autocannon, same records, same service, this run)
@@ -25,7 +27,6 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import {
   DIST,
-  LIB_DIR,
   Report,
   SERVER_CPU,
   cpuSecondsOf,
@@ -38,16 +39,17 @@ import {
   runDirectory,
   sampleMemory,
   snapshotCode,
-  startChild,
   otherCpuMeter,
   timeCommands,
   waitForQuiet,
 } from './lib/harness.mjs';
 import { loadDetails, loadProblem, runLoad } from './lib/load.mjs';
+import { startServe } from './lib/serve.mjs';
 import { evidenceRecords } from './lib/records.mjs';
 
-const USAGE = `node bench/cli.mjs [--quick] [--runs N] [--size SIZE] [--records N] [--data-dir DIR] [--no-pin] [--no-snapshot] [--keep]
+const USAGE = `node bench/cli.mjs [--quick] [--startup-only] [--runs N] [--size SIZE] [--records N] [--data-dir DIR] [--no-pin] [--no-snapshot] [--keep]
   --quick        short smoke run: 10 runs per command, a 256 MiB attest input, 10 000 import records, 3 s loads
+  --startup-only only the start-up timings (no attest, no import)
   --runs N       timed runs per start-up command (default 30, quick 10; plus 3 warm-up runs each)
   --size SIZE    attest input size in bytes, or with K/M/G (default 1G, quick 256M)
   --records N    records for evidence import (default 100 000, quick 10 000)
@@ -65,6 +67,7 @@ const options = parseOptions(
     size: { type: 'string' },
     records: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    'startup-only': { type: 'boolean', default: false },
     'quiet-wait': { type: 'string' },
     retries: { type: 'string' },
   },
@@ -205,14 +208,31 @@ async function runMeasured(argv, { env, stdoutFile, timeoutMs = STEP_TIMEOUT_MS 
 
 try {
   progress(`run directory ${run.dir}`);
-  service = await startChild(join(LIB_DIR, 'service-server.mjs'), ['--db', join(run.dir, 'service.db')], {
-    cpu: SERVER_CPU,
-    logFile: join(run.dir, 'service.log'),
-  });
+  service = await startServe({ db: join(run.dir, 'service.db'), cpu: SERVER_CPU, logFile: join(run.dir, 'service.log') });
   const { url, apiKey, workspaceId } = service.info;
   const serviceEnv = cleanEnv({ SERVICE_BASE_URL: url, SERVICE_API_KEY: apiKey });
 
-  // --- Start-up: --version, --help, gates check against node -e 0 --------------------------------
+  // --- Start-up: --version, --help and the read commands against node -e 0 -----------------------
+  // A few records in the service and in the embedded store, so that the reads have rows to show.
+  const dataDir = join(run.dir, 'local-store');
+  const localEnv = cleanEnv({ GOVCTL_DATA_DIR: dataDir });
+  const seedFile = join(run.dir, 'seed.ndjson');
+  writeFileSync(seedFile, `${evidenceRecords(20, { occurredAt: new Date().toISOString() }).map((r) => JSON.stringify(r)).join('\n')}\n`);
+  for (const [where, env, extra] of [['service', serviceEnv, []], ['embedded store', localEnv, ['--base-url', 'local']]]) {
+    const seeded = spawnSync(node, [DIST.bin, 'evidence', 'import', seedFile, '--json', ...extra], { env, encoding: 'utf8' });
+    if (seeded.status !== 0) throw new Error(`seeding the ${where} failed (exit ${seeded.status}): ${seeded.stderr}`);
+  }
+  const reads = [
+    ['gates_check', ['gates', 'check', '--json'], [0, 1, 2]],
+    ['posture', ['posture', '--json']],
+    ['systems', ['systems', '--json']],
+    ['evidence_list', ['evidence', 'list', '--json']],
+    ['whoami', ['whoami', '--json']],
+  ];
+  const readCommands = reads.flatMap(([name, args, okCodes]) => [
+    { name: `govctl_${name}_json`, argv: govctl(...args), env: serviceEnv, okCodes },
+    { name: `govctl_${name}_json_local`, argv: govctl(...args, '--base-url', 'local'), env: localEnv, okCodes },
+  ]);
   const timed = await measureQuietly(
     'start-up timings',
     () => {
@@ -222,7 +242,7 @@ try {
           { name: 'node_e_0', argv: [node, '-e', '0'], env: cleanEnv() },
           { name: 'govctl_version', argv: govctl('--version'), env: cleanEnv() },
           { name: 'govctl_help', argv: govctl('--help'), env: cleanEnv() },
-          { name: 'govctl_gates_check_json', argv: govctl('gates', 'check', '--json'), env: serviceEnv, okCodes: [0, 1, 2] },
+          ...readCommands,
         ],
         { runs, warmup: 3, pids: [service.pid] },
       );
@@ -232,11 +252,30 @@ try {
   report.figure('node_e_0_median', timed.node_e_0.median, 'ms', { note: `mean ${timed.node_e_0.mean.toFixed(2)} ms` });
   startupResult('govctl_version', timed, 1.3);
   startupResult('govctl_help', timed, 1.5);
-  startupResult('govctl_gates_check_json', timed, 2.0, {
-    exit_codes: timed.govctl_gates_check_json.exitCodes,
-    note: 'SERVICE_BASE_URL + SERVICE_API_KEY only, so each run also resolves the workspace with GET /api/me',
-  });
+  for (const command of readCommands) {
+    const local = command.name.endsWith('_local');
+    startupResult(command.name, timed, local ? 3.0 : 2.0, {
+      exit_codes: timed[command.name].exitCodes,
+      note: local
+        ? 'the embedded store (--base-url local, GOVCTL_DATA_DIR in the run directory, 20 records)'
+        : 'SERVICE_BASE_URL + SERVICE_API_KEY only, so each run also resolves the workspace with GET /api/me (20 records)',
+    });
+  }
+  if (!options['startup-only']) await measureThroughput({ url, apiKey, workspaceId, serviceEnv });
+  exitCode = report.finish();
+} catch (error) {
+  process.stderr.write(`bench/cli.mjs failed: ${error?.stack ?? error}\n`);
+  report.failed('run', String(error?.message ?? error));
+  exitCode = report.finish() || 1;
+} finally {
+  await service?.stop(10_000);
+  if (!options.keep && exitCode === 0) run.cleanup();
+  else process.stderr.write(`kept ${run.dir}\n`);
+}
+process.exitCode = exitCode;
 
+/** `attest` hashing throughput and `evidence import` against the service (skipped with --startup-only). */
+async function measureThroughput({ url, apiKey, workspaceId, serviceEnv }) {
   // --- attest: streaming SHA-256 of a large input vs openssl -------------------------------------
   const inputFile = join(run.base, `attest-input-${attestSize}.bin`);
   if (!existsSync(inputFile) || statSync(inputFile).size !== attestSize) {
@@ -377,14 +416,4 @@ try {
       details: { samples: imported.samples, sampling: 'max of VmHWM/VmRSS of the govctl process, polled every 20 ms' },
     });
   }
-  exitCode = report.finish();
-} catch (error) {
-  process.stderr.write(`bench/cli.mjs failed: ${error?.stack ?? error}\n`);
-  report.failed('run', String(error?.message ?? error));
-  exitCode = report.finish() || 1;
-} finally {
-  await service?.stop(10_000);
-  if (!options.keep && exitCode === 0) run.cleanup();
-  else process.stderr.write(`kept ${run.dir}\n`);
 }
-process.exitCode = exitCode;

@@ -4,7 +4,7 @@
  *
  *   node bench/server.mjs [--quick] [--duration S] [--connections N] [--records N] [--data-dir DIR] [--no-pin]
  *
- * Layout: the server under test (govctl's startServer on a SQLite file, provisioned) and the
+ * Layout: the server under test (`govctl serve` on a SQLite file provisioned with `govctl admin init`) and the
  * baseline (a bare node:http JSON server) each run in a child process on core 1; autocannon runs
  * in this process on core 0 (taskset, when available). The batch load is the exception: its
  * target compares with ONE core's verification rate (measured pinned to core 1), and the service
@@ -40,6 +40,7 @@ import {
   startChild,
 } from './lib/harness.mjs';
 import { loadDetails, loadProblem, mergeLoads, runLoad } from './lib/load.mjs';
+import { startServe } from './lib/serve.mjs';
 import { evidenceBodies, signedAttestations } from './lib/records.mjs';
 
 const USAGE = `node bench/server.mjs [--quick] [--duration S] [--connections N] [--records N] [--data-dir DIR] [--no-pin] [--keep]
@@ -55,7 +56,7 @@ const USAGE = `node bench/server.mjs [--quick] [--duration S] [--connections N] 
   --retries N    measure a load again (up to N times, default 2) when other processes used > 0.25 cores during it
   --only LIST    run only these loads, comma-separated: evidence, single, batch, reads (default all; for
                  iterating on one path: a run with --only is not a complete result)
-  --cpu-prof     take a CPU profile of the server during each measured load (<run dir>/profiles/*.cpuprofile;
+  --cpu-prof     take a CPU profile of each service process (node --cpu-prof, <run dir>/profiles/<service>/;
                  summarise with node bench/lib/profile-summary.mjs FILE); implies --keep
   --verify-workers N  the service's verify workers (default: govctl serve's, one fewer than the cores it may use)`;
 
@@ -88,10 +89,10 @@ function flagNoise(label, result) {
   }
 }
 
-requireBuild(DIST.server, DIST.core);
+requireBuild(DIST.server, DIST.core, DIST.cli, DIST.bin);
 const pinned = pinLoadGenerator(options['no-pin']);
 const run = runDirectory('server', options['data-dir']);
-if (!options['no-snapshot']) snapshotCode(run.dir, [DIST.server, DIST.core]);
+if (!options['no-snapshot']) snapshotCode(run.dir, [DIST.server, DIST.core, DIST.cli, DIST.bin]);
 const report = new Report('server', {
   quick,
   duration_s: durationS,
@@ -105,7 +106,6 @@ const report = new Report('server', {
 });
 
 const core = await import(DIST.core);
-const SERVICE = join(LIB_DIR, 'service-server.mjs');
 const BASELINE = join(LIB_DIR, 'baseline-server.mjs');
 const children = [];
 const serverPeaks = [];
@@ -117,15 +117,18 @@ let exitCode = 1;
  */
 async function startService(dbPath, label, { cores = 'one' } = {}) {
   const cpu = cores === 'all' ? `${LOAD_CPU},${SERVER_CPU}` : SERVER_CPU;
-  const extra = options['verify-workers'] === undefined ? [] : ['--verify-workers', options['verify-workers']];
-  const handle = await startChild(SERVICE, ['--db', dbPath, ...extra], { cpu, logFile: join(run.dir, `${label}.log`) });
+  // --cpu-prof: node's own profiler over the whole service process, written when it stops.
+  const profileDir = join(run.dir, 'profiles', label);
+  const handle = await startServe({
+    db: dbPath,
+    cpu,
+    logFile: join(run.dir, `${label}.log`),
+    verifyWorkers: options['verify-workers'],
+    nodeArgs: options['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+  });
   children.push(handle);
   const memory = sampleMemory(handle.pid, 50);
-  const profile = {
-    start: () => handle.request({ type: 'profile-start' }, 30_000),
-    stop: async (name) => (await handle.request({ type: 'profile-stop', file: join(run.dir, 'profiles', `${name}.cpuprofile`) }, 60_000)).file,
-  };
-  return { ...handle.info, handle, memory, profile };
+  return { ...handle.info, pid: handle.pid, handle, memory, profileDir };
 }
 
 async function stopService(service, label) {
@@ -133,6 +136,7 @@ async function stopService(service, label) {
   await service.handle.stop(30_000);
   serverPeaks.push({ label, peak_bytes: memory.peak, last_rss_bytes: memory.last?.rss ?? null });
   report.figure(`${label}_server_peak_rss`, memory.peak / 1e6, 'MB');
+  if (options['cpu-prof']) report.note(`profile of the ${label} service (all its loads, warm-ups included): ${service.profileDir}`);
 }
 
 /**
@@ -176,17 +180,14 @@ async function compare(label, shape) {
   }
   for (let round = 0; round < rounds; round += 1) {
     for (const [name, target] of targets) {
-      const profiling = options['cpu-prof'] && target.profile && round === 0;
       // The service's cap (batches, each sent once) is shared out between the slices.
       const cap = name === 'service' && shape.serviceMaxRequests ? Math.floor(shape.serviceMaxRequests / rounds) : maxRequests;
       const firstBody = name === 'service' && shape.serviceMaxRequests ? round * cap : 0;
       let result;
       for (let attempt = 0; ; attempt += 1) {
         progress(`${label}: ${name} ${rounds > 1 ? `slice ${round + 1}/${rounds} ` : ''}for ${sliceS} s, ${connections} connections${attempt ? ' (again: the machine was busy)' : ''}`);
-        if (profiling) await target.profile.start();
         result = await runLoad({ ...target, bodies: shape.bodies, firstBody, connections, durationS: sliceS, maxRequests: cap, serverPid: target.pid });
-        if (profiling) report.note(`profile of the service during ${label}: ${await target.profile.stop(shape.profileName)}`);
-        if (!isNoisy(result) || attempt >= retries || profiling) break;
+        if (!isNoisy(result) || attempt >= retries) break;
         await quiet();
       }
       slices[name].push(result);
@@ -214,9 +215,8 @@ try {
   report.figure('evidence_body_size', evidence.reduce((n, b) => n + b.length, 0) / evidence.length, 'bytes');
   const evidenceRuns = await compare('evidence POST', {
     bodies: evidence,
-    profileName: 'evidence-post',
     baseline: { url: baseline.info.url, pid: baseline.pid, path: '/evidence' },
-    service: { url: service.url, pid: service.pid, profile: service.profile, path: `${prefix}/grc/evidence`, headers: auth, check: (_s, body) => body.includes('"detail":"ok"') },
+    service: { url: service.url, pid: service.pid, path: `${prefix}/grc/evidence`, headers: auth, check: (_s, body) => body.includes('"detail":"ok"') },
   });
   reportAgainstBare('evidence_post_rate', 'bare_post_rate_evidence_body', evidenceRuns, 0.25);
 
@@ -230,9 +230,8 @@ try {
   report.figure('attestation_body_size', singles[0].length, 'bytes');
   const singleRuns = await compare('single attestation POST', {
     bodies: singles,
-    profileName: 'attestation-single',
     baseline: { url: baseline.info.url, pid: baseline.pid, path: '/attestation' },
-    service: { url: service.url, pid: service.pid, profile: service.profile, path: `${prefix}/attestations/external`, headers: auth, check: (_s, body) => body.includes('"trust_tier":"witnessed"') },
+    service: { url: service.url, pid: service.pid, path: `${prefix}/attestations/external`, headers: auth, check: (_s, body) => body.includes('"trust_tier":"witnessed"') },
   });
   reportAgainstBare('signed_attestation_rate', 'bare_post_rate_attestation_body', singleRuns, 0.15, {
     distinct_bodies: singleCount,
@@ -267,11 +266,10 @@ try {
   const batchRuns = await compare('attestation batch POST', {
     bodies: batches,
     warmupBodies: allBatches.slice(batchBodies),
-    profileName: 'attestation-batch',
     // the service gets every batch once at most in the measured run (all attestations distinct)
     serviceMaxRequests: batchBodies,
     baseline: { url: baseline.info.url, pid: baseline.pid, path: '/batch' },
-    service: { url: batchService.url, pid: batchService.pid, profile: batchService.profile, path: `${prefix}/attestations/batch`, headers: auth, check: (_s, body) => body.includes(`"accepted":${BATCH},"rejected":0`) },
+    service: { url: batchService.url, pid: batchService.pid, path: `${prefix}/attestations/batch`, headers: auth, check: (_s, body) => body.includes(`"accepted":${BATCH},"rejected":0`) },
   });
   report.figure('bare_post_rate_batch_body', batchRuns.baseline.rps * BATCH, 'items/s', loadDetails(batchRuns.baseline));
   baselineMemory.stop();
@@ -334,10 +332,8 @@ try {
     let result;
     for (let attempt = 0; ; attempt += 1) {
       progress(`${name}: GET for ${durationS} s, ${connections} connections${attempt ? ' (again: the machine was busy)' : ''}`);
-      if (options['cpu-prof']) await reads.profile.start();
       result = await runLoad({ ...target, connections, durationS, maxRequests });
-      if (options['cpu-prof']) report.note(`profile of the service during ${name}: ${await reads.profile.stop(name)}`);
-      if (!isNoisy(result) || attempt >= retries || options['cpu-prof']) break;
+      if (!isNoisy(result) || attempt >= retries) break;
       await quiet();
     }
     flagNoise(name, result);

@@ -1,9 +1,8 @@
 #!/usr/bin/env node
-// Entry point, CommonJS (bin/package.json) so that the most-run answers cost little more than
-// starting Node: `--version` from package.json, `--help` from the help the build rendered, and
-// `gates check` in CI from the fast path's single file.
+// Entry point, CommonJS (bin/package.json). `--version` is answered from package.json and `--help`
+// from the help the build rendered (dist/cli/help.txt); every other run loads the one command-line
+// bundle, dist/cli/main.js, compiled with a V8 code cache (docs/architecture.md "Start-up").
 'use strict';
-require('node:module').enableCompileCache?.();
 
 const args = process.argv.slice(2);
 const only = args.length === 1 ? args[0] : undefined;
@@ -11,65 +10,83 @@ if (only === '--version' || only === '-V') {
   process.stdout.write(`${require('../package.json').version}\n`);
 } else if ((only === '--help' || only === '-h') && !process.env.GOVCTL_NO_HELP_CACHE && printHelp()) {
   // printed from dist/cli/help.txt
-} else if (args[0] === 'gates' && args[1] === 'check') {
-  // A CI gate: the fast path (src/cli/fast-path.ts) answers without loading the full command line,
-  // or hands over (null) before it has written anything. It never rejects once it runs (its session
-  // renders every error); a failure to load it hands over too, never a bare exit 1 (a soft fail).
-  fastPath().then(
-    (code) => (code === null ? runMain() : (process.exitCode = code)),
-    () => runMain(),
-  );
 } else {
-  runMain();
-}
-
-function runMain() {
-  import('../dist/cli/main.js').then(
-    async ({ main }) => {
-      process.exitCode = await main(args);
-    },
-    (error) => {
-      process.stderr.write(`govctl: cannot load the command line (${error.message}); run \`npm run build\`\n`);
-      process.exitCode = 70;
-    },
-  );
+  let main;
+  try {
+    main = loadCommandLine();
+  } catch (error) {
+    process.stderr.write(`govctl: cannot load the command line (${error.message}); run \`npm run build\`\n`);
+    process.exitCode = 70; // EXIT.INTERNAL (src/cli/exit-codes.ts), which cannot be loaded either
+  }
+  if (main) main(args).then((code) => (process.exitCode = code));
 }
 
 /**
- * The fast path's exit code, or null to run the full command line. dist/cli/fast-path.cjs is
- * compiled with the V8 code cache the build wrote for it (scripts/build.mjs), used only when its
- * build id matches the file's; GOVCTL_WRITE_FAST_PATH_CACHE=<build id> (the build) writes it.
+ * The bundle's `main`, compiled with the code cache of this build, this Node, this command group
+ * and connection when there is one. Node 20 has no compile cache of its own
+ * (module.enableCompileCache is Node ≥ 22.1), and without one V8 compiles every function a run
+ * calls from source. The cache lives in the user's cache directory ($XDG_CACHE_HOME/govctl, mode
+ * 0700: compiled code is never read from a directory another user can write) and is written when
+ * the run ends if there was none or V8 rejected it. A cache that cannot be read or written costs
+ * only the time it would have saved.
  */
-async function fastPath() {
+function loadCommandLine() {
   const fs = require('node:fs');
-  const file = `${__dirname}/../dist/cli/fast-path.cjs`;
-  let source;
-  try {
-    source = fs.readFileSync(file, 'utf8');
-  } catch {
-    return null; // not built: the full command line says so
-  }
-  const id = /\n\/\/ govctl-build ([0-9a-f]+)\n/.exec(source.slice(-256))?.[1];
-  const cacheFile = file.replace(/\.cjs$/, '.cache');
-  const writeCache = id !== undefined && process.env.GOVCTL_WRITE_FAST_PATH_CACHE === id;
+  const path = require('node:path');
+  const Module = require('node:module');
+  const file = path.join(__dirname, '..', 'dist', 'cli', 'main.js');
+  const source = fs.readFileSync(file, 'utf8');
+  const build = /\n\/\/ govctl-build ([0-9a-f]+)\n/.exec(source.slice(-256))?.[1];
+  const cacheFile = build && cachePath(path, build);
   let cachedData;
-  if (id && !writeCache) {
+  if (cacheFile) {
     try {
-      const cache = fs.readFileSync(cacheFile);
-      if (cache.subarray(0, id.length + 1).toString('latin1') === `${id}\n`) cachedData = cache.subarray(id.length + 1);
+      cachedData = fs.readFileSync(cacheFile);
     } catch {
-      // no cache: compile as usual
+      // none yet
     }
   }
-  const Module = require('node:module');
   const script = new (require('node:vm').Script)(Module.wrap(source), { filename: file, cachedData });
   const module = { exports: {} };
-  script.runInThisContext().call(module.exports, module.exports, Module.createRequire(file), module, file, require('node:path').dirname(file));
-  const code = await module.exports.runFastPath(args);
-  if (writeCache) fs.writeFileSync(cacheFile, Buffer.concat([Buffer.from(`${id}\n`, 'latin1'), script.createCachedData()]));
-  return code;
+  script.runInThisContext().call(module.exports, module.exports, Module.createRequire(file), module, file, path.dirname(file));
+  if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {
+    // At the end, so that the cache holds every function the run compiled, not only the top level.
+    process.once('exit', () => {
+      try {
+        const dir = path.dirname(cacheFile);
+        fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+        const temporary = `${cacheFile}.${process.pid}`;
+        fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
+        fs.renameSync(temporary, cacheFile);
+        // Caches of earlier builds are never read again.
+        for (const name of fs.readdirSync(dir)) {
+          if (name.startsWith('cli-') && !name.startsWith(`cli-${build}-`)) fs.rmSync(path.join(dir, name), { force: true });
+        }
+      } catch {
+        // read-only or full: the next run compiles as this one did
+      }
+    });
+  }
+  return module.exports.main;
 }
 
+/** `<cache dir>/govctl/cli-<build>-<node>-<group>[-local].v8`, or undefined without a cache directory. */
+function cachePath(path, build) {
+  const env = process.env;
+  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : env.HOME ? path.join(env.HOME, '.cache') : undefined;
+  if (!base) return undefined;
+  // Each command group compiles different code, and a run against the embedded store compiles
+  // the service too: one cache each, so that a run never reads code it does not run. Which
+  // connection a run uses is guessed from its arguments and environment (a config file can name a
+  // service too); a wrong guess costs time, never an answer.
+  const group = /^[a-z][a-z-]{0,20}$/.test(args[0] ?? '') ? args[0] : 'root';
+  const flag = args.findIndex((arg) => arg === '--base-url' || arg.startsWith('--base-url='));
+  const baseUrl = flag < 0 ? env.SERVICE_BASE_URL : args[flag].startsWith('--base-url=') ? args[flag].slice(11) : args[flag + 1];
+  const local = baseUrl === undefined || baseUrl === '' || baseUrl === 'local';
+  return path.join(base, 'govctl', `cli-${build}-${process.version}-${group}${local ? '-local' : ''}.v8`);
+}
+
+/** Prints the root help the build rendered; false when it is missing (the command line renders it). */
 function printHelp() {
   try {
     process.stdout.write(require('node:fs').readFileSync(`${__dirname}/../dist/cli/help.txt`, 'utf8'));

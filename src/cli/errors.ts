@@ -18,9 +18,8 @@ import {
 import type { ExitCode } from './exit-codes.js';
 import { redactUrls, terminalText } from './terminal-text.js';
 
-/** Base of the CLI's errors: a closed code for `--json`, an exit code, an optional hint and field. */
+/** Base of the CLI's errors: a closed code for `--json`, an optional hint and field (the exit code is exit-codes.ts's). */
 export abstract class CliError extends Error {
-  abstract readonly exitCode: ExitCode;
   /** the `error` member of the `--json` form */
   abstract readonly code: string;
   /** what to do about it, appended to the message */
@@ -35,17 +34,15 @@ export abstract class CliError extends Error {
   }
 }
 
-/** Unknown command or flag, missing or malformed argument (64). */
+/** Unknown command or flag, missing or malformed argument. */
 export class UsageError extends CliError {
   override readonly name = 'UsageError';
-  readonly exitCode = 64;
   readonly code = 'usage_error';
 }
 
-/** Input data that is not valid: a record that fails validation, unreadable JSON (65). */
+/** Input data that is not valid: a record that fails validation, unreadable JSON. */
 export class DataError extends CliError {
   override readonly name = 'DataError';
-  readonly exitCode = 65;
   readonly code: string;
 
   constructor(message: string, options: { hint?: string; field?: string; cause?: unknown; code?: string } = {}) {
@@ -54,30 +51,34 @@ export class DataError extends CliError {
   }
 }
 
-/** An input file that does not exist or cannot be read (66). */
+/** An input file that does not exist or cannot be read. */
 export class InputFileError extends CliError {
   override readonly name = 'InputFileError';
-  readonly exitCode = 66;
   readonly code = 'input_file_error';
 }
 
-/** A missing or malformed setting, an unreadable or malformed config file (78). */
+/** A missing or malformed setting, an unreadable or malformed config file. */
 export class ConfigError extends CliError {
   override readonly name = 'ConfigError';
-  readonly exitCode = 78;
   readonly code = 'config_error';
 }
 
-/** One or more signatures do not verify (2); the report is already on stdout. */
+/** One or more signatures do not verify; the report is already on stdout. */
 export class SignatureMismatchError extends CliError {
   override readonly name = 'SignatureMismatchError';
-  readonly exitCode = 2;
   readonly code = 'signature_invalid';
+}
+
+/** A transparency-log check that failed (`govctl ledger`, exit 2): the message names what. */
+export class LedgerCheckError extends CliError {
+  override readonly name = 'LedgerCheckError';
+  readonly code = 'ledger_check_failed';
 }
 
 /**
  * Several records of one run failed (import, batch); each was reported on its own line, and
- * `exitCode` is the one the run ends with (decided in exit-codes.ts by the command's tally).
+ * `exitCode` is the worst of theirs (the command's tally, from exit-codes.ts's exitCodeFor and
+ * worseExitCode), which the run ends with.
  */
 export class PartialFailureError extends CliError {
   override readonly name = 'PartialFailureError';
@@ -92,10 +93,9 @@ export class PartialFailureError extends CliError {
   }
 }
 
-/** Ctrl-C (130). */
+/** Ctrl-C. */
 export class InterruptedError extends CliError {
   override readonly name = 'InterruptedError';
-  readonly exitCode = 130;
   readonly code = 'interrupted';
 
   constructor() {
@@ -105,11 +105,10 @@ export class InterruptedError extends CliError {
 
 /**
  * The reader of stdout went away (`govctl … | head -1`). Not a failure: the run ends quietly
- * with exit 0, as `yes | head -1` does.
+ * and successfully, as `yes | head -1` does.
  */
 export class PipeClosedError extends CliError {
   override readonly name = 'PipeClosedError';
-  readonly exitCode = 0;
   readonly code = 'pipe_closed';
 
   constructor() {

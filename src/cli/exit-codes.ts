@@ -13,7 +13,18 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../client/errors.js';
-import { CliError } from './errors.js';
+import {
+  ConfigError,
+  DataError,
+  InputFileError,
+  InterruptedError,
+  LedgerCheckError,
+  PartialFailureError,
+  PipeClosedError,
+  SignatureMismatchError,
+  UsageError,
+} from './errors.js';
+import { GatesFailedError } from './gates/verdict.js';
 
 /** Exit codes of the public contract (design/cli.md); the names follow sysexits.h. */
 export const EXIT = {
@@ -56,7 +67,16 @@ export const EXIT_CODE_MEANINGS: readonly { code: ExitCode; meaning: string }[] 
  * (70), never 1: 1 means a soft gate failure and scripts rely on that.
  */
 export function exitCodeFor(error: unknown): ExitCode {
-  if (error instanceof CliError) return error.exitCode;
+  // The CLI's own errors. Two carry an outcome decided from exit codes already: the gates'
+  // verdict (1 or 2, gates/verdict.ts) and the worst of several records' (results.ts).
+  if (error instanceof GatesFailedError || error instanceof PartialFailureError) return error.exitCode;
+  if (error instanceof UsageError) return EXIT.USAGE;
+  if (error instanceof DataError) return EXIT.DATA_ERROR;
+  if (error instanceof InputFileError) return EXIT.NO_INPUT;
+  if (error instanceof ConfigError) return EXIT.CONFIG;
+  if (error instanceof SignatureMismatchError || error instanceof LedgerCheckError) return EXIT.HARD_FAIL;
+  if (error instanceof InterruptedError) return EXIT.INTERRUPTED;
+  if (error instanceof PipeClosedError) return EXIT.OK;
   if (error instanceof ValidationError) return EXIT.DATA_ERROR;
   if (error instanceof UnauthorizedError) return EXIT.NO_PERMISSION;
   // 404 means an unknown workspace or one the key does not belong to (wire.md §5): the

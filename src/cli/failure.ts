@@ -1,7 +1,6 @@
 /**
- * How a run that failed ends, for the full command line (main.ts) and the fast path (fast-path.ts)
- * alike: the error rendered once on stderr (`--json`: one object), the exit code from
- * exit-codes.ts, and `--on-error` applied to writes. Commander's own errors are translated before
+ * How a run that failed ends (main.ts): the error rendered once on stderr (`--json`: one
+ * object), the exit code from exit-codes.ts, and `--on-error` applied to writes. Commander's own errors are translated before
  * they reach here (main.ts).
  */
 import { writeSync } from 'node:fs';

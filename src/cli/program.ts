@@ -20,8 +20,8 @@ interface CommandGroup {
 /**
  * The command groups, in the order `govctl --help` lists them. To add a group, write
  * `src/cli/<group>/index.ts` exporting `create<Group>Command(factory)` and add one line here
- * (docs/architecture.md "How to add a command"). Each is a chunk of its own: a run loads and
- * builds only the group it names.
+ * (docs/architecture.md "How to add a command"). Each group's modules initialise on first use (the
+ * bundle wraps them lazily): a run initialises and builds only the group it names.
  */
 export const COMMAND_GROUPS: readonly CommandGroup[] = [
   { name: 'whoami', load: async () => (await import('./whoami/whoami.js')).createWhoamiCommand },
@@ -62,7 +62,7 @@ export interface ProgramState {
   errorCommand?: Command;
 }
 
-/** The version, from package.json: `dist/cli`, `dist/chunks` and `src/cli` are all two levels down. */
+/** The version, from package.json: `dist/cli` and `src/cli` are both two levels down. */
 function packageVersion(): string {
   try {
     return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

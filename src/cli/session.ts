@@ -1,5 +1,5 @@
 /**
- * One run of a command, whoever parsed it (main.ts with commander, fast-path.ts without): Ctrl-C
+ * One run of a command (main.ts parses it with commander): Ctrl-C
  * and crash handlers, the race between the command and an interruption, the error rendered once
  * (failure.ts), then connections closed and output written out. It never calls `process.exit` on
  * the normal path (that truncates piped output).

@@ -1,7 +1,7 @@
 /**
- * `govctl serve`: the application listening on a host and port, one JSON log line per request,
- * and a graceful shutdown on SIGINT/SIGTERM that finishes in-flight requests and commits every
- * queued write before the database closes.
+ * `govctl serve`'s service: the application listening on a host and port, one JSON log line per
+ * request, and a graceful close that finishes in-flight requests and commits every queued write
+ * before the database closes. The signals that call it are src/cli/serve/serve.ts's.
  */
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
@@ -61,7 +61,7 @@ function logEvent(logLine: LogLine, fields: Record<string, unknown>): void {
  *
  * @example
  * const server = await startServer({ db: 'govctl.db', port: 8080, logLine: (line) => process.stderr.write(line + '\n') });
- * await runUntilSignal(server);
+ * process.once('SIGTERM', () => void server.close());
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const logLine = options.logLine ?? (() => {});
@@ -131,44 +131,4 @@ async function closeGracefully(service: ServiceApp): Promise<void> {
     clearInterval(sweep);
     server.closeIdleConnections = closeIdle;
   }
-}
-
-export interface RunUntilSignalOptions {
-  /** default SIGINT and SIGTERM */
-  signals?: readonly NodeJS.Signals[];
-  logLine?: LogLine;
-}
-
-/**
- * Installs signal handlers and resolves, with the signal's name, once the first signal has shut
- * the server down gracefully. A second signal during the shutdown drops open connections at once
- * (queued writes still commit). The handlers are removed afterwards; the caller decides the exit
- * code (130 for SIGINT in `govctl`).
- */
-export function runUntilSignal(server: RunningServer, options: RunUntilSignalOptions = {}): Promise<NodeJS.Signals> {
-  const signals = options.signals ?? (['SIGINT', 'SIGTERM'] as const);
-  const logLine = options.logLine ?? (() => {});
-  return new Promise((resolve, reject) => {
-    let received: NodeJS.Signals | undefined;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      if (received !== undefined) {
-        logEvent(logLine, { msg: 'second signal: closing open connections', signal });
-        server.service.app.server.closeAllConnections();
-        return;
-      }
-      received = signal;
-      logEvent(logLine, { msg: 'shutting down: finishing in-flight requests', signal });
-      server.close().then(
-        () => {
-          for (const name of signals) process.off(name, onSignal);
-          resolve(signal);
-        },
-        (error: unknown) => {
-          for (const name of signals) process.off(name, onSignal);
-          reject(error);
-        },
-      );
-    };
-    for (const name of signals) process.on(name, onSignal);
-  });
 }

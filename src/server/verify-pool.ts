@@ -41,11 +41,11 @@ export class VerifyPool {
 
   /**
    * A pool of `size` workers, or null when there are none to start (size below 1, or the worker
-   * code not built: tests that run the service from source).
+   * code not built: tests that run the service from source). `script` is the built worker, beside
+   * this module in dist/lib (a test running this module from source names dist's).
    */
-  static start(size: number): VerifyPool | null {
+  static start(size: number, script = new URL('../lib/verify-worker.js', import.meta.url)): VerifyPool | null {
     if (size < 1) return null;
-    const script = new URL('../lib/verify-worker.js', import.meta.url);
     if (!existsSync(fileURLToPath(script))) return null;
     return new VerifyPool(script, size);
   }

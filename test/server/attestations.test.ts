@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, legacyWitnessMessage, parseJsonLossless, SigningKey, signWitness, stringifyJson, type JsonValue } from '../../src/core/index.js';
-import { BATCH_BODY_LIMIT, MAX_BATCH_SIZE } from '../../src/server/index.js';
+import { BATCH_BODY_LIMIT } from '../../src/server/json-body.js';
+import { MAX_BATCH_SIZE } from '../../src/server/routes/attestations.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { attestation, call, wsPath } from './support.js';
 

@@ -1,79 +1,50 @@
 /**
- * Durability: a real server process (the built bundle) is killed with SIGKILL in the middle of a
- * stream of concurrent evidence writes; restarted on the same file, it still has every record it
- * acknowledged, and the database passes `PRAGMA integrity_check`.
+ * Durability: `govctl serve` (bin/govctl.js, the built command line) is killed with SIGKILL in the
+ * middle of a stream of concurrent evidence writes; restarted on the same file, it still has every
+ * record it acknowledged, and the database passes `PRAGMA integrity_check`. The restarted service
+ * is stopped with SIGTERM, through the same graceful shutdown as any `govctl serve`.
  */
-import { mkdtempSync, rmSync, statSync, readdirSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { build } from 'esbuild';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { provision } from '../../src/server/index.js';
+import { createLedgerKey, ledgerKeyPath, provision } from '../../src/server/admin.js';
+import { BIN, cleanEnv, ensureBuilt } from '../helpers/cli.js';
 import { call, evidenceRecord, wsPath } from './support.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BUNDLE = join(ROOT, 'dist/lib/server.js');
-const LAUNCHER = fileURLToPath(new URL('./fixtures/serve.mjs', import.meta.url));
-
-/** Newest modification time under a directory. */
-function newest(dir: string): number {
-  let latest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) latest = Math.max(latest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return latest;
-}
-
-/**
- * Makes sure dist/lib/server.js is built from the current sources. Only the server entry is
- * rebuilt (with the options of scripts/build.mjs), so the rest of dist is left alone.
- */
-async function ensureServerBundle(): Promise<void> {
-  let builtAt = 0;
-  try {
-    builtAt = statSync(BUNDLE).mtimeMs;
-  } catch {
-    // not built yet
-  }
-  if (builtAt > Math.max(newest(join(ROOT, 'src/server')), newest(join(ROOT, 'src/core')))) return;
-  await build({
-    entryPoints: { 'lib/server': join(ROOT, 'src/server/index.ts') },
-    outdir: join(ROOT, 'dist'),
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    external: ['better-sqlite3', 'fastify', '@fastify/*'],
-    banner: { js: "import { createRequire as __govctlCreateRequire } from 'node:module'; const require = __govctlCreateRequire(import.meta.url);" },
-    logLevel: 'warning',
-  });
-}
 
 interface Running {
   child: ResultPromise;
   url: string;
 }
 
+/** `govctl serve --port 0 --db <file>`, once it has said where it listens. */
 async function spawnServer(dbPath: string): Promise<Running> {
-  const child = execa(process.execPath, [LAUNCHER, dbPath], { reject: false, stdout: 'pipe', stderr: 'pipe', cleanup: true });
+  const child = execa(process.execPath, [BIN, 'serve', '--port', '0', '--db', dbPath], {
+    env: cleanEnv(dir),
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+    stdout: 'ignore',
+    stderr: 'pipe',
+    cleanup: true,
+  });
   const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n')[0];
-      if (out.includes('\n')) resolve((JSON.parse(line!) as { url: string }).url);
+    let err = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(err);
+      if (match) resolve(match[1]!);
     });
-    void child.then((result) => reject(new Error(`server exited early (${result.exitCode}): ${String(result.stderr)}`)));
+    void child.then((result) => reject(new Error(`govctl serve exited early (${result.exitCode}): ${err}`)));
   });
   return { child, url };
 }
 
 let dir: string;
 beforeAll(async () => {
-  await ensureServerBundle();
+  await ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'govctl-crash-'));
 });
 afterAll(() => {
@@ -84,6 +55,7 @@ describe('crash safety', () => {
   it('keeps every acknowledged record and a consistent database after SIGKILL mid-stream', async () => {
     const dbPath = join(dir, 'crash.db');
     const identity = provision(dbPath);
+    createLedgerKey(ledgerKeyPath(dbPath)); // as `govctl admin init` does
     const first = await spawnServer(dbPath);
     const server = { url: first.url, apiKey: identity.api_key };
     const path = wsPath(identity.workspace_id, 'grc/evidence');
@@ -130,7 +102,7 @@ describe('crash safety', () => {
       expect((await call(again, 'POST', path, { body: evidenceRecord() })).status).toBe(201);
     } finally {
       second.child.kill('SIGTERM');
-      await second.child;
+      expect((await second.child).exitCode).toBe(0);
     }
 
     const db = new Database(dbPath, { readonly: true });

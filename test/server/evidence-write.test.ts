@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlsEarned, RECORD_TYPES } from '../../src/core/index.js';
-import { BODY_LIMIT } from '../../src/server/index.js';
+import { BODY_LIMIT } from '../../src/server/json-body.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 import { call, countRows, evidenceRecord, PAYLOADS, wsPath } from './support.js';
 

@@ -1,21 +1,18 @@
 /**
- * The verify pool of the built service (dist/lib/server.js; its workers run dist/lib/verify-worker.js):
+ * The verify pool (its workers run the built dist/lib/verify-worker.js):
  * each signature's form, in order, the same as checking in the request thread, with small batches
  * kept in the thread.
  */
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { REPO, ensureBuilt } from '../helpers/cli.js';
+import { VerifyPool } from '../../src/server/verify-pool.js';
 import { SigningKey, legacyWitnessMessage, signWitness, witnessMessage } from '../../src/core/signing/index.js';
 
-type Pool = {
-  size: number;
-  verify(jobs: unknown[]): (string | null)[];
-  close(): Promise<void>;
-};
-async function builtPool(size: number): Promise<Pool | null> {
+/** A pool whose workers run the built worker (dist/lib/verify-worker.js). */
+async function builtPool(size: number): Promise<VerifyPool | null> {
   await ensureBuilt();
-  const { VerifyPool } = (await import(`${REPO}/dist/lib/server.js`)) as { VerifyPool: { start(size: number): Pool | null } };
-  return VerifyPool.start(size);
+  return VerifyPool.start(size, pathToFileURL(`${REPO}/dist/lib/verify-worker.js`));
 }
 
 /** `n` jobs: canonical, legacy and bad signatures in turn. */

@@ -96,13 +96,6 @@ export function valueFlags(root: CommandSpec): string[] {
   return [...names].sort();
 }
 
-/** The root of a command: the program. */
-export function rootOf(command: Command): Command {
-  let root = command;
-  while (root.parent) root = root.parent;
-  return root;
-}
-
 /** A word that is safe to put into any of the shells' scripts unquoted (flags, commands, choices). */
 export function isPlainWord(word: string): boolean {
   return /^[A-Za-z0-9_.@%+=\/-]+$/.test(word);

@@ -6,6 +6,7 @@
  * Every discrepancy is named; any exits 2. A forged coverage table, which no proof of a single
  * record can see, shows up here as a score the records do not support.
  */
+import { terminalText } from '../terminal-text.js';
 import {
   canonicalize,
   CompactTree,
@@ -26,7 +27,7 @@ import {
 import { sha256Hex } from '../../core/hashing.js';
 import { NotFoundError } from '../../client/errors.js';
 import type { ServiceApi } from '../../client/api.js';
-import { fetchCheckpoint, LedgerCheckError, printable } from './checks.js';
+import { fetchCheckpoint, LedgerCheckError } from './checks.js';
 import type { Ed25519NoteVerifier } from '../../core/index.js';
 
 /** What an audit found. */
@@ -76,7 +77,7 @@ export async function auditLog(
       entries = decodeEntryBundle(await api.workspaceBytes(`ledger/${path}`), bundle.width);
     } catch (error) {
       if (error instanceof NotFoundError) throw new LedgerCheckError(`the service does not serve ${path}, which its signed checkpoint at size ${size} implies`);
-      throw new LedgerCheckError(`${path} is malformed: ${printable((error as Error).message)}`);
+      throw new LedgerCheckError(`${path} is malformed: ${terminalText((error as Error).message)}`);
     }
     for (const [i, bytes] of entries.entries()) {
       const index = bundle.index * 256 + i;
@@ -85,10 +86,10 @@ export async function auditLog(
       try {
         entry = parseLedgerEntry(bytes);
       } catch (error) {
-        problem(`leaf ${index}: the entry is malformed (${printable((error as Error).message)})`);
+        problem(`leaf ${index}: the entry is malformed (${terminalText((error as Error).message)})`);
         continue;
       }
-      if (entry.workspace_id !== workspaceId) problem(`leaf ${index}: the entry is for workspace ${printable(entry.workspace_id)}`);
+      if (entry.workspace_id !== workspaceId) problem(`leaf ${index}: the entry is for workspace ${terminalText(entry.workspace_id)}`);
       const kind = entry.kind;
       const recordPath = kind === 'attestation' ? `attestations/${encodeURIComponent(entry.id)}` : `grc/evidence/${encodeURIComponent(entry.id)}`;
       let text: string;
@@ -96,14 +97,14 @@ export async function auditLog(
         text = (await api.workspaceText('GET', recordPath)).body;
       } catch (error) {
         if (error instanceof NotFoundError) {
-          problem(`leaf ${index}: ${kind} ${printable(entry.id)} is logged but the service no longer returns it (deleted)`);
+          problem(`leaf ${index}: ${kind} ${terminalText(entry.id)} is logged but the service no longer returns it (deleted)`);
           continue;
         }
         throw error;
       }
       const record = parseJsonLossless(text) as Record<string, JsonValue>;
       if (sha256Hex(canonicalize(record)) !== entry.sha256) {
-        problem(`leaf ${index}: ${kind} ${printable(entry.id)} as returned is not what the log committed to (changed in storage)`);
+        problem(`leaf ${index}: ${kind} ${terminalText(entry.id)} as returned is not what the log committed to (changed in storage)`);
         continue;
       }
       if (kind === 'attestation') {
@@ -113,14 +114,14 @@ export async function auditLog(
         if (isPlainObject(attestation)) {
           const signed = attestation.witness_sig !== undefined && attestation.witness_sig !== null;
           const form = signed ? verifyWitness(attestation, workspaceId) : null;
-          if (signed && form === null) problem(`leaf ${index}: attestation ${printable(entry.id)}: witness_sig does not verify with its verifying_key_hex`);
-          if ((record.trust_tier === 'witnessed') !== (form !== null)) problem(`leaf ${index}: attestation ${printable(entry.id)} is ${String(record.trust_tier)}, which its signature does not support`);
-        } else problem(`leaf ${index}: attestation ${printable(entry.id)} carries no attestation object`);
+          if (signed && form === null) problem(`leaf ${index}: attestation ${terminalText(entry.id)}: witness_sig does not verify with its verifying_key_hex`);
+          if ((record.trust_tier === 'witnessed') !== (form !== null)) problem(`leaf ${index}: attestation ${terminalText(entry.id)} is ${String(record.trust_tier)}, which its signature does not support`);
+        } else problem(`leaf ${index}: attestation ${terminalText(entry.id)} carries no attestation object`);
       } else {
         evidence += 1;
         if (record.client_sig !== undefined && record.client_sig !== null) {
           if (signingKey === undefined) unchecked += 1;
-          else if (!verifyClientSig(record, workspaceId, signingKey)) problem(`leaf ${index}: evidence ${printable(entry.id)}: client_sig does not verify with the configured signing key`);
+          else if (!verifyClientSig(record, workspaceId, signingKey)) problem(`leaf ${index}: evidence ${terminalText(entry.id)}: client_sig does not verify with the configured signing key`);
         }
         const earned = Math.min(Date.parse(String(record.occurred_at)), Date.parse(String(record.received_at)));
         const controls = Array.isArray(record.mapped_controls) ? record.mapped_controls : [];

@@ -4,6 +4,7 @@
  * record, and consistency between two checkpoints (docs/ledger.md "What each command proves").
  * A check that fails is a {@link LedgerCheckError} (exit 2) naming what failed.
  */
+import { terminalText } from '../terminal-text.js';
 import {
   canonicalize,
   Ed25519NoteVerifier,
@@ -21,19 +22,9 @@ import {
 import { sha256Hex } from '../../core/hashing.js';
 import { NotFoundError } from '../../client/errors.js';
 import type { ServiceApi } from '../../client/api.js';
-import { CliError, ConfigError, UsageError } from '../errors.js';
+import { ConfigError, LedgerCheckError, UsageError } from '../errors.js';
 
-/** A log check that failed (2): the message names what. */
-export class LedgerCheckError extends CliError {
-  override readonly name = 'LedgerCheckError';
-  readonly exitCode = 2;
-  readonly code = 'ledger_check_failed';
-}
-
-/** Text from the service made safe for a terminal: control characters shown as `?`. */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, '?');
-}
+export { LedgerCheckError };
 
 /** The pinned log key as a verifier. @throws ConfigError (78) for a malformed one, naming where it came from */
 export function logVerifier(vkey: string, where: string): Ed25519NoteVerifier {
@@ -50,7 +41,7 @@ export function witnessVerifiers(vkeys: readonly string[]): CosignatureVerifier[
     try {
       return CosignatureVerifier.fromVerifierKey(vkey.trim());
     } catch (error) {
-      throw new UsageError(`--witness ${printable(vkey)} is not a witness verifier key (${(error as Error).message})`, { field: '--witness' });
+      throw new UsageError(`--witness ${terminalText(vkey)} is not a witness verifier key (${(error as Error).message})`, { field: '--witness' });
     }
   });
 }
@@ -67,7 +58,7 @@ export function openVerified(note: string, log: Ed25519NoteVerifier, witnesses: 
     return openCheckpoint(note, log, witnesses);
   } catch (error) {
     if (error instanceof LedgerVerificationError || error instanceof LedgerFormatError) {
-      throw new LedgerCheckError(`${what} does not verify with the pinned log key ${log.name}: ${printable(error.message)}`, {
+      throw new LedgerCheckError(`${what} does not verify with the pinned log key ${log.name}: ${terminalText(error.message)}`, {
         hint: 'a checkpoint the log key did not sign means the service or its database is not what signed the log (or the key was rotated: pin the new one)',
       });
     }
@@ -98,7 +89,7 @@ function proofHashes(value: unknown, what: string): Buffer[] {
 export async function checkConsistency(api: ServiceApi, from: OpenedCheckpoint, to: OpenedCheckpoint): Promise<void> {
   const a = from.checkpoint;
   const b = to.checkpoint;
-  if (a.origin !== b.origin) throw new LedgerCheckError(`the checkpoint is for ${printable(b.origin)}, the state file's for ${printable(a.origin)}`);
+  if (a.origin !== b.origin) throw new LedgerCheckError(`the checkpoint is for ${terminalText(b.origin)}, the state file's for ${terminalText(a.origin)}`);
   if (b.size < a.size) {
     throw new LedgerCheckError(`the log shrank from ${a.size} to ${b.size} leaves: records were removed or the database was rolled back to an older copy`);
   }
@@ -145,11 +136,11 @@ async function inclusionOf(api: ServiceApi, id: string, treeSize?: number): Prom
     try {
       reply = await api.workspaceText('GET', query);
     } catch (error) {
-      if (error instanceof NotFoundError) throw new LedgerCheckError(`the log holds no entry for ${printable(id)}: it was never logged, or its leaf was removed`);
+      if (error instanceof NotFoundError) throw new LedgerCheckError(`the log holds no entry for ${terminalText(id)}: it was never logged, or its leaf was removed`);
       throw error;
     }
     if (reply.status !== 202) return parseJsonLossless(reply.body) as unknown as InclusionBody;
-    if (attempt >= 5) throw new LedgerCheckError(`${printable(id)} is still not integrated into the log after ${attempt} tries (the maximum merge delay is 1 s)`);
+    if (attempt >= 5) throw new LedgerCheckError(`${terminalText(id)} is still not integrated into the log after ${attempt} tries (the maximum merge delay is 1 s)`);
     const seconds = Number(reply.retryAfter);
     await sleepMs(Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 5) * 1000 : 1000);
   }
@@ -172,12 +163,12 @@ export async function proveRecord(api: ServiceApi, log: Ed25519NoteVerifier, id:
   try {
     entry = parseLedgerEntry(String(proof.entry));
   } catch (error) {
-    throw new LedgerCheckError(`the log entry of ${printable(id)} is malformed: ${printable((error as Error).message)}`);
+    throw new LedgerCheckError(`the log entry of ${terminalText(id)} is malformed: ${terminalText((error as Error).message)}`);
   }
-  if (entry.id !== id) throw new LedgerCheckError(`the log entry at leaf ${proof.leaf_index} is for ${printable(entry.id)}, not ${printable(id)}`);
-  if (entry.workspace_id !== workspaceId) throw new LedgerCheckError(`the log entry of ${printable(id)} is for workspace ${printable(entry.workspace_id)}, not ${printable(workspaceId)}`);
+  if (entry.id !== id) throw new LedgerCheckError(`the log entry at leaf ${proof.leaf_index} is for ${terminalText(entry.id)}, not ${terminalText(id)}`);
+  if (entry.workspace_id !== workspaceId) throw new LedgerCheckError(`the log entry of ${terminalText(id)} is for workspace ${terminalText(entry.workspace_id)}, not ${terminalText(workspaceId)}`);
   if (!verifyInclusion(proof.leaf_index, size, leafHash(proof.entry), proofHashes(proof.hashes, 'inclusion'), rootHash)) {
-    throw new LedgerCheckError(`the inclusion proof of ${printable(id)} (leaf ${proof.leaf_index}) does not lead to the root of the signed checkpoint at size ${size}: the log's stored tree was altered`);
+    throw new LedgerCheckError(`the inclusion proof of ${terminalText(id)} (leaf ${proof.leaf_index}) does not lead to the root of the signed checkpoint at size ${size}: the log's stored tree was altered`);
   }
 
   const path = entry.kind === 'attestation' ? `attestations/${encodeURIComponent(id)}` : `grc/evidence/${encodeURIComponent(id)}`;
@@ -185,13 +176,13 @@ export async function proveRecord(api: ServiceApi, log: Ed25519NoteVerifier, id:
   try {
     recordText = (await api.workspaceText('GET', path)).body;
   } catch (error) {
-    if (error instanceof NotFoundError) throw new LedgerCheckError(`the service no longer returns ${entry.kind} ${printable(id)}, which the log holds at leaf ${proof.leaf_index}: the record was deleted`);
+    if (error instanceof NotFoundError) throw new LedgerCheckError(`the service no longer returns ${entry.kind} ${terminalText(id)}, which the log holds at leaf ${proof.leaf_index}: the record was deleted`);
     throw error;
   }
   const digest = sha256Hex(canonicalize(parseJsonLossless(recordText)));
   if (digest !== entry.sha256) {
     throw new LedgerCheckError(
-      `${entry.kind} ${printable(id)} as the service returns it is not what the log committed to at leaf ${proof.leaf_index} (sha256 ${digest}, the entry says ${entry.sha256}): the stored record was changed`,
+      `${entry.kind} ${terminalText(id)} as the service returns it is not what the log committed to at leaf ${proof.leaf_index} (sha256 ${digest}, the entry says ${entry.sha256}): the stored record was changed`,
     );
   }
   return { id, kind: entry.kind, leaf_index: proof.leaf_index, tree_size: size, origin, root_hash: rootHash.toString('base64'), entry: proof.entry };

@@ -6,6 +6,7 @@
  * - `verify --state FILE`: the log only grew since the checkpoint kept in FILE (the scheduled check).
  * A check that fails exits 2 and names what failed (LedgerCheckError).
  */
+import { terminalText } from '../terminal-text.js';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Argument, Command, Option } from 'commander';
@@ -22,7 +23,6 @@ import {
   LedgerCheckError,
   logVerifier,
   openVerified,
-  printable,
   proveRecord,
   requireCosignatures,
   witnessVerifiers,
@@ -99,17 +99,17 @@ async function runAudit(factory: Factory): Promise<void> {
   if (factory.globals.json === true) await printJson(factory.io.stdout, { ...report, verified: report.problems.length === 0 });
   else {
     await printFields(factory.io.stdout, [
-      ['origin', printable(report.origin)],
+      ['origin', terminalText(report.origin)],
       ['tree_size', report.tree_size],
       ['root_hash', report.root_hash],
       ['records', `${report.records} (${report.evidence} evidence, ${report.attestations} attestations)`],
       ['client_sig_unchecked', report.client_sig_unchecked === 0 ? 0 : `${report.client_sig_unchecked} (configure the signing key to check them)`],
       ['problems', report.problems.length === 0 ? 'none' : String(report.problems.length)],
     ]);
-    for (const problem of report.problems) await factory.io.stdout.write(`problem\t${printable(problem)}\n`);
+    for (const problem of report.problems) await factory.io.stdout.write(`problem\t${terminalText(problem)}\n`);
   }
   if (report.problems.length > 0) {
-    throw new LedgerCheckError(`the audit found ${report.problems.length === 1 ? 'a problem' : `${report.problems.length} problems`}: ${printable(report.problems[0]!)}${report.problems.length > 1 ? ' (all are listed on stdout)' : ''}`);
+    throw new LedgerCheckError(`the audit found ${report.problems.length === 1 ? 'a problem' : `${report.problems.length} problems`}: ${terminalText(report.problems[0]!)}${report.problems.length > 1 ? ' (all are listed on stdout)' : ''}`);
   }
 }
 
@@ -119,7 +119,7 @@ async function runKey(factory: Factory): Promise<void> {
   const settings = await factory.settings();
   const pinned = settings.ledgerKey?.trim();
   if (factory.globals.json === true) return printJson(factory.io.stdout, { verifier_key: key, matches_pinned: pinned === undefined ? null : pinned === key });
-  await factory.io.stdout.write(`${printable(key)}\n`);
+  await factory.io.stdout.write(`${terminalText(key)}\n`);
   if (pinned !== undefined && pinned !== key) await factory.note('this is not the pinned log key (--ledger-key): the service signs with another key');
 }
 
@@ -133,10 +133,10 @@ async function runCheckpoint(factory: Factory): Promise<void> {
     return printJson(factory.io.stdout, { origin, tree_size: size, root_hash: rootHash.toString('base64'), other_signatures: cosigned, note });
   }
   await printFields(factory.io.stdout, [
-    ['origin', printable(origin)],
+    ['origin', terminalText(origin)],
     ['tree_size', size],
     ['root_hash', rootHash.toString('base64')],
-    ['other_signatures', printable(cosigned.join(', '))],
+    ['other_signatures', terminalText(cosigned.join(', '))],
   ]);
 }
 
@@ -146,11 +146,11 @@ async function runProve(id: string, factory: Factory): Promise<void> {
   const proven = await proveRecord(api, log, id, await factory.workspaceId());
   if (factory.globals.json === true) return printJson(factory.io.stdout, { ...proven, verified: true });
   await printFields(factory.io.stdout, [
-    ['id', printable(proven.id)],
+    ['id', terminalText(proven.id)],
     ['kind', proven.kind],
     ['leaf_index', proven.leaf_index],
     ['tree_size', proven.tree_size],
-    ['origin', printable(proven.origin)],
+    ['origin', terminalText(proven.origin)],
     ['root_hash', proven.root_hash],
     ['verified', 'the record as returned is the logged entry, included in the signed checkpoint'],
   ]);
@@ -199,7 +199,7 @@ async function advance(file: string, witnesses: ReturnType<typeof witnessVerifie
   if (settings.ledgerKey !== undefined) {
     vkey = settings.ledgerKey.trim();
     if (state && state.verifier_key !== vkey) {
-      throw new LedgerCheckError(`the state file ${displayPath(file)} was pinned to another log key (${printable(state.verifier_key)})`, {
+      throw new LedgerCheckError(`the state file ${displayPath(file)} was pinned to another log key (${terminalText(state.verifier_key)})`, {
         hint: 'the log key changed: after checking the rotation with the operator, start a new state file',
       });
     }
@@ -218,7 +218,7 @@ async function advance(file: string, witnesses: ReturnType<typeof witnessVerifie
     await checkConsistency(api, old, opened);
     previous = old.checkpoint.size;
   }
-  if (firstUse) await factory.note(`pinned the log key ${printable(vkey)} in ${displayPath(file)} (first use: compare it with the one the operator gave you)`);
+  if (firstUse) await factory.note(`pinned the log key ${terminalText(vkey)} in ${displayPath(file)} (first use: compare it with the one the operator gave you)`);
   return { api, vkey, note, opened, previous };
 }
 
@@ -231,7 +231,7 @@ export async function runVerify(options: { state: string; witnesses: readonly st
     return printJson(factory.io.stdout, { origin, tree_size: size, root_hash: rootHash.toString('base64'), previous_size: previous, cosigned_by: opened.cosignatures.map((c) => c.name), verified: true });
   }
   await printFields(factory.io.stdout, [
-    ['origin', printable(origin)],
+    ['origin', terminalText(origin)],
     ['tree_size', size],
     ['root_hash', rootHash.toString('base64')],
     ['previous_size', previous ?? ''],
@@ -274,7 +274,7 @@ export async function runCosign(options: { state: string; witnessKey: string; wi
     return printJson(factory.io.stdout, { origin, tree_size: size, previous_size: previous, witness: signer.name, witness_key: signer.verifierKey, cosigned: true });
   }
   await printFields(factory.io.stdout, [
-    ['origin', printable(origin)],
+    ['origin', terminalText(origin)],
     ['tree_size', size],
     ['previous_size', previous ?? ''],
     ['witness_key', signer.verifierKey],

@@ -10,7 +10,7 @@
  *   average weighted by each framework's number of required controls.
  */
 import { FRAMEWORKS, type Framework } from '../records/types.js';
-import { CONTROLS, controlsForFramework, type Control, type EvidenceRule } from './catalogue.js';
+import { controlsForFramework, type Control, type EvidenceRule } from './catalogue.js';
 
 export const DAY_MS = 86_400_000;
 
@@ -105,6 +105,3 @@ export function missingControls(coverage: Coverage, nowMs: number): Record<Frame
   for (const entry of coverageByFramework(coverage, nowMs)) out[entry.framework] = entry.missing;
   return out;
 }
-
-/** Number of required controls in the whole catalogue. */
-export const REQUIRED_CONTROL_COUNT = CONTROLS.filter((control) => control.required).length;

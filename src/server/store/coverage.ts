@@ -18,11 +18,6 @@ export class CoverageStore {
     this.#read = db.prepare('SELECT control_id, last_earned_ms FROM control_coverage WHERE workspace_id = ?');
   }
 
-  /** Records that `controls` were earned at `earnedMs`; a later time never moves back. */
-  earn(workspaceId: string, controls: readonly string[], earnedMs: number): void {
-    for (const control of controls) this.#earn.run(workspaceId, control, earnedMs);
-  }
-
   /**
    * Collects what a group of writes earned, to be written once per control by {@link flush}:
    * the latest time per control is exactly what one upsert per record would leave.
