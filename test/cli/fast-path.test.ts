@@ -12,7 +12,7 @@ import { createMemoryIO } from '../../src/cli/io.js';
 import { BIN, REPO, ensureBuilt, makeHome, runCli, type CliResult } from '../helpers/cli.js';
 import { startFaultServer, type FaultServer } from '../helpers/fault-server.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
-import { closedPort, tempDir } from './part2-support.js';
+import { closedPort, tempDir } from '../helpers/cli-fixtures.js';
 
 beforeAll(ensureBuilt);
 

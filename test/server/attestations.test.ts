@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, legacyWitnessMessage, parseJsonLossless, SigningKey, signWitness, stringifyJson, type JsonValue } from '../../src/core/index.js';
 import { BATCH_BODY_LIMIT, MAX_BATCH_SIZE } from '../../src/server/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { attestation, call, wsPath } from './support.js';
+import { attestation, call, wsPath } from '../helpers/service-requests.js';
 
 let server: TestServer;
 let externalPath: string;

@@ -12,7 +12,7 @@ import { build } from 'esbuild';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { provision } from '../../src/server/index.js';
-import { call, evidenceRecord, wsPath } from './support.js';
+import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BUNDLE = join(ROOT, 'dist/lib/server.js');

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORD_TYPES } from '../../src/core/index.js';
 import { BODY_LIMIT, ERROR_CODES } from '../../src/server/index.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
-import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from './support.js';
+import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from '../helpers/service-requests.js';
 import { prng } from '../helpers/prng.js';
 
 const SEED = Number(process.env.GOVCTL_FUZZ_SEED ?? 20260601);

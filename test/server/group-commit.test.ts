@@ -12,7 +12,7 @@ import { openDatabase, type Db } from '../../src/server/store/database.js';
 import { openStore, type AttestationRow, type EvidenceRow, type Store } from '../../src/server/store/index.js';
 import { GroupCommitWriter } from '../../src/server/store/writer.js';
 import { startTestServer } from '../helpers/server.js';
-import { call, countRows, evidenceRecord, storedEvidenceRow, wsPath } from './support.js';
+import { call, countRows, evidenceRecord, storedEvidenceRow, wsPath } from '../helpers/service-requests.js';
 
 const open: (Db | Store)[] = [];
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runUntilSignal } from '../../src/server/index.js';
 import { startTestServer } from '../helpers/server.js';
-import { call, countRows, evidenceRecord, wsPath } from './support.js';
+import { call, countRows, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 describe('graceful shutdown', () => {
   it('serves the requests that reached it when it closes, and stores exactly the acknowledged writes', async () => {

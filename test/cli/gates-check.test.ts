@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { startFaultServer } from '../helpers/fault-server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { callService, changeEvent, closedPort, findAll, parseXml, postRecord, RISK_ASSESSMENT, tempDir } from './part2-support.js';
+import { callService, changeEvent, closedPort, findAll, parseXml, postRecord, RISK_ASSESSMENT, tempDir } from '../helpers/cli-fixtures.js';
 
 beforeAll(ensureBuilt);
 

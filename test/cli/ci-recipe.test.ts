@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { callService } from './part2-support.js';
+import { callService } from '../helpers/cli-fixtures.js';
 
 let server: TestServer;
 let env: Record<string, string>;

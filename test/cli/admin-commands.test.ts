@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { tempDir } from './part2-support.js';
+import { tempDir } from '../helpers/cli-fixtures.js';
 
 beforeAll(ensureBuilt);
 

@@ -1,6 +1,6 @@
 /**
- * Support for the part-2 CLI tests (posture, systems, gates, derive, config, serve, admin,
- * completion, help): talking to a test server directly (to compare `--json` with the service's
+ * Fixtures of the CLI tests (posture, systems, gates, derive, config, serve, admin, completion,
+ * help): talking to a test server directly (to compare `--json` with the service's
  * body and to seed evidence without going through the command under test), a port nothing
  * listens on, and a small XML well-formedness check for the JUnit report.
  */
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** A temporary directory, removed by the returned function. */
-export function tempDir(prefix = 'govctl-part2-'): { dir: string; remove(): void } {
+export function tempDir(prefix = 'govctl-cli-test-'): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

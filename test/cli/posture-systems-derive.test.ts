@@ -8,7 +8,7 @@ import { createMemoryIO } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { callService, changeEvent, postRecord, RISK_ASSESSMENT, tempDir } from './part2-support.js';
+import { callService, changeEvent, postRecord, RISK_ASSESSMENT, tempDir } from '../helpers/cli-fixtures.js';
 
 let server: TestServer;
 let env: Record<string, string>;

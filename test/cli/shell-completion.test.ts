@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORD_TYPES } from '../../src/core/index.js';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
-import { tempDir } from './part2-support.js';
+import { tempDir } from '../helpers/cli-fixtures.js';
 
 beforeAll(ensureBuilt);
 
