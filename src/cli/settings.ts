@@ -137,19 +137,27 @@ export const PROJECT_CONFIG_PLACES: readonly string[] = [
 
 /** `$XDG_CONFIG_HOME/govctl/config.json`, `~/.config` when unset. */
 export function userConfigPath(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
+  const base = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(homeDirectory(env), '.config');
   return join(base, 'govctl', 'config.json');
 }
 
 /** `$XDG_DATA_HOME/govctl`, `~/.local/share/govctl` when unset. */
 export function defaultDataDir(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
+  const base = env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : join(homeDirectory(env), '.local', 'share');
   return join(base, 'govctl');
 }
 
+/**
+ * The home directory of the run: `HOME` from the run's environment (not the process's, so that a run
+ * given its own environment, as tests give one in-process, finds its own files), else the OS's.
+ */
+function homeDirectory(env: NodeJS.ProcessEnv): string {
+  return env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
+}
+
 /** A path from a config file, relative to the file's directory; `~/` is the home directory. */
-function configPath(file: ConfigFile, value: string): string {
-  return value === '~' || value.startsWith('~/') ? join(homedir(), value.slice(1)) : resolve(dirname(file.path), value);
+function configPath(file: ConfigFile, value: string, env: NodeJS.ProcessEnv): string {
+  return value === '~' || value.startsWith('~/') ? join(homeDirectory(env), value.slice(1)) : resolve(dirname(file.path), value);
 }
 
 /** A path for messages: the home directory as `~`. */
@@ -365,7 +373,7 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
       const value = configString(file, name);
       if (value !== undefined && value !== '') {
         sources[name] = { kind: file.kind, name: `${file.path} (${name})` };
-        return isPath ? configPath(file, value) : value;
+        return isPath ? configPath(file, value, env) : value;
       }
     }
     return undefined;
@@ -419,7 +427,7 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
         break;
       }
       if (keyFile) {
-        const path = configPath(file, keyFile);
+        const path = configPath(file, keyFile, env);
         settings.apiKey = await readSecretFile(path, `apiKeyFile in ${displayPath(file.path)}`, context, warnings);
         sources.apiKey = { kind: file.kind, name: `${file.path} (apiKeyFile ${path})` };
         break;
@@ -452,7 +460,7 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
         break;
       }
       if (keyFile) {
-        const path = configPath(file, keyFile);
+        const path = configPath(file, keyFile, env);
         signingKeyText = await readSecretFile(path, `signingKeyFile in ${displayPath(file.path)}`, context, warnings);
         signingKeySetting = `signingKeyFile ${displayPath(path)}`;
         sources.signingKey = { kind: file.kind, name: `${file.path} (signingKeyFile ${path})` };

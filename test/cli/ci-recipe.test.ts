@@ -4,7 +4,7 @@
  * records it, so that the change-management controls are covered.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { callService } from '../helpers/cli-fixtures.js';
 
@@ -12,7 +12,6 @@ let server: TestServer;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  await ensureBuilt();
   server = await startTestServer();
   env = {
     CI: 'true',

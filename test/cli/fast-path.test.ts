@@ -9,10 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFastGatesCheck, runFastPath } from '../../src/cli/fast-path.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { createMemoryIO } from '../../src/cli/io.js';
-import { BIN, REPO, ensureBuilt, makeHome, runCli, type CliResult } from '../helpers/cli.js';
+import { BIN, REPO, ensureBuilt, makeHome, runProcess as runCli, type CliResult } from '../helpers/cli.js';
 import { startFaultServer, type FaultServer } from '../helpers/fault-server.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
-import { closedPort, tempDir } from '../helpers/cli-fixtures.js';
+import { tempDir } from '../helpers/cli-fixtures.js';
+import { closedPort } from '../helpers/ports.js';
 
 beforeAll(ensureBuilt);
 

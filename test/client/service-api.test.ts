@@ -14,6 +14,7 @@ import {
 import { CLIENT_VERSION } from '../../src/client/version.js';
 import { JsonFloat, canonicalize } from '../../src/core/canonical-json.js';
 import { startFaultServer, type FaultServer, type ScriptedResponse } from '../helpers/fault-server.js';
+import { closedPort } from '../helpers/ports.js';
 
 const API_KEY = 'gk_test_0123456789abcdef';
 const WS = 'ws_alpha';
@@ -129,10 +130,7 @@ describe('failures that are not retried', () => {
   });
 
   it('gives NetworkError (not timed out) when nothing listens', async () => {
-    const port = server.port;
-    await server.close();
-    server = await startFaultServer(); // for afterEach
-    api = createServiceApi({ baseUrl: `http://127.0.0.1:${port}`, apiKey: API_KEY, workspaceId: WS });
+    api = createServiceApi({ baseUrl: `http://127.0.0.1:${await closedPort()}`, apiKey: API_KEY, workspaceId: WS });
     const error = await failure(api.gatesCheck());
     expect(error).toBeInstanceOf(NetworkError);
     expect((error as NetworkError).timedOut).toBe(false);
