@@ -16,8 +16,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { createMemoryIO } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = join(REPO, 'bin', 'govctl.js');
@@ -82,6 +80,8 @@ export function cleanEnv(home: string, extra: Record<string, string | undefined>
  * run closes what it opened (connections, the embedded store) before it resolves.
  */
 export async function runCli(args: readonly string[], options: RunCliOptions = {}): Promise<CliResult> {
+  // Loaded on first use: files that only spawn do not pay for compiling the command line.
+  const [{ createMemoryIO }, { main }] = await Promise.all([import('../../src/cli/io.js'), import('../../src/cli/main.js')]);
   const home = options.home ?? makeHome();
   const env = cleanEnv(home, options.env);
   const io = createMemoryIO({ env, ...(options.input !== undefined ? { stdin: options.input } : {}) });
