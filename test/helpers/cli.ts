@@ -30,7 +30,7 @@ export interface CliResult {
 export interface RunCliOptions {
   /** extra environment variables (the environment is otherwise clean) */
   env?: Record<string, string | undefined>;
-  /** what stdin holds (default: nothing; stdin is /dev/null) */
+  /** what stdin holds (default: nothing: an empty stream in-process, /dev/null for a process) */
   input?: string | Buffer;
   /** working directory (default: the home directory) */
   cwd?: string;
