@@ -58,9 +58,17 @@ export const PROJECT_CONFIG_PLACES: readonly ConfigPlace[] = [
   'govctl.config.mjs',
 ].map((path) => ({ path, code: /\.[cm]?js$/.test(path) }));
 
+/**
+ * The home directory of the run: `HOME` from the run's environment (not the process's, so that a run
+ * given its own environment, as tests give one in-process, finds its own files), else the OS's.
+ */
+export function homeDirectory(env: NodeJS.ProcessEnv): string {
+  return env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
+}
+
 /** `$XDG_CONFIG_HOME/govctl/config.json`, `~/.config` when unset. */
 export function userConfigPath(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
+  const base = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(homeDirectory(env), '.config');
   return join(base, 'govctl', 'config.json');
 }
 
@@ -70,9 +78,9 @@ export function displayPath(path: string): string {
   return home && home !== '/' && (path === home || path.startsWith(home + '/')) ? '~' + path.slice(home.length) : path;
 }
 
-/** A path from a config file, relative to the file's directory; `~/` is the home directory. */
-export function configPath(file: ConfigFile, value: string): string {
-  return value === '~' || value.startsWith('~/') ? join(homedir(), value.slice(1)) : resolve(dirname(file.path), value);
+/** A path from a config file, relative to the file's directory; `~/` is the run's home directory. */
+export function configPath(file: ConfigFile, value: string, env: NodeJS.ProcessEnv): string {
+  return value === '~' || value.startsWith('~/') ? join(homeDirectory(env), value.slice(1)) : resolve(dirname(file.path), value);
 }
 
 export function errorText(error: unknown): string {

@@ -174,6 +174,18 @@ export function formatTrace(trace: RequestTrace): string {
   return `${trace.method} ${terminalText(trace.url)} authorization: Bearer *** → ${outcome} in ${Math.round(trace.durationMs)} ms${retry}`;
 }
 
+/**
+ * The proxy settings of the run's environment (lower case first, as undici reads them), given to the
+ * transport explicitly so that it never falls back to the process's own environment ('' = none).
+ */
+function proxyFrom(env: NodeJS.ProcessEnv): { httpProxy: string; httpsProxy: string; noProxy: string } {
+  return {
+    httpProxy: env.http_proxy ?? env.HTTP_PROXY ?? '',
+    httpsProxy: env.https_proxy ?? env.HTTPS_PROXY ?? '',
+    noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
+  };
+}
+
 /** A transport that adds the `X-Govctl-Source` header to every request. */
 function withSource(transport: Transport, source: () => string): Transport {
   return {
@@ -240,7 +252,7 @@ export function createFactory(options: FactoryOptions): Factory {
         if (connection.kind === 'remote') {
           if (verbose) await factory.note(`service ${displayUrl(connection.baseUrl)} (base URL from ${sourceName(settings, 'baseUrl')}, API key from ${sourceName(settings, 'apiKey')})`);
           const { createHttpTransport } = await import('../client/transport.js');
-          const transport = withSource(createHttpTransport(connection.baseUrl), source);
+          const transport = withSource(createHttpTransport(connection.baseUrl, { proxy: proxyFrom(env) }), source);
           closers.push(() => transport.close!());
           // The client names the service in traces and errors as `baseUrl`: never with its userinfo or query.
           return createServiceApi({ baseUrl: serviceAddress(connection.baseUrl), transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest });

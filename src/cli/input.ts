@@ -8,6 +8,7 @@
  * constant memory (import, attest batch); a JSON array is read whole, since it is one document.
  */
 import { open, type FileHandle } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { JsonSyntaxError, parseJsonDocuments, parseJsonLossless, type JsonValue } from '../core/canonical-json.js';
 import { DataError, InputFileError, UsageError } from './errors.js';
@@ -31,11 +32,14 @@ function unreadable(path: string, error: unknown): InputFileError {
   return new InputFileError(`cannot read ${displayPath(path)}: ${why}`, { hint: 'check the path, or give - to read stdin' });
 }
 
-/** Opens a file for reading and learns its size; a directory or an unreadable file is an InputFileError. */
-async function openFile(file: string): Promise<{ handle: FileHandle; size: number | undefined }> {
+/**
+ * Opens a file for reading and learns its size; a directory or an unreadable file is an InputFileError.
+ * A relative path is the run's (`cwd`), not the process's; messages name the file as it was given.
+ */
+async function openFile(file: string, cwd: string): Promise<{ handle: FileHandle; size: number | undefined }> {
   let handle: FileHandle;
   try {
-    handle = await open(file, 'r');
+    handle = await open(resolve(cwd, file), 'r');
   } catch (error) {
     throw unreadable(file, error);
   }
@@ -68,7 +72,7 @@ export async function openChunks(file: string | undefined, deps: Factory, purpos
     const opened = await openInput(file, deps, purpose, 1 << 20);
     return { chunks: opened.stream as AsyncIterable<Uint8Array>, name: opened.name };
   }
-  const { handle, size } = await openFile(file);
+  const { handle, size } = await openFile(file, deps.cwd);
   async function* chunks(): AsyncGenerator<Uint8Array> {
     const buffers = [Buffer.allocUnsafe(CHUNK_BYTES), Buffer.allocUnsafe(CHUNK_BYTES)];
     // One read in flight at a time, into the buffer the consumer is not holding. It never rejects
@@ -116,7 +120,7 @@ export async function openInput(file: string | undefined, deps: Factory, purpose
     }
     return { stream: deps.claimStdin(purpose), name: 'stdin' };
   }
-  const { handle, size } = await openFile(file);
+  const { handle, size } = await openFile(file, deps.cwd);
   // The stream owns the handle and closes it at the end (or when destroyed).
   const stream = handle.createReadStream({ highWaterMark, autoClose: true });
   stream.on('error', () => undefined); // read errors surface through the iterator

@@ -22,6 +22,7 @@ import {
   displayPath,
   errorText,
   findProjectConfig,
+  homeDirectory,
   readExplicitConfig,
   readUserConfig,
   userConfigPath,
@@ -154,7 +155,7 @@ const USER_ONLY_KEYS: readonly string[] = [TRUSTED_HOSTS_KEY];
 
 /** `$XDG_DATA_HOME/govctl`, `~/.local/share/govctl` when unset. */
 export function defaultDataDir(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
+  const base = env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : join(homeDirectory(env), '.local', 'share');
   return join(base, 'govctl');
 }
 
@@ -247,7 +248,7 @@ function pickSetting(
     const value = configString(file, name);
     if (value !== undefined && value !== '') {
       sources[name] = { kind: file.kind, name: `${file.path} (${name})` };
-      return isPath ? configPath(file, value) : value;
+      return isPath ? configPath(file, value, env) : value;
     }
   }
   return undefined;
@@ -290,7 +291,7 @@ async function loadSecret(spec: SecretSpec, files: readonly ConfigFile[], contex
     }
     const keyFile = configString(file, spec.fileKey);
     if (keyFile) {
-      const path = configPath(file, keyFile);
+      const path = configPath(file, keyFile, context.env);
       checkPathInProject(file, spec.fileKey, path);
       const text = await readSecretFile(path, `${spec.fileKey} in ${displayPath(file.path)}`, context, warnings);
       return { text, source: { kind: file.kind, name: `${file.path} (${spec.fileKey} ${path})` }, label: `${spec.fileKey} ${displayPath(path)}` };

@@ -46,7 +46,26 @@ export interface BatchBufferOptions {
   onAutoFlush: (report: FlushReport) => void;
   /** turns whatever `send` threw into an AttestationError */
   toError: (error: unknown) => AttestationError;
+  /**
+   * Schedules the interval flush (`later` returns a function that cancels it); default: an unref'd
+   * timer. Tests pass a manual one so that they decide when the interval has passed.
+   */
+  timer?: FlushTimer;
 }
+
+/** Schedules one call of `fn` after `ms`; returns a function that cancels it. */
+export interface FlushTimer {
+  later(fn: () => void, ms: number): () => void;
+}
+
+/** The event loop's timers, unref'd: the timer must not keep the process alive (at exit, the beforeExit hook flushes instead). */
+const UNREF_TIMER: FlushTimer = {
+  later(fn, ms) {
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
 
 export function emptyReport(): FlushReport {
   return { sent: 0, accepted: 0, rejected: 0, lost: 0, results: [], errors: [] };
@@ -56,7 +75,8 @@ export function emptyReport(): FlushReport {
 export class BatchBuffer {
   readonly #options: BatchBufferOptions;
   #records: AttestationRecord[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  /** cancels the armed interval flush */
+  #timer: (() => void) | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #inFlight = 0;
 
@@ -76,12 +96,10 @@ export class BatchBuffer {
       this.#clearTimer();
       void this.flush().then(this.#options.onAutoFlush);
     } else if (this.#timer === undefined) {
-      // The timer must not keep the process alive: at exit, the beforeExit hook flushes instead.
-      this.#timer = setTimeout(() => {
+      this.#timer = (this.#options.timer ?? UNREF_TIMER).later(() => {
         this.#timer = undefined;
         void this.flush().then(this.#options.onAutoFlush);
       }, this.#options.flushIntervalMs);
-      this.#timer.unref();
     }
   }
 
@@ -107,7 +125,7 @@ export class BatchBuffer {
   }
 
   #clearTimer(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer?.();
     this.#timer = undefined;
   }
 

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cleanEnv, ensureBuilt, makeHome, makeTempDir, runCli } from '../helpers/cli.js';
+import { BIN, cleanEnv, ensureBuilt, makeHome, makeTempDir, runCli, runProcess } from '../helpers/cli.js';
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -23,7 +23,8 @@ const change = (n: number) =>
 describe('the embedded store', () => {
   it('is used when nothing is configured, in $XDG_DATA_HOME/govctl, with one notice on stderr', async () => {
     const home = makeHome();
-    const added = await runCli(['evidence', 'import', '-'], { home, input: change(1) });
+    // A process: the home directory shown as `~` is the process's (displayPath reads os.homedir()).
+    const added = await runProcess(['evidence', 'import', '-'], { home, input: change(1) });
     expect(added.exitCode).toBe(0);
     expect(added.stderr.split('\n')[0]).toBe('govctl: using the local store in ~/data/govctl (no service configured; see `govctl config init`)');
     expect(added.stderr.match(/using the local store/g)).toHaveLength(1);

@@ -1,13 +1,14 @@
 /**
  * The command line end to end without a service: the framework (help, usage errors, settings
  * precedence, output hygiene) and the offline commands (evidence sign/verify, attest sign/verify,
- * signing-key). Every run spawns bin/govctl.js in a clean environment.
+ * signing-key). Runs are in-process (runCli) except where only a process shows the behaviour: the
+ * entry point's own answers, a closed pipe, a real pipe's backpressure, and `~` in messages.
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SigningKey, sha256Hex } from '../../src/core/index.js';
-import { ensureBuilt, makeHome, runCli, runShell } from '../helpers/cli.js';
+import { ensureBuilt, makeHome, REPO, runCli, runProcess, runShell } from '../helpers/cli.js';
 
 const KEY = 'a1'.repeat(32);
 const OTHER_KEY = 'b2'.repeat(32);
@@ -28,6 +29,15 @@ describe('help and usage', () => {
     expect(result.stdout).toContain('evidence');
     expect(result.stdout).toContain('Examples:');
     expect(result.stderr).toBe('');
+  });
+
+  // The entry point answers these two before loading the command line (bin/govctl.js).
+  it('answers --version and --help as a process, with what the command line itself prints', async () => {
+    const [version, short, help, inProcess] = await Promise.all([runProcess(['--version']), runProcess(['-V']), runProcess(['--help']), runCli(['--help'])]);
+    const { version: packageVersion } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+    expect(version).toEqual({ exitCode: 0, stdout: `${packageVersion}\n`, stderr: '' });
+    expect(short).toEqual(version);
+    expect(help).toEqual({ exitCode: 0, stdout: inProcess.stdout, stderr: '' });
   });
 
   it('prints the version and exits 0', async () => {
@@ -155,7 +165,8 @@ describe('settings precedence: flag > environment > project config > user config
     const file = join(home, '.govctlrc.json');
     writeFileSync(file, JSON.stringify({ signingKey: keys.project }));
     chmodSync(file, 0o644);
-    const result = await runCli(['signing-key', 'public'], { home });
+    // A process: the home directory shown as `~` is the process's (displayPath reads os.homedir()).
+    const result = await runProcess(['signing-key', 'public'], { home });
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toBe(`govctl: warning: ~/.govctlrc.json holds a signing key and is readable by other users; run: chmod 600 ${file}\n`);
   });
@@ -163,7 +174,7 @@ describe('settings precedence: flag > environment > project config > user config
   it('fails with 78 for a malformed config file, without echoing its text', async () => {
     const home = makeHome();
     writeFileSync(join(home, '.govctlrc.json'), '{"apiKey": "gk_secret_in_file"');
-    const result = await runCli(['signing-key', 'public'], { home });
+    const result = await runProcess(['signing-key', 'public'], { home });
     expect(result.exitCode).toBe(78);
     expect(result.stderr).toContain('cannot read the config file ~/.govctlrc.json');
     expect(result.stderr).not.toContain('gk_secret_in_file');
@@ -330,7 +341,8 @@ describe('output hygiene', () => {
     const home = makeHome();
     const count = 6000;
     writeFileSync(join(home, 'records.ndjson'), Array.from({ length: count }, (_, n) => record(n, ' padding'.repeat(10))).join('\n'));
-    const result = await runCli(['evidence', 'sign', 'records.ndjson', '--workspace', WS], { home, env: { SERVICE_SIGNING_KEY: KEY } });
+    // A process: the output goes through a real pipe, whose backpressure the writes must honour.
+    const result = await runProcess(['evidence', 'sign', 'records.ndjson', '--workspace', WS], { home, env: { SERVICE_SIGNING_KEY: KEY } });
     expect(result.exitCode).toBe(0);
     expect(result.stdout.length).toBeGreaterThan(1 << 20);
     const lines = result.stdout.trimEnd().split('\n');

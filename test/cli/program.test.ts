@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createFactory } from '../../src/cli/factory.js';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { COMMAND_GROUPS, createProgram, groupsFor } from '../../src/cli/program.js';
-import { ensureBuilt, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 
 function program(argv?: readonly string[]) {
   const factory = createFactory({ io: createMemoryIO(), env: {}, cwd: '/', globals: () => ({}), signal: new AbortController().signal });
@@ -28,7 +28,6 @@ describe('command groups', () => {
   });
 
   it('still suggests the command a typo meant, and finds a command after a global option', async () => {
-    await ensureBuilt();
     const typo = await runCli(['atest', 'sign']);
     expect(typo.exitCode).toBe(64);
     expect(typo.stderr).toMatch(/Did you mean attest\?/);

@@ -4,14 +4,15 @@
  * their piped and JSON shapes, exit codes reached by real causes, and secrets kept out of output.
  * One server for the file; each test uses its own system names so that tests do not see each other.
  */
-import { createServer } from 'node:net';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/index.js';
 import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';
-import { ensureBuilt, makeHome, runCli, runShell } from '../helpers/cli.js';
+import { ensureBuilt, makeHome, runCli, runProcess } from '../helpers/cli.js';
+import { closedPort } from '../helpers/ports.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const KEY = '5e'.repeat(32);
@@ -58,15 +59,6 @@ const changeRecord = (system: string, n: number) =>
     system_name: system,
     payload: { type: 'deployment', by: 'ci@example.com', description: `release ${n}`, environment: 'production', system },
   });
-
-/** A port on 127.0.0.1 that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 describe('whoami', () => {
   it('prints the identity as name<TAB>value lines, and the body with --json', async () => {
@@ -116,7 +108,8 @@ describe('whoami', () => {
     expect(fromStdin.stdout).toContain(server.workspaceId);
     // A committed project file names the key file instead of holding the key.
     writeFileSync(join(home, '.govctlrc.json'), JSON.stringify({ baseUrl: server.url, apiKeyFile: '~/api.key' }));
-    const fromConfig = await runCli(['whoami', '-v'], { home });
+    // A process: the home directory shown as `~` is the process's (displayPath reads os.homedir()).
+    const fromConfig = await runProcess(['whoami', '-v'], { home });
     expect(fromConfig.exitCode).toBe(0);
     expect(fromConfig.stderr).toContain('API key from ~/.govctlrc.json (apiKeyFile');
     expect(fromConfig.stderr).not.toContain(server.apiKey);
@@ -144,7 +137,9 @@ describe('evidence add', () => {
       types.map(async (type) => {
         const help = (await runCli(['evidence', 'add', type, '--help'])).stdout;
         const example = help.split('Examples:\n')[1]!.split('\n')[0]!.replace(/^\s*\$ govctl /, '');
-        return { type, result: await runShell(`govctl ${example} --dry-run`, { env }) };
+        // The words as a shell splits them (quotes, escapes), run in-process.
+        const words = execFileSync('bash', ['-c', `printf '%s\\0' ${example}`], { encoding: 'utf8' }).split('\0').slice(0, -1);
+        return { type, result: await runCli([...words, '--dry-run'], { env }) };
       }),
     );
     for (const { type, result } of results) expect({ type, exitCode: result.exitCode, stderr: result.stderr }).toEqual({ type, exitCode: 0, stderr: '' });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { REPO, cleanEnv, ensureBuilt, makeHome, makeTempDir, runCli, type CliResult } from '../helpers/cli.js';
+import { REPO, cleanEnv, ensureBuilt, makeHome, makeTempDir, runProcess as runCli, type CliResult } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 beforeAll(ensureBuilt);

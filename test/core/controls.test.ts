@@ -364,17 +364,6 @@ describe('evaluateGates', () => {
     const [eu] = evaluateGates(coverage, mergeGatePolicy(DEFAULT_GATE_POLICY, { eu_ai_act: { threshold: 81 } }), NOW);
     expect(eu!.reason).toBe('80% < 81%: record ai_risk_assessment, human_oversight to cover EUAIA_ART9, EUAIA_ART14');
   });
-
-  it('scores and judges the gates well under a millisecond', () => {
-    const coverage = coverageOf(allIds().filter((_, i) => i % 3 === 0));
-    const rounds = 2000;
-    const start = performance.now();
-    for (let i = 0; i < rounds; i += 1) {
-      frameworkScores(coverage, NOW);
-      evaluateGates(coverage, DEFAULT_GATE_POLICY, NOW);
-    }
-    expect((performance.now() - start) / rounds).toBeLessThan(0.5);
-  });
 });
 
 describe('gate policy', () => {

@@ -1,8 +1,14 @@
 /**
- * Runs the built command line as a user would: `node bin/govctl.js …` with execa, in a clean
- * environment (docs/architecture.md, "Test helpers"). Nothing of the developer's environment
- * leaks in: no SERVICE_*, GOVCTL_*, CI, NO_COLOR or FORCE_COLOR unless a test gives them, and HOME
- * and the XDG directories point into a temporary directory.
+ * Runs the command line for tests (docs/architecture.md, "Tests"), in a clean environment: nothing
+ * of the developer's environment leaks in (no SERVICE_*, GOVCTL_*, CI, NO_COLOR or FORCE_COLOR
+ * unless a test gives them), and HOME and the XDG directories point into a temporary directory.
+ *
+ * - {@link runCli}: in-process, `main(argv, {io, env, cwd})` with memory streams (~5 ms a run).
+ *   What most tests use: parsing, settings, requests, rendering, exit codes.
+ * - {@link runProcess}: `node bin/govctl.js …` as a user runs it (~100 ms a run), for what only a
+ *   process shows: the entry point, signals, a reader that closes the pipe, output through a real
+ *   pipe, exit flushing, start-up caching.
+ * - {@link runShell}: a bash pipeline around the process (`| head -1`).
  */
 import { execSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, rmdirSync, statSync } from 'node:fs';
@@ -24,13 +30,13 @@ export interface CliResult {
 export interface RunCliOptions {
   /** extra environment variables (the environment is otherwise clean) */
   env?: Record<string, string | undefined>;
-  /** what stdin holds (default: nothing; stdin is /dev/null) */
+  /** what stdin holds (default: nothing: an empty stream in-process, /dev/null for a process) */
   input?: string | Buffer;
   /** working directory (default: the home directory) */
   cwd?: string;
   /** home directory, with XDG_CONFIG_HOME and XDG_DATA_HOME inside it (default: a new temporary one) */
   home?: string;
-  /** milliseconds before the process is killed (default 30 000) */
+  /** milliseconds before the process is killed (default 30 000; runProcess and runShell only) */
   timeout?: number;
 }
 
@@ -67,8 +73,24 @@ export function cleanEnv(home: string, extra: Record<string, string | undefined>
   return env;
 }
 
-/** Runs `govctl args…` and returns what it printed and its exit code (never throws on failure). */
+/**
+ * Runs `govctl args…` in-process and returns what it printed and its exit code (never throws on
+ * failure): memory streams (not terminals), the clean environment, `cwd`, and `input` as stdin.
+ * Process handlers are not installed (main installs them only on the process's own streams); the
+ * run closes what it opened (connections, the embedded store) before it resolves.
+ */
 export async function runCli(args: readonly string[], options: RunCliOptions = {}): Promise<CliResult> {
+  // Loaded on first use: files that only spawn do not pay for compiling the command line.
+  const [{ createMemoryIO }, { main }] = await Promise.all([import('../../src/cli/io.js'), import('../../src/cli/main.js')]);
+  const home = options.home ?? makeHome();
+  const env = cleanEnv(home, options.env);
+  const io = createMemoryIO({ env, ...(options.input !== undefined ? { stdin: options.input } : {}) });
+  const exitCode = await main(args, { io, env, cwd: options.cwd ?? home });
+  return { stdout: io.stdoutText(), stderr: io.stderrText(), exitCode };
+}
+
+/** Runs `node bin/govctl.js args…` as a process and returns what it printed and its exit code (never throws on failure). */
+export async function runProcess(args: readonly string[], options: RunCliOptions = {}): Promise<CliResult> {
   const home = options.home ?? makeHome();
   const result = await execa(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? home,

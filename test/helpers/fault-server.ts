@@ -32,6 +32,11 @@ export interface ScriptedResponse {
   hang?: boolean;
   /** destroy the connection without replying */
   destroy?: boolean;
+  /**
+   * send the head (its Content-Length counting the whole `body`) and only the first `sent`
+   * characters of the body, then stall (`hang`) or close the connection (`destroy`)
+   */
+  partial?: { body: string; sent: number; then: 'hang' | 'destroy' };
 }
 
 /** One request as the server saw it. */
@@ -103,6 +108,14 @@ export async function startFaultServer(options: { handler?: FaultHandler } = {})
           return;
         }
         if (res.destroyed) return;
+        if (scripted.partial) {
+          const { body, sent, then } = scripted.partial;
+          res.writeHead(scripted.status ?? 200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...scripted.headers });
+          res.write(body.slice(0, sent), () => {
+            if (then === 'destroy') req.socket.destroy();
+          });
+          return;
+        }
         const text = scripted.raw ?? (scripted.body === undefined ? '' : JSON.stringify(scripted.body));
         res.writeHead(scripted.status ?? 200, { 'content-type': 'application/json', ...scripted.headers });
         res.end(text);

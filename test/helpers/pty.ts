@@ -1,7 +1,7 @@
 /**
  * Runs the built command line on a real terminal: `node bin/govctl.js …` under a pseudo-terminal
  * made by util-linux `script` (`script -qec "<command>" /dev/null`), in the same clean environment
- * as {@link runCli} plus `TERM=xterm-256color` and `COLUMNS`.
+ * as {@link runProcess} plus `TERM=xterm-256color` and `COLUMNS`.
  *
  * stdout and stderr both go to the terminal, so `output` is their merge, in the order written, with
  * the terminal's `\r\n` turned back into `\n`. `script -e` exits with the child's exit code.

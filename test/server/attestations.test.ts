@@ -4,7 +4,7 @@ import { canonicalize, legacyWitnessMessage, parseJsonLossless, SigningKey, sign
 import { BATCH_BODY_LIMIT } from '../../src/server/json-body.js';
 import { MAX_BATCH_SIZE } from '../../src/server/routes/attestations.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { attestation, call, wsPath } from './support.js';
+import { attestation, call, wsPath } from '../helpers/service-requests.js';
 
 let server: TestServer;
 let externalPath: string;

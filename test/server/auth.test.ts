@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey } from '../../src/server/index.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
-import { attestation, call, countRows, evidenceRecord, wsPath } from './support.js';
+import { attestation, call, countRows, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 const endpoints = (ws: string): [string, string][] => [
   ['GET', '/api/me'],

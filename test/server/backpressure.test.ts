@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLedgerKey, ledgerKeyPath, provision } from '../../src/server/index.js';
 import { BIN, ensureBuilt } from '../helpers/cli.js';
-import { evidenceRecord, wsPath } from './support.js';
+import { evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 const CONNECTIONS = 20;
 const PIPELINED = 40;

@@ -13,7 +13,7 @@ import { canonicalize, parseJsonLossless, RECORD_TYPES, type RecordType } from '
 import { openStore } from '../../src/server/store/index.js';
 import { setGatePolicy } from '../../src/server/index.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
-import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from './support.js';
+import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from '../helpers/service-requests.js';
 
 let server: TestServer;
 const clockMs = Date.parse('2026-06-01T12:00:00.000Z');

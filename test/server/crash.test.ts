@@ -12,7 +12,7 @@ import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLedgerKey, ledgerKeyPath, provision } from '../../src/server/admin.js';
 import { BIN, cleanEnv, ensureBuilt } from '../helpers/cli.js';
-import { call, evidenceRecord, wsPath } from './support.js';
+import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 interface Running {
   child: ResultPromise;

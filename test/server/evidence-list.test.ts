@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { call, evidenceRecord, pool, wsPath } from './support.js';
+import { call, evidenceRecord, pool, wsPath } from '../helpers/service-requests.js';
 
 const DAY = 86_400_000;
 let server: TestServer;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_SIG_ALGO, JsonFloat, parseJsonLossless, signClientSig, SigningKey, stringifyJson, verifyClientSig, type JsonValue } from '../../src/core/index.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
-import { call, PAYLOADS, wsPath } from './support.js';
+import { call, PAYLOADS, wsPath } from '../helpers/service-requests.js';
 
 let server: TestServer;
 let evidencePath: string;

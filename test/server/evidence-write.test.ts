@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlsEarned, RECORD_TYPES } from '../../src/core/index.js';
 import { BODY_LIMIT } from '../../src/server/json-body.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
-import { call, countRows, evidenceRecord, PAYLOADS, wsPath } from './support.js';
+import { call, countRows, evidenceRecord, PAYLOADS, wsPath } from '../helpers/service-requests.js';
 
 let server: TestServer;
 let evidencePath: string;

@@ -12,7 +12,7 @@ import { createApp, provision, type ServiceApp } from '../../src/server/index.js
 import { listStatements } from '../../src/server/store/evidence.js';
 import { openStore, type EvidenceRow, type Store } from '../../src/server/store/index.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/server/store/migrations.js';
-import { storedEvidenceRow } from './support.js';
+import { storedEvidenceRow } from '../helpers/service-requests.js';
 
 describe('FixedWindowLimiter', () => {
   it('counts per key in a window that starts with the first request, and starts again after it', () => {

@@ -10,7 +10,7 @@ import { RECORD_TYPES } from '../../src/core/index.js';
 import { ERROR_CODES } from '../../src/server/index.js';
 import { BODY_LIMIT } from '../../src/server/json-body.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
-import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from './support.js';
+import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from '../helpers/service-requests.js';
 import { prng } from '../helpers/prng.js';
 
 const SEED = Number(process.env.GOVCTL_FUZZ_SEED ?? 20260601);

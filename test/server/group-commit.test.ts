@@ -10,9 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { newId, newRequestId, uuidv7, uuidv7After } from '../../src/server/ids.js';
 import { openDatabase, type Db } from '../../src/server/store/database.js';
 import { openStore, type AttestationRow, type EvidenceRow, type Store } from '../../src/server/store/index.js';
-import { GroupCommitWriter } from '../../src/server/store/writer.js';
+import { GroupCommitWriter, MAX_WAIT_MS, type GroupTimer } from '../../src/server/store/writer.js';
 import { startTestServer } from '../helpers/server.js';
-import { call, countRows, evidenceRecord, storedEvidenceRow, wsPath } from './support.js';
+import { call, countRows, evidenceRecord, storedEvidenceRow, wsPath } from '../helpers/service-requests.js';
 
 const open: (Db | Store)[] = [];
 afterEach(async () => {
@@ -179,36 +179,89 @@ describe('ids from the random pool', () => {
   });
 });
 
+/** A group timer the test fires by hand: the writer's wait for company ends when the test says. */
+function manualTimer() {
+  const waits: { ms: number; fn: () => void; live: boolean }[] = [];
+  const timer: GroupTimer = {
+    later(fn, ms) {
+      const wait = { ms, fn, live: true };
+      waits.push(wait);
+      return () => {
+        wait.live = false;
+      };
+    },
+  };
+  return {
+    timer,
+    /** the waits scheduled and not cancelled, by length */
+    waiting: () => waits.filter((wait) => wait.live).map((wait) => wait.ms),
+    /** ends every wait now */
+    fire() {
+      for (const wait of waits.splice(0)) {
+        if (!wait.live) continue;
+        wait.live = false;
+        wait.fn();
+      }
+    },
+  };
+}
+
+/** Lets `n` turns of the event loop pass (a group commits on the turn after it is armed). */
+async function turns(n = 3): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
 describe('GroupCommitWriter waits for a group to fill, never long', () => {
-  // How long it waits is a performance property (bench/server.mjs), not asserted here: timings on
-  // a loaded 2-core machine are not a test. What must hold is that it never waits for company.
-  it('after a group of n, a lone write still commits without any other write arriving', async () => {
+  // How long it waits is a performance property (bench/server.mjs), not asserted here. What must
+  // hold: a write waits (at most MAX_WAIT_MS) for as many as the last groups held, commits when
+  // they arrive without waiting further, and commits alone when the wait ends.
+  function writerWithTimer() {
     const db = openDatabase(':memory:');
     open.push(db);
     db.exec('CREATE TABLE t (n INTEGER)');
-    const writer = new GroupCommitWriter(db);
+    const time = manualTimer();
+    const writer = new GroupCommitWriter(db, undefined, time.timer);
     const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
-    await Promise.all(Array.from({ length: 8 }, (_, i) => writer.write(() => insert.run(i))));
-    await writer.write(() => insert.run(100));
-    expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 9 });
-    // writes that fill the group commit without waiting for the timer
-    const burst = Array.from({ length: 8 }, (_, i) => writer.write(() => insert.run(200 + i)));
+    const count = () => (db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n;
+    return { writer, time, write: (n: number) => writer.write(() => insert.run(n)), count };
+  }
+
+  it('after a group of n, a lone write waits for company until MAX_WAIT_MS ends, then commits alone', async () => {
+    const { time, write, count } = writerWithTimer();
+    // The first write commits on the next turn: nothing to wait for yet.
+    await Promise.all(Array.from({ length: 8 }, (_, i) => write(i)));
+    expect(time.waiting()).toEqual([]);
+    expect(count()).toBe(8);
+
+    let committed = false;
+    const lone = write(100).then(() => (committed = true));
+    await turns();
+    expect(committed).toBe(false);
+    expect(time.waiting()).toEqual([MAX_WAIT_MS]);
+    time.fire();
+    await lone;
+    expect(count()).toBe(9);
+  });
+
+  it('commits a group as soon as it holds as many writes as the last one, without waiting', async () => {
+    const { time, write, count } = writerWithTimer();
+    await Promise.all(Array.from({ length: 8 }, (_, i) => write(i)));
+    const burst = Array.from({ length: 8 }, (_, i) => write(200 + i));
+    // The first of the burst started a wait; the eighth filled the group and cancelled it.
+    expect(time.waiting()).toEqual([]);
     await Promise.all(burst);
-    await writer.close();
-    expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 17 });
+    expect(count()).toBe(16);
   });
 
   it('close() commits a waiting write at once', async () => {
-    const db = openDatabase(':memory:');
-    open.push(db);
-    db.exec('CREATE TABLE t (n INTEGER)');
-    const writer = new GroupCommitWriter(db);
-    const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
-    await Promise.all(Array.from({ length: 5 }, (_, i) => writer.write(() => insert.run(i))));
-    const waiting = writer.write(() => insert.run(5));
+    const { writer, time, write, count } = writerWithTimer();
+    await Promise.all(Array.from({ length: 5 }, (_, i) => write(i)));
+    const waiting = write(5);
+    expect(time.waiting()).toEqual([MAX_WAIT_MS]);
     await writer.close();
     await expect(waiting).resolves.toBeDefined();
-    expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 6 });
+    expect(count()).toBe(6);
+    expect(time.waiting()).toEqual([]);
   });
 });
 

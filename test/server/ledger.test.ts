@@ -21,7 +21,7 @@ import {
   verifyInclusion,
 } from '../../src/core/index.js';
 import { addWitness, createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
-import { attestation, call, evidenceRecord, wsPath } from './support.js';
+import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 export function runServiceCheck<T>(request: Record<string, unknown>): Promise<T> {
   const script = fileURLToPath(new URL('./ledger_service_check.py', import.meta.url));

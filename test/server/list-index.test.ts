@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidv7 } from '../../src/server/ids.js';
 import { prng } from '../helpers/prng.js';
 import { openStore, type Store } from '../../src/server/store/index.js';
-import { storedEvidenceRow } from './support.js';
+import { storedEvidenceRow } from '../helpers/service-requests.js';
 
 interface Stored {
   id: string;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLocalStore } from '../../src/server/index.js';
-import { evidenceRecord, wsPath } from './support.js';
+import { evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 let root: string;
 beforeEach(() => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { call, evidenceRecord, wsPath } from './support.js';
+import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 const lines: string[] = [];
 let server: TestServer;

@@ -11,7 +11,7 @@ import {
 } from '../../src/core/index.js';
 import { setGatePolicy } from '../../src/server/index.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
-import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from './support.js';
+import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from '../helpers/service-requests.js';
 
 const DAY = 86_400_000;
 let server: TestServer;

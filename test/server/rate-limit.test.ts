@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../../src/server/index.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
-import { call, pool, wsPath } from './support.js';
+import { call, pool, wsPath } from '../helpers/service-requests.js';
 
 let server: TestServer;
 beforeAll(async () => {

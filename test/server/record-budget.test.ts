@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SigningKey, signWitness } from '../../src/core/index.js';
 import { createApp, createLedgerKey, DEFAULT_LIMITS, ledgerKeyPath, provision, type ServiceApp } from '../../src/server/index.js';
 import { BIN, ensureBuilt } from '../helpers/cli.js';
-import { attestation, call, evidenceRecord, wsPath } from './support.js';
+import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 let service: ServiceApp | undefined;
 let dir: string | undefined;

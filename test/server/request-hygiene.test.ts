@@ -8,7 +8,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/server/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { attestation, call, evidenceRecord, wsPath } from './support.js';
+import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 let server: TestServer;
 let limited: TestServer;

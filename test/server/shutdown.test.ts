@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startTestServer } from '../helpers/server.js';
-import { call, countRows, evidenceRecord, wsPath } from './support.js';
+import { call, countRows, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 /**
  * The graceful close of `govctl serve` (RunningServer.close, which its SIGINT/SIGTERM handling in

@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLedgerKey, DatabaseInUseError, ledgerKeyPath, provision, startServer, type RunningServer } from '../../src/server/index.js';
 import { BIN, ensureBuilt } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { call, evidenceRecord, wsPath } from './support.js';
+import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 let dir: string;
 const dirs: string[] = [];

@@ -5,6 +5,7 @@
  * that is not a well-formed gate list is 69 too (docs/exit-codes.md), and `--on-error` never
  * softens either (the command is not a write).
  */
+import { resolve } from 'node:path';
 import { stopwatch } from '../../client/stopwatch.js';
 import type { Factory } from '../factory.js';
 import type { OutputStream } from '../io.js';
@@ -75,7 +76,7 @@ export async function run(options: GatesCheckOptions, deps: Factory): Promise<vo
       if (summaryFile) {
         try {
           const { appendFile } = await import('node:fs/promises');
-          await appendFile(summaryFile, githubSummary(gates, exitCode, options.failOn));
+          await appendFile(resolve(deps.cwd, summaryFile), githubSummary(gates, exitCode, options.failOn));
         } catch (error) {
           // The verdict matters more than the summary: say so and go on.
           await deps.note(`warning: cannot append the job summary to ${displayPath(summaryFile)}: ${(error as Error).message}`);

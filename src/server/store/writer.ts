@@ -61,12 +61,28 @@ export const MAX_WAIT_MS = 1;
 /** Groups remembered for the size the next one waits for. */
 const RECENT_GROUPS = 4;
 
+/**
+ * Schedules the wait for a group to fill (`later` returns a function that cancels it); tests pass
+ * a manual one so that they decide when the wait ends instead of sleeping on the wall clock.
+ */
+export interface GroupTimer {
+  later(fn: () => void, ms: number): () => void;
+}
+
+/** The event loop's timers. */
+const SYSTEM_TIMER: GroupTimer = {
+  later(fn, ms) {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
+  },
+};
+
 export class GroupCommitWriter {
   #queue: QueuedWrite[] = [];
   /** a flush is armed on setImmediate */
   #immediate = false;
-  /** the longest the current queue waits before its flush is armed */
-  #timer: NodeJS.Timeout | null = null;
+  /** cancels the longest wait of the current queue before its flush is armed */
+  #timer: (() => void) | null = null;
   #closed = false;
   #idle: (() => void)[] = [];
   /** sizes of the last few groups */
@@ -75,6 +91,7 @@ export class GroupCommitWriter {
   constructor(
     private readonly db: Db,
     private readonly hooks?: GroupHooks,
+    private readonly timer: GroupTimer = SYSTEM_TIMER,
   ) {}
 
   /**
@@ -103,7 +120,7 @@ export class GroupCommitWriter {
       this.#armNow();
       return;
     }
-    this.#timer ??= setTimeout(() => {
+    this.#timer ??= this.timer.later(() => {
       this.#timer = null;
       this.#armNow();
     }, MAX_WAIT_MS);
@@ -111,7 +128,7 @@ export class GroupCommitWriter {
 
   #armNow(): void {
     if (this.#timer !== null) {
-      clearTimeout(this.#timer);
+      this.#timer();
       this.#timer = null;
     }
     if (this.#immediate) return;

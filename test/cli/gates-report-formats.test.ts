@@ -9,7 +9,7 @@ import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { escapeData, escapeProperty, githubAnnotations, githubSummary } from '../../src/cli/gates/github.js';
 import { junitReport, xmlEscape } from '../../src/cli/gates/junit.js';
 import { applyFailOn, checkGatesReply, gatesVerdict } from '../../src/cli/gates/verdict.js';
-import { findAll, parseXml } from './part2-support.js';
+import { findAll, parseXml } from '../helpers/cli-fixtures.js';
 
 const pass = { gate_id: 'gate_nist_airf', name: 'NIST AI RMF readiness ≥ 70%', passing: true, blocking: false, exit_code: 0 };
 const soft = { gate_id: 'gate_iso_42001', name: 'ISO/IEC 42001 readiness ≥ 70%', passing: false, blocking: false, exit_code: 1, reason: '15% < 70%: record x' };

@@ -4,15 +4,14 @@
  * records it, so that the change-management controls are covered.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { callService } from './part2-support.js';
+import { callService } from '../helpers/cli-fixtures.js';
 
 let server: TestServer;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  await ensureBuilt();
   server = await startTestServer();
   env = {
     CI: 'true',

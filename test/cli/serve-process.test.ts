@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cleanEnv, ensureBuilt, runCli } from '../helpers/cli.js';
-import { tempDir } from './part2-support.js';
+import { tempDir } from '../helpers/cli-fixtures.js';
 
 beforeAll(ensureBuilt);
 

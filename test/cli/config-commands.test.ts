@@ -5,11 +5,9 @@
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, runCli } from '../helpers/cli.js';
-import { tempDir } from './part2-support.js';
-
-beforeAll(ensureBuilt);
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/cli-fixtures.js';
 
 const temp = tempDir();
 afterAll(() => temp.remove());

@@ -2,7 +2,7 @@
 import Database from 'better-sqlite3';
 import type { RecordType } from '../../src/core/index.js';
 import type { EvidenceRow } from '../../src/server/store/index.js';
-import type { TestServer } from '../helpers/server.js';
+import type { TestServer } from './server.js';
 
 export interface Reply {
   status: number;

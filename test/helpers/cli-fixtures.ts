@@ -1,16 +1,15 @@
 /**
- * Support for the part-2 CLI tests (posture, systems, gates, derive, config, serve, admin,
- * completion, help): talking to a test server directly (to compare `--json` with the service's
- * body and to seed evidence without going through the command under test), a port nothing
- * listens on, and a small XML well-formedness check for the JUnit report.
+ * Fixtures of the CLI tests (posture, systems, gates, derive, config, serve, admin, completion,
+ * help): talking to a test server directly (to compare `--json` with the service's
+ * body and to seed evidence without going through the command under test), and a small XML
+ * well-formedness check for the JUnit report.
  */
-import { createServer } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** A temporary directory, removed by the returned function. */
-export function tempDir(prefix = 'govctl-part2-'): { dir: string; remove(): void } {
+export function tempDir(prefix = 'govctl-cli-test-'): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
@@ -58,14 +57,6 @@ export function changeEvent(system: string): Record<string, unknown> {
   return { type: 'deployment', by: 'ci@example.com', description: 'v2.3', environment: 'production', system };
 }
 
-/** A TCP port on 127.0.0.1 that nothing listens on (taken and released again). */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** One element of a parsed XML document. */
 export interface XmlElement {

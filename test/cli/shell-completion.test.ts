@@ -8,10 +8,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORD_TYPES } from '../../src/core/index.js';
-import { ensureBuilt, runCli } from '../helpers/cli.js';
-import { tempDir } from './part2-support.js';
-
-beforeAll(ensureBuilt);
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/cli-fixtures.js';
 
 const temp = tempDir();
 const scripts: Record<string, string> = {};

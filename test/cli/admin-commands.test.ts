@@ -6,11 +6,9 @@
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { tempDir } from './part2-support.js';
-
-beforeAll(ensureBuilt);
+import { tempDir } from '../helpers/cli-fixtures.js';
 
 const temp = tempDir();
 const db = join(temp.dir, 'server.db');

@@ -6,16 +6,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
-import { ensureBuilt, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { callService, changeEvent, postRecord, RISK_ASSESSMENT, tempDir } from './part2-support.js';
+import { callService, changeEvent, postRecord, RISK_ASSESSMENT, tempDir } from '../helpers/cli-fixtures.js';
 
 let server: TestServer;
 let env: Record<string, string>;
 const temp = tempDir();
 
 beforeAll(async () => {
-  await ensureBuilt();
   server = await startTestServer();
   env = { SERVICE_BASE_URL: server.url, SERVICE_API_KEY: server.apiKey };
   await postRecord(server, 'ai_risk_assessment', 'loan-scorer', RISK_ASSESSMENT);

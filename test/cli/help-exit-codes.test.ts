@@ -3,11 +3,9 @@
  * (EXIT_CODE_MEANINGS), mirrored by docs/exit-codes.md.
  */
 import { readFileSync } from 'node:fs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EXIT_CODE_MEANINGS } from '../../src/cli/exit-codes.js';
-import { ensureBuilt, runCli } from '../helpers/cli.js';
-
-beforeAll(ensureBuilt);
+import { runCli } from '../helpers/cli.js';
 
 describe('govctl help exit-codes', () => {
   it('prints every code and its meaning, tab-separated when piped', async () => {

@@ -1,17 +1,16 @@
 /**
- * `govctl gates check` end to end: bin/govctl.js against a real service on 127.0.0.1 with a real
- * SQLite file. The exit codes 2, 1 and 0 are reached by real data: the gate policy is set with
+ * `govctl gates check` end to end (in-process, test/helpers/cli.ts) against a real service on
+ * 127.0.0.1 with a real SQLite file. The exit codes 2, 1 and 0 are reached by real data: the gate policy is set with
  * `govctl admin gates set` on the service's database, then evidence is added until the gates pass.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { startFaultServer } from '../helpers/fault-server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { callService, changeEvent, closedPort, findAll, parseXml, postRecord, RISK_ASSESSMENT, tempDir } from './part2-support.js';
-
-beforeAll(ensureBuilt);
+import { callService, changeEvent, findAll, parseXml, postRecord, RISK_ASSESSMENT, tempDir } from '../helpers/cli-fixtures.js';
+import { closedPort } from '../helpers/ports.js';
 
 let server: TestServer;
 let env: Record<string, string>;
