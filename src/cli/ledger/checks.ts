@@ -22,6 +22,7 @@ import { sha256Hex } from '../../core/hashing.js';
 import { NotFoundError } from '../../client/errors.js';
 import type { ServiceApi } from '../../client/api.js';
 import { CliError, ConfigError, UsageError } from '../errors.js';
+import type { Factory } from '../factory.js';
 
 /** A log check that failed (2): the message names what. */
 export class LedgerCheckError extends CliError {
@@ -44,6 +45,29 @@ export function logVerifier(vkey: string, where: string): Ed25519NoteVerifier {
   }
 }
 
+/**
+ * The log key pinned by the `ledgerKey` setting (--ledger-key, GOVCTL_LEDGER_KEY, a config file),
+ * or undefined when none is set. `govctl ledger` and the ledger tools of `govctl mcp` both take it here.
+ * @throws ConfigError (78) for a malformed one, naming where it came from
+ */
+export async function configuredLogKey(factory: Factory): Promise<Ed25519NoteVerifier | undefined> {
+  const settings = await factory.settings();
+  if (settings.ledgerKey === undefined) return undefined;
+  return logVerifier(settings.ledgerKey, settings.sources.ledgerKey?.name ?? 'the ledgerKey setting');
+}
+
+/** The pinned log key, required. @throws ConfigError (78) when none is set or it is malformed */
+export async function pinnedLogKey(factory: Factory): Promise<Ed25519NoteVerifier> {
+  const log = await configuredLogKey(factory);
+  if (log === undefined) {
+    throw new ConfigError('no log key is pinned', {
+      field: 'ledgerKey',
+      hint: 'give --ledger-key KEY or set GOVCTL_LEDGER_KEY to the verifier key `govctl admin init` printed (obtain it from the operator, not from the service)',
+    });
+  }
+  return log;
+}
+
 /** Witness keys given with --witness. @throws UsageError (64) for a malformed one */
 export function witnessVerifiers(vkeys: readonly string[]): CosignatureVerifier[] {
   return vkeys.map((vkey) => {
@@ -59,6 +83,12 @@ export function witnessVerifiers(vkeys: readonly string[]): CosignatureVerifier[
 export async function fetchCheckpoint(api: ServiceApi, log: Ed25519NoteVerifier, witnesses: readonly CosignatureVerifier[] = []): Promise<{ note: string; opened: OpenedCheckpoint }> {
   const { body } = await api.workspaceText('GET', 'ledger/checkpoint');
   return { note: body, opened: openVerified(body, log, witnesses, 'the service\'s checkpoint') };
+}
+
+/** What a verified checkpoint states, as `ledger checkpoint --json` and the `ledger_checkpoint` tool show it. */
+export function checkpointSummary(opened: OpenedCheckpoint): { origin: string; tree_size: number; root_hash: string; other_signatures: string[] } {
+  const { origin, size, rootHash } = opened.checkpoint;
+  return { origin, tree_size: size, root_hash: rootHash.toString('base64'), other_signatures: opened.unknown.map((s) => s.name) };
 }
 
 /** Verifies a checkpoint note. @throws LedgerCheckError naming what does not hold */
