@@ -1,8 +1,8 @@
 /**
  * The transparency-log tools of `govctl mcp` (ledger_checkpoint, ledger_prove) against a real
  * service on 127.0.0.1 with a log key and a real database file: one `govctl mcp` spawned over
- * stdio with the key pinned, and the first-use case run in-process (the same MCP server, linked
- * to the SDK's client in memory) so that the service can be restarted under another key.
+ * stdio with the key pinned, and the other cases in-process (the same MCP server, linked to the
+ * SDK's client in memory), so that the service can be restarted under another key.
  * Integration is manual (the test integrates the log), so nothing waits on the wall clock.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +21,7 @@ import { createMemoryIO } from '../../src/cli/io.js';
 import { createMcpServer } from '../../src/cli/mcp/server.js';
 import { createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
 import { BIN, cleanEnv, ensureBuilt, makeHome } from '../helpers/cli.js';
+import { startTestServer } from '../helpers/server.js';
 
 type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown> };
 
@@ -167,18 +168,51 @@ describe('govctl mcp ledger tools over stdio, with the log key pinned', () => {
   });
 });
 
-describe('govctl mcp ledger tools without a pinned key', () => {
+/** The MCP server of `govctl mcp` in this process, linked in memory to the SDK's client. */
+async function connectInProcess(env: Record<string, string>) {
+  const home = makeHome();
+  const deps = createFactory({ io: createMemoryIO(), env: { HOME: home, ...env }, cwd: home, globals: () => ({}), signal: new AbortController().signal });
+  const { server } = createMcpServer(deps);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'govctl-test', version: '1.0.0' });
+  await client.connect(clientSide);
+  return {
+    call: async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as ToolResult,
+    async close() {
+      await client.close();
+      await deps.close();
+    },
+  };
+}
+
+describe('govctl mcp ledger tools in-process', () => {
+  it('answer a malformed pinned key and a service without a log key with tool errors that say what to do', async () => {
+    const service = await newService();
+    const malformed = await connectInProcess({ SERVICE_BASE_URL: service.url, SERVICE_API_KEY: service.apiKey, GOVCTL_LEDGER_KEY: 'not-a-key' });
+    try {
+      const result = await malformed.call('ledger_checkpoint');
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({ error: 'config_error', field: 'ledgerKey' });
+      expect(result.content[0]!.text).toMatch(/^GOVCTL_LEDGER_KEY is not a log verifier key/);
+    } finally {
+      await malformed.close();
+    }
+    const unsigned = await startTestServer();
+    const keyless = await connectInProcess({ SERVICE_BASE_URL: unsigned.url, SERVICE_API_KEY: unsigned.apiKey });
+    try {
+      const result = await keyless.call('ledger_prove', { id: 'rec_x' });
+      expect(result.isError).toBe(true);
+      expect(result.content[0]!.text).toMatch(/503 server_error: this service has no log key/);
+    } finally {
+      await keyless.close();
+      await unsigned.stop();
+    }
+  });
+
   it('trust the key the service states on first use, say so, and refuse another key later in the session', async () => {
     const first = await newService();
-    const env = { HOME: makeHome(), SERVICE_BASE_URL: first.url, SERVICE_API_KEY: first.apiKey };
-    const io = createMemoryIO();
-    const deps = createFactory({ io, env, cwd: env.HOME, globals: () => ({}), signal: new AbortController().signal });
-    const { server } = createMcpServer(deps);
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: 'govctl-test', version: '1.0.0' });
-    await client.connect(clientSide);
-    const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as ToolResult;
+    const { call, close } = await connectInProcess({ SERVICE_BASE_URL: first.url, SERVICE_API_KEY: first.apiKey });
     try {
       const stored = await call('record_change_event', { type: 'deployment', by: 'ci@example.com', description: 'x', environment: 'production', system_name: 'tofu' });
       integrate(first);
@@ -199,8 +233,7 @@ describe('govctl mcp ledger tools without a pinned key', () => {
       expect(refused.structuredContent).toMatchObject({ error: 'ledger_check_failed' });
       expect(refused.content[0]!.text).toMatch(/^the service now states the log key \S+, not \S+ which it stated first in this session; the log key changed/);
     } finally {
-      await client.close();
-      await deps.close();
+      await close();
     }
   });
 });
