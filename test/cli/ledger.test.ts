@@ -13,7 +13,7 @@ import { CosignatureSigner, SigningKey } from '../../src/core/index.js';
 import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { addWitness, createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
-import { attestation, call, evidenceRecord, wsPath } from '../server/support.js';
+import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 interface Service {
   url: string;

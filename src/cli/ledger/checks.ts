@@ -23,6 +23,7 @@ import { sha256Hex } from '../../core/hashing.js';
 import { NotFoundError } from '../../client/errors.js';
 import type { ServiceApi } from '../../client/api.js';
 import { ConfigError, LedgerCheckError, UsageError } from '../errors.js';
+import type { Factory } from '../factory.js';
 
 export { LedgerCheckError };
 
@@ -33,6 +34,29 @@ export function logVerifier(vkey: string, where: string): Ed25519NoteVerifier {
   } catch (error) {
     throw new ConfigError(`${where} is not a log verifier key (${(error as Error).message})`, { field: 'ledgerKey', hint: 'it looks like <origin>+<8 hex digits>+<base64>, as `govctl admin init` prints it' });
   }
+}
+
+/**
+ * The log key pinned by the `ledgerKey` setting (--ledger-key, GOVCTL_LEDGER_KEY, a config file),
+ * or undefined when none is set. `govctl ledger` and the ledger tools of `govctl mcp` both take it here.
+ * @throws ConfigError (78) for a malformed one, naming where it came from
+ */
+export async function configuredLogKey(factory: Factory): Promise<Ed25519NoteVerifier | undefined> {
+  const settings = await factory.settings();
+  if (settings.ledgerKey === undefined) return undefined;
+  return logVerifier(settings.ledgerKey, settings.sources.ledgerKey?.name ?? 'the ledgerKey setting');
+}
+
+/** The pinned log key, required. @throws ConfigError (78) when none is set or it is malformed */
+export async function pinnedLogKey(factory: Factory): Promise<Ed25519NoteVerifier> {
+  const log = await configuredLogKey(factory);
+  if (log === undefined) {
+    throw new ConfigError('no log key is pinned', {
+      field: 'ledgerKey',
+      hint: 'give --ledger-key KEY or set GOVCTL_LEDGER_KEY to the verifier key `govctl admin init` printed (obtain it from the operator, not from the service)',
+    });
+  }
+  return log;
 }
 
 /** Witness keys given with --witness. @throws UsageError (64) for a malformed one */
@@ -50,6 +74,12 @@ export function witnessVerifiers(vkeys: readonly string[]): CosignatureVerifier[
 export async function fetchCheckpoint(api: ServiceApi, log: Ed25519NoteVerifier, witnesses: readonly CosignatureVerifier[] = []): Promise<{ note: string; opened: OpenedCheckpoint }> {
   const { body } = await api.workspaceText('GET', 'ledger/checkpoint');
   return { note: body, opened: openVerified(body, log, witnesses, 'the service\'s checkpoint') };
+}
+
+/** What a verified checkpoint states, as `ledger checkpoint --json` and the `ledger_checkpoint` tool show it. */
+export function checkpointSummary(opened: OpenedCheckpoint): { origin: string; tree_size: number; root_hash: string; other_signatures: string[] } {
+  const { origin, size, rootHash } = opened.checkpoint;
+  return { origin, tree_size: size, root_hash: rootHash.toString('base64'), other_signatures: opened.unknown.map((s) => s.name) };
 }
 
 /** Verifies a checkpoint note. @throws LedgerCheckError naming what does not hold */

@@ -19,10 +19,12 @@ import { displayPath } from '../settings.js';
 import { auditLog } from './audit.js';
 import {
   checkConsistency,
+  checkpointSummary,
   fetchCheckpoint,
   LedgerCheckError,
   logVerifier,
   openVerified,
+  pinnedLogKey,
   proveRecord,
   requireCosignatures,
   witnessVerifiers,
@@ -71,20 +73,8 @@ export function createLedgerCommand(factory: Factory): Command {
   return command;
 }
 
-/** The pinned log key. @throws ConfigError (78) when none is set or it is malformed */
-async function pinnedKey(factory: Factory): Promise<ReturnType<typeof logVerifier>> {
-  const settings = await factory.settings();
-  if (settings.ledgerKey === undefined) {
-    throw new ConfigError('no log key is pinned', {
-      field: 'ledgerKey',
-      hint: 'give --ledger-key KEY or set GOVCTL_LEDGER_KEY to the verifier key `govctl admin init` printed (obtain it from the operator, not from the service)',
-    });
-  }
-  return logVerifier(settings.ledgerKey, settings.sources.ledgerKey?.name ?? 'the ledgerKey setting');
-}
-
 async function runAudit(factory: Factory): Promise<void> {
-  const log = await pinnedKey(factory);
+  const log = await pinnedLogKey(factory);
   const api = await factory.api();
   const tty = factory.io.stderr.isTTY === true;
   let shown = 0;
@@ -124,24 +114,21 @@ async function runKey(factory: Factory): Promise<void> {
 }
 
 async function runCheckpoint(factory: Factory): Promise<void> {
-  const log = await pinnedKey(factory);
+  const log = await pinnedLogKey(factory);
   const api = await factory.api();
   const { note, opened } = await fetchCheckpoint(api, log);
-  const { origin, size, rootHash } = opened.checkpoint;
-  const cosigned = opened.unknown.map((s) => s.name);
-  if (factory.globals.json === true) {
-    return printJson(factory.io.stdout, { origin, tree_size: size, root_hash: rootHash.toString('base64'), other_signatures: cosigned, note });
-  }
+  const summary = checkpointSummary(opened);
+  if (factory.globals.json === true) return printJson(factory.io.stdout, { ...summary, note });
   await printFields(factory.io.stdout, [
-    ['origin', terminalText(origin)],
-    ['tree_size', size],
-    ['root_hash', rootHash.toString('base64')],
-    ['other_signatures', terminalText(cosigned.join(', '))],
+    ['origin', terminalText(summary.origin)],
+    ['tree_size', summary.tree_size],
+    ['root_hash', summary.root_hash],
+    ['other_signatures', terminalText(summary.other_signatures.join(', '))],
   ]);
 }
 
 async function runProve(id: string, factory: Factory): Promise<void> {
-  const log = await pinnedKey(factory);
+  const log = await pinnedLogKey(factory);
   const api = await factory.api();
   const proven = await proveRecord(api, log, id, await factory.workspaceId());
   if (factory.globals.json === true) return printJson(factory.io.stdout, { ...proven, verified: true });

@@ -89,7 +89,7 @@ export function getPrompt(name: string, args: Record<string, string>): GetPrompt
     '4. Record the required record types derive_controls named, each with a dry run first; ask me for facts you do not have rather than inventing them.',
     '5. Call check_gates. verdict 0 means every gate passes; 1 an advisory gate fails; 2 a blocking gate fails. For each failing gate, read its reason: it names the evidence that would close it.',
     '6. Repeat 4 and 5 until the verdict is 0, or tell me what is still missing and who must provide it. list_gate_policies shows each gate\'s threshold.',
-    '7. Summarise what was stored: the record ids, the controls earned, whether each record was signed.',
+    '7. Summarise what was stored: the record ids, the controls earned, whether each record was signed, and its ledger_index; ledger_prove shows a record is in the signed log as stored.',
   ].join('\n');
   return {
     description: `Onboard ${system}: registration to passing gates`,

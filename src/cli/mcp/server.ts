@@ -31,7 +31,8 @@ const INSTRUCTIONS =
   'govctl records AI-governance evidence and attestations and checks release gates. Start with whoami. ' +
   'Run a record_* tool with dry_run: true first to see the controls a record earns. ' +
   'Never answer art5_self_assessment yourself: a human must confirm it (art5_confirmed_by). ' +
-  'check_gates gives the verdict 0 (pass), 1 (soft fail) or 2 (hard fail); each failing gate says what evidence closes it.';
+  'check_gates gives the verdict 0 (pass), 1 (soft fail) or 2 (hard fail); each failing gate says what evidence closes it. ' +
+  'ledger_prove proves that a stored record (by its id) is in the signed transparency log exactly as the service returns it.';
 
 /** The secrets of a run: whatever is set of the API key and the signing key, as text. */
 export async function secretsOf(deps: Factory): Promise<string[]> {

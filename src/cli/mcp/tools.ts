@@ -2,8 +2,9 @@
  * The tools of `govctl mcp`: what the command line does for an agent, on the same client library
  * and settings (the factory). One tool per record type, its schema generated from the catalogue
  * (schemas.ts). Tools throw the CLI's typed errors; server.ts turns every error into a tool error.
- * Every write returns what was stored: ids, mapped controls, the signature state, and any further
- * member the service returns (a ledger index, when a service has one).
+ * Every write returns what was stored: ids, mapped controls, the signature state, and every further
+ * member the service returns (its `ledger_index`, the record's leaf in the transparency log, which
+ * `ledger_prove` then proves; ledger-tools.ts).
  */
 import {
   CATALOGUE,
@@ -27,6 +28,7 @@ import type { Factory } from '../factory.js';
 import { displayPath, LOCAL_BASE_URL } from '../settings.js';
 import { applyFailOn, checkGatesReply, FAIL_ON, gatesVerdict, type FailOn } from '../gates/verdict.js';
 import { verifyOne } from '../evidence/verify.js';
+import { createLedgerTools } from './ledger-tools.js';
 import {
   ART5_CONFIRMATION_ARGUMENT,
   DRY_RUN_ARGUMENT,
@@ -55,7 +57,7 @@ export interface Tool {
   run(args: Record<string, unknown>, deps: Factory): Promise<Record<string, unknown>>;
 }
 
-const READ: Omit<ToolAnnotations, 'title'> = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+export const READ: Omit<ToolAnnotations, 'title'> = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const WRITE: Omit<ToolAnnotations, 'title'> = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 
 const NO_ARGUMENTS: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
@@ -77,7 +79,7 @@ function recordTool(spec: RecordTypeSpec): Tool {
   const description =
     `Record a ${spec.title} (${spec.type}): ${spec.summary}. ` +
     'Validates the record locally, signs it when a signing key is configured, and stores it; with dry_run: true it only shows the controls it would earn. ' +
-    'Returns what was stored: record_id, mapped_controls, whether it was signed (client_sig) and any ledger_index.' +
+    'Returns what was stored: record_id, mapped_controls, whether it was signed (client_sig) and its ledger_index (its leaf in the transparency log; prove it with ledger_prove).' +
     (art5 ? ' art5_self_assessment must be confirmed by a human: ask the person responsible and name them in art5_confirmed_by; never assume it.' : '');
   return {
     name: `record_${spec.type}`,
@@ -227,7 +229,7 @@ const pushAttestation: Tool = {
   name: 'push_attestation',
   description:
     'Attest that a tool or agent step ran: its input and output are recorded as SHA-256 hashes (give the hashes, or the text, which is hashed here and never sent). ' +
-    'Signed with the configured signing key (witness_sig) when there is one. Returns the attestation_id, trust tier and whether the signature was attached and verified.',
+    'Signed with the configured signing key (witness_sig) when there is one. Returns the attestation_id, trust tier, whether the signature was attached and verified, and its ledger_index (prove it with ledger_prove).',
   inputSchema: {
     type: 'object',
     properties: {
@@ -376,5 +378,17 @@ const listGatePolicies: Tool = {
 
 /** Every tool, in the order `tools/list` shows them. */
 export function createTools(): Tool[] {
-  return [whoami, ...[...CATALOGUE.values()].map(recordTool), listEvidence, getEvidence, pushAttestation, getPosture, listSystems, checkGates, deriveControls, listGatePolicies];
+  return [
+    whoami,
+    ...[...CATALOGUE.values()].map(recordTool),
+    listEvidence,
+    getEvidence,
+    pushAttestation,
+    getPosture,
+    listSystems,
+    checkGates,
+    deriveControls,
+    listGatePolicies,
+    ...createLedgerTools(),
+  ];
 }
