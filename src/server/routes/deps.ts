@@ -10,7 +10,20 @@ export interface RouteDeps {
   nowMs: () => number;
   /** worker threads for the signatures of attestation batches; null: checked in the request */
   verifyPool: VerifyPool | null;
+  /** the per-workspace record budget batches are charged to (default: {@link NO_RECORD_BUDGET}) */
+  budget?: RecordBudget;
 }
+
+/**
+ * The per-workspace budget of records (a batch of n records costs n, not 1 request). `charge`
+ * throws the 429 HttpError (with Retry-After) when the workspace is over it.
+ */
+export interface RecordBudget {
+  charge(request: FastifyRequest, records: number): void;
+}
+
+/** No record budget: only the per-request limit of the auth hook applies. */
+export const NO_RECORD_BUDGET: RecordBudget = { charge() {} };
 
 /** The URL prefix of the workspace-scoped endpoints (spec §1). */
 export const WORKSPACE_PREFIX = '/api/workspaces/:workspace_id/governance';

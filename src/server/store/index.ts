@@ -12,6 +12,7 @@ import { EvidenceStore, type EvidenceRow } from './evidence.js';
 import { GatePolicyStore } from './gate-policy.js';
 import { IdentityStore } from './identity.js';
 import { SystemStore } from './systems.js';
+import { IdempotencyStore, type IdempotencyClaim, type IdempotencyHit } from './idempotency.js';
 import { GroupCommitWriter } from './writer.js';
 
 export type { Db } from './database.js';
@@ -19,6 +20,7 @@ export type { EvidenceRow, EvidenceListItem, ListPosition } from './evidence.js'
 export type { AttestationRow, TrustTier } from './attestations.js';
 export type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from './identity.js';
 export type { SystemRow } from './systems.js';
+export type { IdempotencyClaim, IdempotencyHit } from './idempotency.js';
 
 /** An evidence record to store, with what it earns. */
 export interface EvidenceWrite {
@@ -26,6 +28,18 @@ export interface EvidenceWrite {
   controls: readonly string[];
   /** the risk level, when the record is an ai_risk_assessment */
   riskTier?: string;
+  /** the write's idempotency key, left with its result in the same transaction */
+  claim?: IdempotencyClaim;
+}
+
+/** The result an evidence write's idempotency key is remembered with (and replayed as). */
+export function evidenceResult(row: EvidenceRow, controls: readonly string[]): Record<string, unknown> {
+  return { record_id: row.record_id, record_type: row.record_type, mapped_controls: controls };
+}
+
+/** The result an attestation's idempotency key is remembered with (and replayed as). */
+export function attestationResult(row: AttestationRow): Record<string, unknown> {
+  return { attestation_id: row.attestation_id, external_verified: row.witness_form !== null, trust_tier: row.trust_tier };
 }
 
 /** When a record counts from: back-dating helps, future-dating cannot inflate freshness. */
@@ -47,6 +61,7 @@ export class Store {
   readonly coverage: CoverageStore;
   readonly systems: SystemStore;
   readonly gatePolicy: GatePolicyStore;
+  readonly idempotency: IdempotencyStore;
 
   constructor(
     readonly db: Db,
@@ -57,6 +72,7 @@ export class Store {
     this.attestations = new AttestationStore(db);
     this.coverage = new CoverageStore(db);
     this.systems = new SystemStore(db);
+    this.idempotency = new IdempotencyStore(db);
     const { coverage, systems, evidence } = this;
     // Coverage is written once per control and systems once per system per group commit (the
     // latest time wins either way); the list tables' entries a batch at a time.
@@ -77,32 +93,83 @@ export class Store {
     if (lastRecordId !== undefined) uuidv7After(lastRecordId);
   }
 
-  /** Stores one evidence record and updates coverage and systems; resolves after the commit. */
-  recordEvidence(write: EvidenceWrite): Promise<void> {
-    const { row } = write;
-    const earnedMs = countsFromMs(row.occurred_ms, row.received_ms);
+  /**
+   * Stores one evidence record and updates coverage and systems; resolves after the commit.
+   * @returns null when stored; what its idempotency key already stood for (nothing stored) otherwise
+   */
+  recordEvidence(write: EvidenceWrite): Promise<IdempotencyHit | null> {
     return this.writer.write(() => {
-      this.evidence.insert(row);
-      // last, once the insert has succeeded: written by the group's end
-      this.systems.defer({
-        workspaceId: row.workspace_id,
-        name: row.system_name,
-        evidenceMs: earnedMs,
-        ...(write.riskTier !== undefined ? { risk: { tier: write.riskTier, atMs: row.occurred_ms } } : {}),
-      });
-      this.coverage.defer(row.workspace_id, write.controls, earnedMs);
+      const hit = this.#insertEvidence(write);
+      if (hit === null) this.#deferDerived(write);
+      return hit;
     });
   }
 
-  /** Stores attestations (all or none) and updates systems; resolves after the commit. */
-  recordAttestations(rows: readonly AttestationRow[]): Promise<void> {
+  /**
+   * Stores evidence records in one transaction (one durable group), in order; each item's
+   * outcome as {@link recordEvidence}'s. A key used twice in the list: the second is a replay
+   * (or conflict) of the first.
+   */
+  recordEvidenceBatch(writes: readonly EvidenceWrite[]): Promise<(IdempotencyHit | null)[]> {
     return this.writer.write(() => {
-      for (const row of rows) this.attestations.insert(row);
+      const hits = writes.map((write) => this.#insertEvidence(write));
+      // last, once every insert has succeeded
+      writes.forEach((write, i) => {
+        if (hits[i] === null) this.#deferDerived(write);
+      });
+      return hits;
+    });
+  }
+
+  /** One evidence insert inside a group's transaction; the key is checked again here, under the write lock. */
+  #insertEvidence(write: EvidenceWrite): IdempotencyHit | null {
+    const { row, claim } = write;
+    if (claim !== undefined) {
+      const hit = this.idempotency.find(row.workspace_id, claim, row.received_ms);
+      if (hit !== null) return hit;
+    }
+    this.evidence.insert(row);
+    if (claim !== undefined) this.idempotency.remember(row.workspace_id, claim, evidenceResult(row, write.controls), row.received_ms);
+    return null;
+  }
+
+  /** Systems and coverage of a stored record: written by the group's end, so deferred only once its insert has succeeded. */
+  #deferDerived(write: EvidenceWrite): void {
+    const { row } = write;
+    const earnedMs = countsFromMs(row.occurred_ms, row.received_ms);
+    this.systems.defer({
+      workspaceId: row.workspace_id,
+      name: row.system_name,
+      evidenceMs: earnedMs,
+      ...(write.riskTier !== undefined ? { risk: { tier: write.riskTier, atMs: row.occurred_ms } } : {}),
+    });
+    this.coverage.defer(row.workspace_id, write.controls, earnedMs);
+  }
+
+  /**
+   * Stores attestations (all or none) and updates systems; resolves after the commit. A row with
+   * an idempotency claim (`claims[i]`) whose key is already used is not stored: its outcome is
+   * what the key stood for (the key is checked here, under the write lock, before any insert).
+   */
+  recordAttestations(rows: readonly AttestationRow[], claims: readonly (IdempotencyClaim | undefined)[] = []): Promise<(IdempotencyHit | null)[]> {
+    return this.writer.write(() => {
+      const hits = rows.map((row, i) => {
+        const claim = claims[i];
+        if (claim !== undefined) {
+          const hit = this.idempotency.find(row.workspace_id, claim, row.received_ms);
+          if (hit !== null) return hit;
+        }
+        this.attestations.insert(row);
+        if (claim !== undefined) this.idempotency.remember(row.workspace_id, claim, attestationResult(row), row.received_ms);
+        return null;
+      });
       // last, once every insert has succeeded: one systems update per system of the group
-      for (const row of rows) {
+      for (const [i, row] of rows.entries()) {
+        if (hits[i] !== null) continue;
         const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
         this.systems.defer({ workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom });
       }
+      return hits;
     });
   }
 
