@@ -93,6 +93,9 @@ interface Context {
   now: () => Date;
 }
 
+/** Members the service adds to a stored record (GET grc/evidence/{id}, the export), dropped on import. */
+export const SERVICE_MEMBERS = ['record_id', 'source', 'signed', 'mapped_controls', 'received_at'] as const;
+
 /** A record ready to send. */
 interface Prepared {
   index: number;
@@ -111,6 +114,9 @@ function prepare(item: StreamItem, context: Context): Prepared | Outcome {
   if ('error' in item) return invalidRecord(index, 'invalid_json', `line ${item.line}: ${item.error.reason} (column ${item.error.column})`);
   if (!isPlainObject(item.value)) return invalidRecord(index, 'validation_error', 'the record must be a JSON object');
   let record = { ...item.value } as Record<string, unknown>;
+  // A line of `evidence export` is a stored record: what the service added is not the record's,
+  // and left on, it would make a round trip a different record (and a different key).
+  for (const member of SERVICE_MEMBERS) delete record[member];
   if ((record.system_name === undefined || record.system_name === null) && context.systemName) record.system_name = context.systemName;
   if (record.occurred_at === undefined || record.occurred_at === null) record.occurred_at = isoNow(context.now());
   const { idempotency_key: givenKey, ...content } = record;
