@@ -19,8 +19,17 @@ export const ITEM_KEY_MEMBER = 'idempotency_key';
  * @throws CanonicalJsonError when the record cannot be written as canonical JSON
  */
 export function idempotencyKeyFor(record: object): string {
+  return keyAndLength(record).key;
+}
+
+/**
+ * The derived key and the length of the canonical JSON it was computed from (about the record's
+ * length on the wire: bulk senders budget request bodies with it instead of writing the JSON twice).
+ */
+export function keyAndLength(record: object): { key: string; length: number } {
   const { [ITEM_KEY_MEMBER]: _ignored, ...content } = record as Record<string, unknown>;
-  return DERIVED_KEY_PREFIX + createHash('sha256').update(canonicalize(content as JsonValue)).digest('hex');
+  const text = canonicalize(content as JsonValue);
+  return { key: DERIVED_KEY_PREFIX + createHash('sha256').update(text).digest('hex'), length: text.length };
 }
 
 /** The record with its derived key as the batch item member (a key it already carries is kept). */

@@ -21,7 +21,7 @@
 import { Command, Option } from 'commander';
 import { CLIENT_SIG_ALGO, isPlainObject, isoNow, signClientSig, stringifyJson, validateRecord, type SigningKey } from '../../core/index.js';
 import type { ServiceApi } from '../../client/api.js';
-import { withIdempotencyKey } from '../../client/idempotency.js';
+import { keyAndLength } from '../../client/idempotency.js';
 import { addExamples, markWindsDown, markWrite, wholeNumber } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import { openInput, readRecordStream, type StreamItem } from '../input.js';
@@ -96,6 +96,9 @@ interface Context {
 /** Members the service adds to a stored record (GET grc/evidence/{id}, the export), dropped on import. */
 export const SERVICE_MEMBERS = ['record_id', 'source', 'signed', 'mapped_controls', 'received_at'] as const;
 
+/** Room for `,"idempotency_key":"govctl-sha256-<64 hex>"` and the separator, in the byte budget. */
+const KEY_MEMBER_BYTES = 120;
+
 /** A record ready to send. */
 interface Prepared {
   index: number;
@@ -128,9 +131,14 @@ function prepare(item: StreamItem, context: Context): Prepared | Outcome {
     record.client_sig = signClientSig(content, context.workspaceId!, context.key);
     record.client_sig_algo = CLIENT_SIG_ALGO;
   }
-  if (context.idempotency) record = withIdempotencyKey(record);
-  else if (givenKey !== undefined) delete record.idempotency_key;
-  return { index, record, bytes: stringifyJson(record).length + 1 };
+  if (!context.idempotency) {
+    if (givenKey !== undefined) delete record.idempotency_key;
+    return { index, record, bytes: stringifyJson(record).length + 1 };
+  }
+  // The key's canonical text gives the size too (canonical JSON is the compact form, as sent).
+  const { key, length } = keyAndLength(record);
+  record.idempotency_key = typeof givenKey === 'string' ? givenKey : key;
+  return { index, record, bytes: length + KEY_MEMBER_BYTES };
 }
 
 /** One batch: the entries in input order (records to send and outcomes already known) and its reply. */

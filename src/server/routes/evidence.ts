@@ -18,7 +18,7 @@ import { BATCH_BODY_LIMIT, bodyObject, type JsonObject } from '../json-body.js';
 import { booleanParam, integerParam, textParam, type Query } from '../query.js';
 import { evidenceResult, type EvidenceRow, type EvidenceWrite, type ListPosition } from '../store/index.js';
 import { isoFromMs, NO_RECORD_BUDGET, sourceOf, wellFormedIssues, WORKSPACE_PREFIX, type RouteDeps, type Source } from './deps.js';
-import { claimOf, headerKey, IDEMPOTENCY_HEADER, ITEM_KEY_MEMBER, keyConflict, replayOrConflict, splitItemKey } from './idempotency.js';
+import { evidenceClaimOf, headerKey, IDEMPOTENCY_HEADER, ITEM_KEY_MEMBER, keyConflict, replayOrConflict, splitItemKey } from './idempotency.js';
 
 /** Evidence list defaults and limits (spec §4.3, §8). */
 export const LIST_DEFAULT_DAYS = 90;
@@ -85,7 +85,7 @@ interface CheckedRecord {
  * @param prefix the item's path in the body (`records.3` in a batch), for `field`
  * @throws HttpError 422 naming the first bad field
  */
-function checkRecord(item: JsonValue, prefix: string, ingest: { workspaceId: string; receivedMs: number; receivedAt: string; source: Source }): CheckedRecord {
+function checkRecord(item: JsonValue, prefix: string, ingest: { workspaceId: string; receivedMs: number; receivedAt: string; source: Source }, canonicalPayload?: string): CheckedRecord {
   if (!isPlainObject(item)) throw new HttpError(422, 'validation_error', `${prefix || 'the record'} must be a JSON object`, prefix || undefined);
   const record = item as JsonObject;
   const issues = [...validateRecord(record), ...wellFormedIssues(record, ['system_name', 'identity', 'resource'])];
@@ -93,7 +93,7 @@ function checkRecord(item: JsonValue, prefix: string, ingest: { workspaceId: str
   const recordType = record.record_type as string;
   let payloadText: string;
   try {
-    payloadText = canonicalize(record.payload);
+    payloadText = canonicalPayload ?? canonicalize(record.payload);
   } catch (error) {
     throw invalidField(prefix ? `${prefix}.payload` : 'payload', `cannot be written as canonical JSON: ${(error as Error).message}`);
   }
@@ -150,11 +150,11 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs, bud
     const key = headerKey(request);
     const record = bodyObject(request);
     // The key first: a repeat is answered with what the first write got, before anything else is judged.
-    const claim = dryRun ? undefined : claimOf('evidence', key, record);
+    const { claim, payloadText } = dryRun ? {} : evidenceClaimOf(key, record);
     const earlier = claim && store.idempotency.find(ingest.workspaceId, claim, ingest.receivedMs);
     if (earlier) return replayOrConflict(earlier, IDEMPOTENCY_HEADER, key!, reply);
 
-    const { write, mappedControls } = checkRecord(record, '', ingest);
+    const { write, mappedControls } = checkRecord(record, '', ingest, payloadText);
     const recordType = write.row.record_type;
     if (dryRun) return { record_id: NIL_UUID, record_type: recordType, mapped_controls: mappedControls, detail: 'dry_run' };
     write.row.record_id = newId('rec');
@@ -186,19 +186,28 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs, bud
     const accepted = (index: number, result: Result, replayed: boolean): Result =>
       replayed ? { index, status: 'accepted', ...result, replayed: true } : { index, status: 'accepted', ...result };
     const results: Result[] = new Array(records.length);
+    let replays = 0;
     const writes: EvidenceWrite[] = [];
     const positions: number[] = [];
     const keys: (string | undefined)[] = [];
     records.forEach((sent, index) => {
       try {
         const { item, key } = splitItemKey(sent, `records.${index}`);
-        const { write, mappedControls } = checkRecord(item, `records.${index}`, ingest);
+        // The key first, as for a single write: a record already stored is answered at once (a
+        // re-run import costs a look-up per record, not a validation); checked again when stored.
+        const { claim, payloadText } = dryRun ? {} : evidenceClaimOf(key, item);
+        const earlier = claim && store.idempotency.find(ingest.workspaceId, claim, ingest.receivedMs);
+        if (earlier) {
+          replays += earlier.kind === 'replay' ? 1 : 0;
+          results[index] = earlier.kind === 'replay' ? accepted(index, earlier.result, true) : rejected(index, keyConflict(`records.${index}.${ITEM_KEY_MEMBER}`, key!));
+          return;
+        }
+        const { write, mappedControls } = checkRecord(item, `records.${index}`, ingest, payloadText);
         if (dryRun) {
           results[index] = accepted(index, { record_id: NIL_UUID, record_type: write.row.record_type, mapped_controls: mappedControls }, false);
           return;
         }
         write.row.record_id = newId('rec');
-        const claim = claimOf('evidence', key, item);
         if (claim) write.claim = claim;
         writes.push(write);
         positions.push(index);
@@ -208,20 +217,17 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs, bud
       }
     });
     const hits = writes.length > 0 ? await store.recordEvidenceBatch(writes) : [];
-    let stored = 0;
-    let replays = 0;
     hits.forEach((hit, i) => {
       const index = positions[i]!;
       const { row, controls } = writes[i]!;
       if (hit === null) {
-        stored++;
         results[index] = accepted(index, evidenceResult(row, controls), false);
       } else if (hit.kind === 'replay') {
         replays++;
         results[index] = accepted(index, hit.result, true);
       } else results[index] = rejected(index, keyConflict(`records.${index}.${ITEM_KEY_MEMBER}`, keys[i]!));
     });
-    const acceptedCount = dryRun ? records.length - results.filter((result) => result.status === 'rejected').length : stored + replays;
+    const acceptedCount = records.length - results.filter((result) => result.status === 'rejected').length;
     return { accepted: acceptedCount, rejected: records.length - acceptedCount, replayed: replays, results };
   });
 

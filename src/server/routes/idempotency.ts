@@ -53,6 +53,22 @@ export function claimOf(kind: 'evidence' | 'attestation', key: string | undefine
   return { key, hash: contentHash(kind, text) };
 }
 
+/**
+ * The claim of a key on an evidence record, and the payload's canonical text it was computed from
+ * (which the record's row stores: computed once). The content hash covers the record without its
+ * payload and the payload, each canonical, so it names the same content as {@link claimOf} would.
+ */
+export function evidenceClaimOf(key: string | undefined, record: JsonValue): { claim?: IdempotencyClaim; payloadText?: string } {
+  if (key === undefined || !isPlainObject(record)) return {};
+  const { payload, ...rest } = record as JsonObject;
+  try {
+    const payloadText = payload === undefined ? 'null' : canonicalize(payload);
+    return { claim: { key, hash: contentHash('evidence', `${canonicalize(rest)}\n${payloadText}`) }, ...(payload !== undefined ? { payloadText } : {}) };
+  } catch {
+    return {};
+  }
+}
+
 /** The 422 of a key reused with different content. */
 export function keyConflict(field: string, key: string) {
   return invalidField(field, `"${key}" was already used in this workspace with different content; an idempotency key names one write (use a new key for a new write)`);
