@@ -133,3 +133,35 @@ describe('a client retry after a timeout whose write did land', () => {
     expect(posts).toBe(1);
   });
 });
+
+describe('waits a bulk caller controls', () => {
+  it('a wait before a retry ends as soon as the signal aborts', async () => {
+    const { defaultSleep } = await import('../../src/client/retry.js');
+    const controller = new AbortController();
+    const waiting = defaultSleep(60_000, controller.signal);
+    controller.abort(new Error('stop'));
+    await expect(waiting).rejects.toThrow('stop');
+  });
+
+  it('a call may wait on 429 as often as it says, and is told each wait and why', async () => {
+    let calls = 0;
+    const transport: Transport = {
+      async request() {
+        calls++;
+        return calls <= 3
+          ? { status: 429, headers: { 'retry-after': String(20 + calls) }, body: '{"error":"rate_limited","message":"slow down"}' }
+          : { status: 200, headers: {}, body: '{"accepted":0,"rejected":0,"results":[]}' };
+      },
+    };
+    const slept: number[] = [];
+    const told: [number, string][] = [];
+    const api = createServiceApi({ transport, apiKey: 'k', workspaceId: 'ws', sleep: async (ms) => void slept.push(ms) });
+    await api.postEvidenceBatch([], { rateLimitRetries: Number.POSITIVE_INFINITY, onWait: (ms, why) => told.push([ms, why]) });
+    expect(slept).toEqual([21_000, 22_000, 23_000]);
+    expect(told).toEqual([
+      [21_000, 'rate_limited'],
+      [22_000, 'rate_limited'],
+      [23_000, 'rate_limited'],
+    ]);
+  });
+});
