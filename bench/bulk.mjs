@@ -19,7 +19,7 @@
  * Talks to 127.0.0.1 only; every process it starts it stops; bounded by the timeouts below.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -59,11 +59,11 @@ function govctl(args, { env = {}, stdout = 'ignore' } = {}) {
     const child = spawn('/usr/bin/time', ['-f', '%M', '-o', timeFile, process.execPath, BIN, ...args], {
       cwd: runDir,
       env: { PATH: process.env.PATH, HOME: runDir, XDG_CONFIG_HOME: join(runDir, 'config'), ...env },
-      stdio: ['ignore', stdout === 'ignore' ? 'ignore' : 'pipe', 'pipe'],
+      // stdout: 'ignore', or a file descriptor (as `govctl … > file` would have it)
+      stdio: ['ignore', stdout, 'pipe'],
     });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-    if (stdout !== 'ignore') child.stdout.pipe(stdout);
     const timer = setTimeout(() => child.kill('SIGKILL'), STEP_TIMEOUT_MS);
     child.on('error', reject);
     child.on('close', (code) => {
@@ -184,8 +184,12 @@ async function main() {
   try {
     console.error('exporting …');
     const outFile = join(runDir, 'export.ndjson');
-    const sink = createWriteStream(outFile);
+    const sink = openSync(outFile, 'w');
     const exported = await govctl(['evidence', 'export'], { env: { SERVICE_BASE_URL: exporter.url, SERVICE_API_KEY: exportIdentity.api_key }, stdout: sink });
+    closeSync(sink);
+    let lines = 0;
+    for await (const chunk of createReadStream(outFile)) for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines++;
+    if (lines !== M) throw new Error(`the export wrote ${lines} lines, not ${M}`);
     if (exported.code !== 0) throw new Error(`export failed: ${exported.stderr}`);
     const rate = M / exported.seconds;
     report('evidence_export_rate', rate, 'records/s', undefined, '≥ 50 000/s', rate >= 50_000);

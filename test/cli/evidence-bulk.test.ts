@@ -98,6 +98,19 @@ describe('evidence import in batches, against govctl serve', () => {
   });
 });
 
+describe('evidence add', () => {
+  it('sends a key derived from the record: the same record added again is answered, not stored twice', async () => {
+    const args = ['evidence', 'add', 'change_event', '--system', 'bulk-add', '--type', 'deployment', '--by', 'ci@example.com', '--description', 'v1', '--environment', 'production', '--occurred-at', '2026-01-01T00:00:00Z', '--json'];
+    const first = await govctl(args);
+    expect(first.code).toBe(0);
+    const again = await govctl(args);
+    expect(JSON.parse(again.stdout)).toEqual({ ...JSON.parse(first.stdout), replayed: true });
+    expect(storedFor(server.dbPath, 'bulk-add')).toBe(1);
+    await govctl([...args, '--no-idempotency']);
+    expect(storedFor(server.dbPath, 'bulk-add')).toBe(2);
+  });
+});
+
 describe('evidence export, and what reads it', () => {
   it('exports every record in full, all time, and the export re-imports to nothing new', async () => {
     const input = [change('bulk-e', 0, 400), change('bulk-e', 1, 2), change('bulk-e', 2, 1)].join('\n');
