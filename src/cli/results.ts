@@ -90,6 +90,8 @@ export function formatOutcome(outcome: Outcome, json: boolean, out: OutputStream
 export class Tally {
   done = 0;
   failed = 0;
+  /** records the service had already stored (answered from their idempotency keys) */
+  replayed = 0;
   private invalid = 0;
   private worst: ExitCode = EXIT.OK;
   /** the outcome that stopped the run, if one did */
@@ -107,6 +109,7 @@ export class Tally {
 
   async add(outcome: Outcome): Promise<void> {
     this.done++;
+    if (outcome.status === 'ok' && outcome.json.replayed === true) this.replayed++;
     if (outcome.status === 'error') {
       this.failed++;
       if (outcome.exitCode === EXIT.DATA_ERROR) this.invalid++;
@@ -121,19 +124,23 @@ export class Tally {
    * Ctrl-C 130; a run-stopping error its own code; else 65 when any record was invalid; else the
    * worst other code.
    */
-  async finish(what: { noun: string; verb: string; seconds: number; dryRun: boolean }): Promise<void> {
+  async finish(what: { noun: string; verb: string; seconds: number; dryRun: boolean; resumeHint?: string }): Promise<void> {
     const { done, failed } = this;
     if (this.deps.signal.aborted) {
+      // The hint first: the last lines say what happened (design/cli.md "Interrupts").
+      if (what.resumeHint) await this.deps.note(what.resumeHint);
       await this.deps.note(`interrupted after ${plural(done, what.noun)} (${failed} failed)`);
       throw new InterruptedError();
     }
     const stopper = this.stopper;
     if (stopper && stopper.status === 'error') {
       await this.deps.note(`stopped after ${plural(done, what.noun)} (${failed} failed)${this.options.failFast && !stopper.stopsRun ? ': --fail-fast' : ''}`);
+      if (what.resumeHint) await this.deps.note(what.resumeHint);
       if (stopper.stopsRun && stopper.cause !== undefined) throw stopper.cause;
     }
+    const already = this.replayed > 0 ? ` (${this.replayed} already stored: answered from their idempotency keys, not stored again)` : '';
     if (failed === 0) {
-      await this.deps.note(`${what.verb} ${plural(done, what.noun)} in ${what.seconds.toFixed(1)} s${what.dryRun ? ' (dry run: nothing stored)' : ''}`);
+      await this.deps.note(`${what.verb} ${plural(done, what.noun)} in ${what.seconds.toFixed(1)} s${already}${what.dryRun ? ' (dry run: nothing stored)' : ''}`);
       return;
     }
     const code: ExitCode = this.invalid > 0 ? EXIT.DATA_ERROR : this.worst;

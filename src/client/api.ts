@@ -15,7 +15,7 @@ import {
   errorFromResponse,
   redact,
 } from './errors.js';
-import { DEFAULT_RETRY_POLICY, decideRetry, defaultSleep, parseRetryAfter, type RetryPolicy } from './retry.js';
+import { DEFAULT_RETRY_POLICY, decideFailureRetry, decideRetry, defaultSleep, parseRetryAfter, type AttemptOutcome, type RetryPolicy } from './retry.js';
 import { createHttpTransport, type Transport, type TransportRequest, type TransportResponse } from './transport.js';
 import { stopwatch } from './stopwatch.js';
 import { DEFAULT_USER_AGENT } from './version.js';
@@ -24,6 +24,8 @@ import type {
   BatchResultBody,
   ControlRecommendation,
   DeriveControlsRequest,
+  EvidenceBatchResultBody,
+  EvidenceExportQuery,
   EvidenceList,
   EvidenceQuery,
   Gate,
@@ -66,8 +68,8 @@ export interface ServiceApiOptions {
   userAgent?: string;
   /** called after every attempt with method, URL, status and duration (never headers or keys) */
   onRequest?: (trace: RequestTrace) => void;
-  /** the wait before a retry (injectable for tests; default a timer) */
-  sleep?: (ms: number) => Promise<void>;
+  /** the wait before a retry (injectable for tests; default a timer that a request's `signal` ends) */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /**
    * Per-attempt timeout of the HTTP transport created from `baseUrl`, in ms. Fixed at 15 000 by the
    * specification (§8); the option exists for tests.
@@ -80,10 +82,48 @@ export interface ServiceApiOptions {
   now?: () => Date;
 }
 
+/** Options of one call. */
+export interface CallOptions {
+  /** aborts the request and any wait before a retry */
+  signal?: AbortSignal;
+  /** told before each wait for a retry: how long, and why (`rate_limited`: a 429; `retry`: rule 4 of retry.ts) */
+  onWait?: (waitMs: number, why: 'rate_limited' | 'retry') => void;
+  /** retries after a 429 for this call (default: the policy's, once); a bulk command waits as often as told */
+  rateLimitRetries?: number;
+}
+
+/** Options of a write. */
+export interface WriteOptions extends CallOptions {
+  /**
+   * The write's idempotency key (`Idempotency-Key`, docs/service.md): a repeat with the same key
+   * and content is answered with the first result and stores nothing. A write with a key is also
+   * retried once after a 5xx or a timeout (retry.ts rule 4).
+   */
+  idempotencyKey?: string;
+}
+
 /** Options of {@link ServiceApi.postEvidence}. */
-export interface PostEvidenceOptions {
+export interface PostEvidenceOptions extends WriteOptions {
   /** compute the mapped controls and store nothing (`?dry_run=true`, spec §4.2) */
   dryRun?: boolean;
+}
+
+/** Options of the batch writes. */
+export interface BatchWriteOptions extends CallOptions {
+  /** `?dry_run=true` (evidence only): judge and map, store nothing */
+  dryRun?: boolean;
+  /** every item carries an `idempotency_key`: the batch may then be retried once (retry.ts rule 4) */
+  idempotent?: boolean;
+}
+
+/** One page of an evidence export (NDJSON text, each line a stored record exactly as stored). */
+export interface EvidenceExportPage {
+  /** the page's lines, each ending in a newline */
+  text: string;
+  /** lines in the page */
+  count: number;
+  /** record_id of the page's last line: the `after` of the next page (undefined when empty) */
+  lastRecordId?: string;
 }
 
 /**
@@ -106,10 +146,21 @@ export interface ServiceApi {
   listEvidence(query?: EvidenceQuery): Promise<EvidenceList>;
   /** GET grc/evidence/{record_id}: the whole stored record (the service's extension). */
   getEvidence(recordId: string): Promise<StoredEvidenceRecord>;
+  /**
+   * POST grc/evidence/batch (the service's extension): each record judged alone, one result per
+   * record in order; items may carry `idempotency_key`.
+   */
+  postEvidenceBatch(records: readonly object[], options?: BatchWriteOptions): Promise<EvidenceBatchResultBody>;
+  /**
+   * GET grc/evidence/export (the service's extension): one page of at most `query.limit` records
+   * in the order stored, after `query.after`. Page on with `after: page.lastRecordId` until a page
+   * has fewer records than asked for.
+   */
+  exportEvidence(query?: EvidenceExportQuery, options?: CallOptions): Promise<EvidenceExportPage>;
   /** POST attestations/external (spec §4.4). */
-  postAttestation(record: object): Promise<AttestationResultBody>;
-  /** POST attestations/batch (spec §4.5). */
-  postAttestationBatch(records: readonly object[]): Promise<BatchResultBody>;
+  postAttestation(record: object, options?: WriteOptions): Promise<AttestationResultBody>;
+  /** POST attestations/batch (spec §4.5); items may carry `idempotency_key`. */
+  postAttestationBatch(records: readonly object[], options?: BatchWriteOptions): Promise<BatchResultBody>;
   /** GET grc/posture-brief (spec §4.6). */
   postureBrief(): Promise<PostureBrief>;
   /** GET grc/systems, optionally filtered by name (spec §4.7). */
@@ -180,11 +231,11 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
   }
 
   /** One attempt: the transport's reply, or a NetworkError when none came. */
-  async function attempt(req: TransportRequest, number: number): Promise<TransportResponse> {
+  async function attempt(req: TransportRequest, number: number, signal?: AbortSignal): Promise<TransportResponse> {
     const elapsed = stopwatch();
     const url = where + req.path;
     try {
-      const reply = await transport.request(req);
+      const reply = await (signal ? transport.request(req, signal) : transport.request(req));
       trace({ method: req.method, url, status: reply.status, durationMs: elapsed(), attempt: number });
       return reply;
     } catch (error) {
@@ -198,27 +249,45 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
   }
 
   /** Sends a request under the retry policy and returns the parsed 2xx body. */
-  async function send<T>(method: TransportRequest['method'], path: string, body?: unknown): Promise<T> {
-    const reply = await sendRaw(method, path, body);
-    return parseReply<T>(reply, `${method} ${path.split('?')[0]}`);
+  async function send<T>(method: TransportRequest['method'], path: string, body?: unknown, call: CallOptions & { idempotencyKey?: string; idempotent?: boolean } = {}): Promise<T> {
+    return parseReply<T>(await exchange(method, path, body, call), `${method} ${path.split('?')[0]}`);
   }
 
-  /** Sends a request under the retry policy and returns the 2xx reply as it came. */
-  async function sendRaw(method: TransportRequest['method'], path: string, body?: unknown): Promise<TransportResponse> {
+  /** Sends a request under the retry policy (retry.ts) and returns the 2xx reply. */
+  async function exchange(method: TransportRequest['method'], path: string, body: unknown, call: CallOptions & { idempotencyKey?: string; idempotent?: boolean }): Promise<TransportResponse> {
     const headers = { ...baseHeaders };
     const req: TransportRequest = { method, path, headers };
     if (body !== undefined) {
       headers['content-type'] = 'application/json';
       req.body = stringifyJson(body);
     }
+    if (call.idempotencyKey !== undefined) headers['idempotency-key'] = call.idempotencyKey;
+    const idempotent = call.idempotent === true || call.idempotencyKey !== undefined;
+    const ratePolicy = call.rateLimitRetries === undefined ? policy : { ...policy, maxRateLimitRetries: call.rateLimitRetries };
     const label = `${method} ${path.split('?')[0]}`;
+    let rateLimited = 0;
+    let failures = 0;
+    const wait = async (ms: number, why: 'rate_limited' | 'retry') => {
+      call.onWait?.(ms, why);
+      await sleep(ms, call.signal);
+    };
     for (let number = 1; ; number++) {
-      const reply = await attempt(req, number);
+      let reply: TransportResponse;
+      try {
+        reply = await attempt(req, number, call.signal);
+      } catch (error) {
+        const retryable = error instanceof NetworkError && (error.code === 'network_error' || error.code === 'timeout') && !call.signal?.aborted;
+        const decision = retryable ? decideFailureRetry(++failures, { kind: 'network-error' }, idempotent, policy, now()) : { retry: false as const };
+        if (!decision.retry) throw error;
+        await wait(decision.waitMs, 'retry');
+        continue;
+      }
       if (reply.status >= 200 && reply.status < 300) return reply;
       const retryAfter = header(reply, 'retry-after');
-      const decision = decideRetry(number, { kind: 'response', status: reply.status, retryAfter }, policy, now());
+      const outcome: AttemptOutcome = { kind: 'response', status: reply.status, retryAfter };
+      const decision = reply.status === 429 ? decideRetry(++rateLimited, outcome, ratePolicy, now()) : decideFailureRetry(++failures, outcome, idempotent, policy, now());
       if (decision.retry) {
-        await sleep(decision.waitMs);
+        await wait(decision.waitMs, reply.status === 429 ? 'rate_limited' : 'retry');
         continue;
       }
       throw errorFromResponse(reply.status, reply.body, {
@@ -266,7 +335,14 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
     me: () => send<Identity>('GET', '/api/me'),
     resolveWorkspaceId,
     async postEvidence(record, postOptions = {}) {
-      return send<GrcWriteResult>('POST', (await workspacePath('grc/evidence')) + (postOptions.dryRun ? '?dry_run=true' : ''), record);
+      return send<GrcWriteResult>('POST', (await workspacePath('grc/evidence')) + (postOptions.dryRun ? '?dry_run=true' : ''), record, postOptions);
+    },
+    async postEvidenceBatch(records, batchOptions = {}) {
+      return send<EvidenceBatchResultBody>('POST', (await workspacePath('grc/evidence/batch')) + (batchOptions.dryRun ? '?dry_run=true' : ''), { records }, batchOptions);
+    },
+    async exportEvidence(query = {}, callOptions = {}) {
+      const reply = await exchange('GET', (await workspacePath('grc/evidence/export')) + queryString(query), undefined, callOptions);
+      return exportPage(reply.body);
     },
     async listEvidence(query = {}) {
       return send<EvidenceList>('GET', (await workspacePath('grc/evidence')) + queryString(query));
@@ -274,11 +350,11 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
     async getEvidence(recordId) {
       return send<StoredEvidenceRecord>('GET', await workspacePath(`grc/evidence/${encodeURIComponent(recordId)}`));
     },
-    async postAttestation(record) {
-      return send<AttestationResultBody>('POST', await workspacePath('attestations/external'), record);
+    async postAttestation(record, writeOptions = {}) {
+      return send<AttestationResultBody>('POST', await workspacePath('attestations/external'), record, writeOptions);
     },
-    async postAttestationBatch(records) {
-      return send<BatchResultBody>('POST', await workspacePath('attestations/batch'), { records });
+    async postAttestationBatch(records, batchOptions = {}) {
+      return send<BatchResultBody>('POST', await workspacePath('attestations/batch'), { records }, batchOptions);
     },
     async postureBrief() {
       return send<PostureBrief>('GET', await workspacePath('grc/posture-brief'));
@@ -296,12 +372,12 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
       return send<{ recommendations: ControlRecommendation[] }>('POST', await workspacePath('grc/derive-controls'), body);
     },
     async workspaceText(method, rest, body) {
-      const reply = await sendRaw(method, await workspacePath(rest), body);
+      const reply = await exchange(method, await workspacePath(rest), body, {});
       const retryAfter = header(reply, 'retry-after');
       return { status: reply.status, body: reply.body, ...(retryAfter !== undefined ? { retryAfter } : {}) };
     },
     async workspaceBytes(rest) {
-      const reply = await sendRaw('GET', await workspacePath(rest));
+      const reply = await exchange('GET', await workspacePath(rest), undefined, {});
       if (!reply.bytes) throw new NetworkError('malformed_response', `GET ${rest}: the transport does not carry binary replies`);
       return reply.bytes;
     },
@@ -323,6 +399,22 @@ function queryString(query: object): string {
   for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
   const text = params.toString();
   return text ? `?${text}` : '';
+}
+
+/** The record id at the start of an export line: `{"record_id":"…"` (storedRecordJson's first member). */
+const LINE_RECORD_ID = /^\{"record_id":"([^"\\]{1,64})"/;
+
+/** An export reply as a page: its text, line count and last record id (read from the last line's start). */
+function exportPage(text: string): EvidenceExportPage {
+  if (text === '') return { text, count: 0 };
+  let count = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count++;
+  const body = text.endsWith('\n') ? text : `${text}\n`;
+  if (!text.endsWith('\n')) count++;
+  const lastStart = body.lastIndexOf('\n', body.length - 2) + 1;
+  const id = LINE_RECORD_ID.exec(body.slice(lastStart, lastStart + 100))?.[1];
+  if (id === undefined) throw new NetworkError('malformed_response', 'GET grc/evidence/export: a line of the reply is not a stored record; is the base URL right?');
+  return { text: body, count, lastRecordId: id };
 }
 
 /** A 2xx body as lossless JSON; anything that is not a JSON object is not a reply of the service. */

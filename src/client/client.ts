@@ -19,6 +19,7 @@ import { createServiceApi, type RequestTrace, type ServiceApi } from './api.js';
 import type { AttestationResult, AuthorisedByInput, BatchContext, FlushResult, PushInput, TraceContext, WrapMode, WrapOptions } from './attestation-inputs.js';
 import { BatchBuffer, type FlushReport } from './batch-buffer.js';
 import { AttestationError, ConfigError, ValidationError, withMessage } from './errors.js';
+import { idempotencyKeyFor, withIdempotencyKey } from './idempotency.js';
 import type { RecordMethods, RecordResult } from './inputs.js';
 import type { Transport } from './transport.js';
 
@@ -61,6 +62,11 @@ export interface GovernanceClientOptions {
   logger?: ClientLogger;
   /** flush buffered attestations when the process is about to exit (default true) */
   flushOnExit?: boolean;
+  /**
+   * send an idempotency key derived from each record's content (default true), so that a retry
+   * after a timeout or a 5xx (made once, automatically) never stores a record twice
+   */
+  idempotency?: boolean;
   /** called after each HTTP attempt with method, URL, status and duration (never headers) */
   onRequest?: (trace: RequestTrace) => void;
   /** `User-Agent` (default `govctl/<version>`) */
@@ -69,8 +75,8 @@ export interface GovernanceClientOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** @internal per-attempt timeout in ms; fixed at 15 000 by spec §8, an option only for tests */
   timeoutMs?: number;
-  /** @internal the wait before a retry after 429 (tests) */
-  sleep?: (ms: number) => Promise<void>;
+  /** @internal the wait before a retry (tests) */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** @internal the clock for default timestamps (tests) */
   now?: () => Date;
 }
@@ -153,6 +159,7 @@ export class GovernanceClient {
   readonly #now: () => Date;
   readonly #buffer: BatchBuffer;
   readonly #flushOnExit: boolean;
+  readonly #idempotency: boolean;
   readonly #background = new Set<Promise<unknown>>();
   /** failures of background work under `raise`, thrown by the next flush/close */
   #deferred: AttestationError[] = [];
@@ -198,6 +205,7 @@ export class GovernanceClient {
     this.#logger = options.logger ?? defaultLogger;
     this.#now = options.now ?? (() => new Date());
     this.#flushOnExit = options.flushOnExit ?? true;
+    this.#idempotency = options.idempotency ?? true;
 
     const baseUrl = setting(options.baseUrl, env, 'SERVICE_BASE_URL');
     const workspaceId = setting(options.workspaceId, env, 'SERVICE_WORKSPACE_ID');
@@ -258,7 +266,8 @@ export class GovernanceClient {
         record.client_sig = signClientSig(record, workspaceId, this.#signingKey);
         record.client_sig_algo = CLIENT_SIG_ALGO;
       }
-      const reply = await this.api.postEvidence(record, { dryRun: (input as { dryRun?: unknown }).dryRun === true });
+      const dryRun = (input as { dryRun?: unknown }).dryRun === true;
+      const reply = await this.api.postEvidence(record, { dryRun, ...(this.#idempotency && !dryRun ? { idempotencyKey: idempotencyKeyFor(record) } : {}) });
       return {
         recordId: typeof reply.record_id === 'string' ? reply.record_id : '',
         recordType: typeof reply.record_type === 'string' ? reply.record_type : type,
@@ -515,7 +524,8 @@ export class GovernanceClient {
 
   async #sendAttestation(record: AttestationRecord): Promise<AttestationResult> {
     const workspaceId = await this.api.resolveWorkspaceId();
-    const reply = await this.api.postAttestation(this.#signed(record, workspaceId));
+    const signed = this.#signed(record, workspaceId);
+    const reply = await this.api.postAttestation(signed, this.#idempotency ? { idempotencyKey: idempotencyKeyFor(signed) } : {});
     return {
       attestationId: typeof reply.attestation_id === 'string' ? reply.attestation_id : '',
       externalVerified: reply.external_verified === true,
@@ -526,7 +536,8 @@ export class GovernanceClient {
 
   async #sendBatch(records: AttestationRecord[]) {
     const workspaceId = await this.api.resolveWorkspaceId();
-    return this.api.postAttestationBatch(records.map((record) => this.#signed(record, workspaceId)));
+    const signed = records.map((record) => this.#signed(record, workspaceId));
+    return this.#idempotency ? this.api.postAttestationBatch(signed.map(withIdempotencyKey), { idempotent: true }) : this.api.postAttestationBatch(signed);
   }
 
   /**

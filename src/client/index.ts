@@ -12,7 +12,18 @@
  * See docs/library.md.
  */
 export { GovernanceClient, type GovernanceClientOptions, type OnErrorMode, type ClientLogger } from './client.js';
-export { createServiceApi, type ServiceApi, type ServiceApiOptions, type RequestTrace, type PostEvidenceOptions } from './api.js';
+export {
+  createServiceApi,
+  type ServiceApi,
+  type ServiceApiOptions,
+  type RequestTrace,
+  type PostEvidenceOptions,
+  type WriteOptions,
+  type BatchWriteOptions,
+  type CallOptions,
+  type EvidenceExportPage,
+} from './api.js';
+export { idempotencyKeyFor, withIdempotencyKey, DERIVED_KEY_PREFIX } from './idempotency.js';
 export {
   createHttpTransport,
   DEFAULT_TIMEOUT_MS,
@@ -34,7 +45,7 @@ export {
   WORKSPACE_UNRESOLVED_MESSAGE,
   type AttestationErrorCode,
 } from './errors.js';
-export { DEFAULT_RETRY_POLICY, decideRetry, parseRetryAfter, type RetryPolicy, type RetryDecision } from './retry.js';
+export { DEFAULT_RETRY_POLICY, decideRetry, decideFailureRetry, parseRetryAfter, type RetryPolicy, type RetryDecision } from './retry.js';
 export { CLIENT_VERSION } from './version.js';
 export type * from './inputs.js';
 export type * from './attestation-inputs.js';

@@ -4,8 +4,12 @@
  * 1. 429: wait for `Retry-After` (delta-seconds or an HTTP date; missing or unreadable → 1 s;
  *    capped, 60 s by default), then retry once. A 429 means the request was not applied, so a
  *    retry is safe for every endpoint.
- * 2. 5xx: never retried; the request may have been applied.
- * 3. Network errors and timeouts: never retried, for the same reason (no idempotency keys).
+ * 2. 5xx: not retried; the request may have been applied.
+ * 3. Network errors and timeouts: not retried, for the same reason.
+ * 4. Except an idempotent write (one that carries an idempotency key, docs/service.md): after a
+ *    5xx, a network error or a timeout it is sent again once, after `Retry-After` when a 503 gives
+ *    one (capped) and 1 s otherwise. If the first attempt was applied, the service answers the
+ *    repeat with the first result and stores nothing, so the retry cannot store a record twice.
  */
 
 /** Settings of the retry policy. */
@@ -16,10 +20,12 @@ export interface RetryPolicy {
   readonly maxWaitMs: number;
   /** wait when a 429 has no readable `Retry-After`, in ms (default 1 000) */
   readonly defaultWaitMs: number;
+  /** retries of an idempotent write after a 5xx, network error or timeout (default 1) */
+  readonly maxIdempotentRetries: number;
 }
 
 /** The library's policy: retry a 429 once, wait at most 60 s, 1 s when the service does not say. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ maxRateLimitRetries: 1, maxWaitMs: 60_000, defaultWaitMs: 1_000 });
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ maxRateLimitRetries: 1, maxWaitMs: 60_000, defaultWaitMs: 1_000, maxIdempotentRetries: 1 });
 
 /** How an attempt ended, as far as the policy cares. */
 export type AttemptOutcome =
@@ -59,19 +65,50 @@ export function decideRetry(attempt: number, outcome: AttemptOutcome, policy: Re
   return { retry: true, waitMs: rateLimitWait(outcome.retryAfter, policy, now) };
 }
 
+/**
+ * Rule 4: whether to send an idempotent write again after its `failure`-th failed attempt (1-based)
+ * ended in a 5xx, a network error or a timeout. Anything else (a 4xx, a 2xx, a request that is not
+ * idempotent) is never retried by this rule; 429 is rule 1's.
+ *
+ * @example decideFailureRetry(1, { kind: 'network-error' }, true) // { retry: true, waitMs: 1000 }
+ * @example decideFailureRetry(1, { kind: 'network-error' }, false) // { retry: false }
+ * @example decideFailureRetry(2, { kind: 'response', status: 500 }, true) // { retry: false }
+ */
+export function decideFailureRetry(failure: number, outcome: AttemptOutcome, idempotent: boolean, policy: RetryPolicy = DEFAULT_RETRY_POLICY, now: Date = new Date()): RetryDecision {
+  if (!idempotent || failure > policy.maxIdempotentRetries) return { retry: false };
+  if (outcome.kind === 'network-error') return { retry: true, waitMs: policy.defaultWaitMs };
+  if (outcome.status < 500 || outcome.status > 599) return { retry: false };
+  return { retry: true, waitMs: rateLimitWait(outcome.status === 503 ? outcome.retryAfter : undefined, policy, now) };
+}
+
 /** The wait a 429 asks for: its `Retry-After`, or the default when unreadable, never above the cap. */
 export function rateLimitWait(retryAfter: string | undefined, policy: RetryPolicy = DEFAULT_RETRY_POLICY, now: Date = new Date()): number {
   const asked = parseRetryAfter(retryAfter, now) ?? policy.defaultWaitMs;
   return Math.min(asked, policy.maxWaitMs);
 }
 
-/** The default sleep: a plain timer (it keeps the process alive, as the request it delays does). */
-export function defaultSleep(ms: number): Promise<void> {
-  return new Promise((resolve) => {
+/**
+ * The default sleep: a plain timer (it keeps the process alive, as the request it delays does).
+ * With a signal, the wait ends early when it aborts (and rejects with the signal's reason).
+ */
+export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
     if (ms <= 0) {
       resolve();
       return;
     }
-    setTimeout(resolve, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

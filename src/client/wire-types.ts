@@ -34,10 +34,49 @@ export interface EvidenceListItem {
   [extension: string]: JsonValue;
 }
 
-/** GET grc/evidence; `next_cursor` is the service's paging extension (wire.md §5). */
+/** GET grc/evidence; `next_cursor` is the service's paging extension (wire.md §5), `total` its count of every match. */
 export interface EvidenceList {
   records: EvidenceListItem[];
+  total?: number;
   next_cursor?: string | null;
+}
+
+/** Query of GET grc/evidence/export (extension). */
+export interface EvidenceExportQuery {
+  system_name?: string;
+  record_type?: string;
+  /** ISO 8601: records that occurred at or after */
+  since?: string;
+  /** ISO 8601: records that occurred before */
+  until?: string;
+  /** continue after this record (the record_id of the last line received) */
+  after?: string;
+  /** at most this many records */
+  limit?: number;
+}
+
+/** One item of POST grc/evidence/batch: `accepted` (with the record's id) or `rejected` (with why). */
+export interface EvidenceBatchItemResult {
+  index: number;
+  status: string;
+  record_id?: string;
+  record_type?: string;
+  mapped_controls?: string[];
+  /** the item's key was already used with the same content: this is the first write's result */
+  replayed?: boolean;
+  error?: string;
+  message?: string;
+  field?: string;
+  reason?: string;
+  [extension: string]: JsonValue | undefined;
+}
+
+/** POST grc/evidence/batch (extension). */
+export interface EvidenceBatchResultBody {
+  accepted: number;
+  rejected: number;
+  replayed?: number;
+  results: EvidenceBatchItemResult[];
 }
 
 /** Query of GET grc/evidence (spec §4.3). */
@@ -46,6 +85,8 @@ export interface EvidenceQuery {
   record_type?: string;
   /** lookback in days (service default 90) */
   days?: number;
+  /** ISO 8601 lower bound of occurred_at (extension; instead of days) */
+  since?: string;
   /** page size (service default 50, max 200) */
   limit?: number;
   /** `next_cursor` of the previous page */

@@ -305,8 +305,9 @@ describe('evidence verify --remote', () => {
     await runCli(['evidence', 'import', '-'], { env, input: changeRecord('remote', 2) });
     const unsigned = await runCli(['evidence', 'verify', '--remote', '--system', 'remote'], { env: { ...env, SERVICE_SIGNING_KEY: KEY } });
     expect(unsigned.exitCode).toBe(2);
-    expect(unsigned.stdout).toMatch(/^unsigned\t0\tchange_event\tremote\trec_/m);
-    expect(unsigned.stderr).toMatch(/^govctl: 1 of 3 records does not verify: #0 \(change_event, remote, rec_\S+\) unsigned;/);
+    // --remote reads the export: oldest first, so the record stored last is #2.
+    expect(unsigned.stdout).toMatch(/^unsigned\t2\tchange_event\tremote\trec_/m);
+    expect(unsigned.stderr).toMatch(/^govctl: 1 of 3 records does not verify: #2 \(change_event, remote, rec_\S+\) unsigned;/);
   });
 });
 

@@ -23,7 +23,8 @@ const batches = () => harness.server.requests.filter(isBatch).map((request) => (
 
 /** witness_sig checked with an independent Ed25519 implementation over an independently built message (wire.md §4). */
 async function expectWitnessed(record: Attestation, workspaceId = WS): Promise<void> {
-  const { witness_sig, verifying_key_hex, ...signed } = record;
+  // The batch item's idempotency_key is not part of the attestation (the service takes it off).
+  const { witness_sig, verifying_key_hex, idempotency_key: _key, ...signed } = record;
   expect(typeof witness_sig).toBe('string');
   expect(verifying_key_hex).toBe(Buffer.from(await ed.getPublicKeyAsync(KEY_HEX)).toString('hex'));
   const message = new TextEncoder().encode(simpleCanonical({ ...signed, workspace_id: workspaceId }));
@@ -343,8 +344,9 @@ describe('batch and the buffer', () => {
       for (let i = 0; i < 5; i++) b.add({ toolName: 't', inputHash: H_IN, outputHash: H_OUT });
     });
     await instance.flush();
-    // Automatic flushes at 2 and 4 records fail (reported in the background), then the last record's.
-    expect(batchCalls).toBe(3);
+    // Automatic flushes at 2 and 4 records fail (reported in the background), then the last record's;
+    // each is sent twice, since keyed batches are retried once after a 5xx (retry.ts rule 4).
+    expect(batchCalls).toBe(6);
     expect(report.lost).toBe(1);
     const lost = harness.warnings.map((warning) => Number(/^(\d+) buffered/.exec(warning)?.[1] ?? 0)).reduce((a, b) => a + b, 0);
     expect(lost).toBe(5);

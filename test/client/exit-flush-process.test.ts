@@ -80,6 +80,7 @@ describe.each(libraries)('a process that ends without close(), using %s', (_name
     expect(result.stderr).toContain('GovernanceClientWarning');
     expect(result.stderr).toMatch(/at exit: 3 buffered attestations were not delivered and are lost: .*503.*maintenance window/);
     expect(result.stderr).not.toContain('gk_child_process_0001');
-    expect(server.requests.filter((request) => request.url.endsWith('/attestations/batch'))).toHaveLength(1);
+    // Sent twice: a keyed batch is retried once after a 5xx (retry.ts rule 4).
+    expect(server.requests.filter((request) => request.url.endsWith('/attestations/batch'))).toHaveLength(2);
   });
 });

@@ -103,7 +103,7 @@ describe('workspace isolation', () => {
     expect(unknown.status).toBe(404);
 
     const otherKey = { url: server.url, apiKey: other.apiKey };
-    expect((await call(otherKey, 'GET', wsPath(other.workspaceId, 'grc/evidence'))).json).toEqual({ records: [] });
+    expect((await call(otherKey, 'GET', wsPath(other.workspaceId, 'grc/evidence'))).json).toEqual({ records: [], total: 0 });
     expect((await call(otherKey, 'GET', wsPath(other.workspaceId, 'grc/systems'))).json).toEqual({ systems: [], total: 0 });
     expect((await call(otherKey, 'GET', wsPath(other.workspaceId, 'grc/posture-brief'))).json.overall_pct).toBe(0);
     for (const table of ['evidence', 'attestations', 'systems', 'control_coverage']) expect(countRows(server.dbPath, table, other.workspaceId), table).toBe(0);

@@ -151,7 +151,7 @@ describe('GET grc/systems: what list_systems reads', () => {
       await own.stop();
       // Take the database back to schema 4: the systems table without the three columns (and no log, migration 6).
       const db = new Database(own.dbPath);
-      db.exec('ALTER TABLE systems DROP COLUMN record_count; ALTER TABLE systems DROP COLUMN record_types; ALTER TABLE systems DROP COLUMN controls; ' + LEDGER_TABLES_DROP + ' PRAGMA user_version = 4;');
+      db.exec('ALTER TABLE systems DROP COLUMN record_count; ALTER TABLE systems DROP COLUMN record_types; ALTER TABLE systems DROP COLUMN controls; ' + LEDGER_TABLES_DROP + ' DROP TABLE idempotency_keys; PRAGMA user_version = 4;');
       db.close();
       const store = openStore(own.dbPath);
       try {

@@ -120,7 +120,7 @@ describe('GET grc/evidence', () => {
     expect((await listAll('days=365&limit=50&record_type=change_event&system_name=beta')).ids).toEqual(
       expectedOrder((w) => w.type === 'change_event' && w.system === 'beta', since),
     );
-    expect((await call(server, 'GET', `${listPath}?system_name=nobody`)).json).toEqual({ records: [] });
+    expect((await call(server, 'GET', `${listPath}?system_name=nobody`)).json).toEqual({ records: [], total: 0 });
   });
 
   it('answers 422 naming the parameter for a limit above 200, a bad days, a bad type and a bad cursor', async () => {

@@ -12,6 +12,7 @@
 import { Command, Option } from 'commander';
 import { SCHEMA_VERSION, buildAttestation, isPlainObject, isoNow, signWitness, validateAttestation, type SigningKey } from '../../core/index.js';
 import type { ServiceApi } from '../../client/api.js';
+import { withIdempotencyKey } from '../../client/idempotency.js';
 import { addExamples, markWindsDown, markWrite, wholeNumber } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import { openInput, readRecordStream, type StreamItem } from '../input.js';
@@ -24,6 +25,8 @@ export interface AttestBatchOptions {
   batchSize: number;
   failFast: boolean;
   json: boolean;
+  /** send idempotency keys derived from each attestation (default true; `--no-idempotency`) */
+  idempotency?: boolean;
 }
 
 /** The client library's batch size (spec §8). */
@@ -35,8 +38,9 @@ export function createAttestBatchCommand(factory: Factory): Command {
     .argument('<file|->', 'attestations, one JSON object per line (records as sent, or the client library\'s inputs); - reads stdin')
     .addOption(new Option('--batch-size <n>', 'records per request').argParser(wholeNumber('--batch-size', { min: 1, max: 1000 })).default(DEFAULT_BATCH_SIZE))
     .option('--fail-fast', 'stop after the first chunk with a failure')
-    .action(async (file: string, opts: { batchSize: number; failFast?: boolean }) =>
-      run({ file, batchSize: opts.batchSize, failFast: opts.failFast === true, json: factory.globals.json === true }, factory),
+    .option('--no-idempotency', 'send no idempotency keys: an attestation sent again is stored again')
+    .action(async (file: string, opts: { batchSize: number; failFast?: boolean; idempotency?: boolean }) =>
+      run({ file, batchSize: opts.batchSize, failFast: opts.failFast === true, json: factory.globals.json === true, idempotency: opts.idempotency !== false }, factory),
     );
   markWrite(command);
   markWindsDown(command);
@@ -51,6 +55,7 @@ interface Context {
   workspaceId: string | undefined;
   systemName: string | undefined;
   agentName: string | undefined;
+  idempotency: boolean;
   now: () => Date;
 }
 
@@ -88,17 +93,26 @@ function prepare(item: StreamItem, context: Context): { index: number; record: R
     if (record.schema_version === undefined) record.schema_version = SCHEMA_VERSION;
     if (record.executed_at === undefined) record.executed_at = isoNow(context.now());
   }
+  // A key given in the input is not part of the attestation: kept aside, sent as the item's key.
+  const givenKey = typeof record.idempotency_key === 'string' ? record.idempotency_key : undefined;
+  delete record.idempotency_key;
   const issues = validateAttestation(record);
   if (issues.length > 0) return invalidRecord(index, 'validation_error', issues.map((found) => `${found.path} ${found.message}`).join('; '), issues[0]!.path);
   if (context.key && (record.witness_sig === undefined || record.witness_sig === null)) Object.assign(record, signWitness(record, context.workspaceId!, context.key));
-  return { index, record };
+  // The key of the attestation as sent (signature included): a re-run or a retried request is
+  // answered with the first result instead of storing the attestation again.
+  if (givenKey !== undefined) return { index, record: { ...record, idempotency_key: givenKey } };
+  return { index, record: context.idempotency ? withIdempotencyKey(record) : record };
 }
 
 /** Sends one chunk; each record's line comes from its item of the reply's `results`. */
-async function sendChunk(api: ServiceApi, chunk: { index: number; record: Record<string, unknown> }[]): Promise<Outcome[]> {
+async function sendChunk(api: ServiceApi, chunk: { index: number; record: Record<string, unknown> }[], idempotent: boolean): Promise<Outcome[]> {
   let reply;
   try {
-    reply = await api.postAttestationBatch(chunk.map((entry) => entry.record));
+    reply = await api.postAttestationBatch(
+      chunk.map((entry) => entry.record),
+      { idempotent },
+    );
   } catch (error) {
     return chunk.map((entry) => failedRequest(entry.index, error));
   }
@@ -124,6 +138,7 @@ export async function run(options: AttestBatchOptions, deps: Factory): Promise<v
     workspaceId: key ? await deps.workspaceId() : undefined,
     systemName: settings.systemName,
     agentName: settings.agentName,
+    idempotency: options.idempotency !== false,
     now: deps.clock,
   };
   const tally = new Tally(deps, options);
@@ -141,7 +156,7 @@ export async function run(options: AttestBatchOptions, deps: Factory): Promise<v
   let chunk: { index: number; record: Record<string, unknown> }[] = [];
 
   const flush = async () => {
-    const sent = chunk.length > 0 ? await sendChunk(api, chunk) : [];
+    const sent = chunk.length > 0 ? await sendChunk(api, chunk, context.idempotency) : [];
     const byIndex = new Map(sent.map((outcome) => [outcome.index, outcome]));
     for (const entry of pending) await tally.add('status' in entry ? entry : byIndex.get(entry.index)!);
     progress.update(bytes, { records: tally.done, failed: tally.failed });

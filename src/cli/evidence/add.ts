@@ -18,6 +18,7 @@ import {
 import type { GrcWriteResult } from '../../client/wire-types.js';
 import { addExamples, markWrite } from '../command-kit.js';
 import { DataError } from '../errors.js';
+import { idempotencyKeyFor } from '../../client/idempotency.js';
 import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
 import { plural, printJson } from '../render.js';
@@ -32,6 +33,8 @@ export interface EvidenceAddOptions {
   payloadFile?: string;
   dryRun: boolean;
   json: boolean;
+  /** send an idempotency key derived from the record (default true; `--no-idempotency`) */
+  idempotency?: boolean;
 }
 
 /** Sample values for the generated example of each record type's help, by field kind. */
@@ -77,6 +80,7 @@ function createRecordTypeCommand(spec: RecordTypeSpec, factory: Factory): Comman
   command
     .addOption(new Option('--payload-file <file|->', 'the payload as JSON (flags given as well override its keys)'))
     .option('--dry-run', 'show the controls the record would earn; store nothing')
+    .option('--no-idempotency', 'send no idempotency key (the key lets a retried write be answered instead of stored twice)')
     .action(async (opts: Record<string, unknown>) =>
       run(
         {
@@ -85,6 +89,7 @@ function createRecordTypeCommand(spec: RecordTypeSpec, factory: Factory): Comman
           payloadFile: opts.payloadFile as string | undefined,
           dryRun: opts.dryRun === true,
           json: factory.globals.json === true,
+          idempotency: opts.idempotency !== false,
         },
         factory,
       ),
@@ -132,7 +137,10 @@ export async function run(options: EvidenceAddOptions, deps: Factory): Promise<v
     record.client_sig_algo = CLIENT_SIG_ALGO;
   }
   const api = await deps.api();
-  const result = await api.postEvidence(record, { dryRun: options.dryRun });
+  // The key derived from the record as sent: the client's retry after a timeout or a 5xx (and a
+  // re-run with the same record, e.g. the same --occurred-at) is answered instead of stored twice.
+  const idempotency = options.idempotency !== false && !options.dryRun;
+  const result = await api.postEvidence(record, { dryRun: options.dryRun, ...(idempotency ? { idempotencyKey: idempotencyKeyFor(record) } : {}) });
   await printWriteResult(deps, result, { dryRun: options.dryRun, json: options.json, signed: key !== undefined });
 }
 

@@ -1,6 +1,7 @@
 /**
  * `govctl evidence list`: stored records, newest first (GET grc/evidence, spec §4.3). `--all`
- * follows the service's `next_cursor` (wire.md §5) past the 200-record page limit.
+ * follows the service's `next_cursor` (wire.md §5) past the 200-record page limit, over all time
+ * unless `--days` or `--since` narrows it.
  */
 import { Command, Option } from 'commander';
 import { RECORD_TYPES, stringifyJson } from '../../core/index.js';
@@ -8,6 +9,7 @@ import type { ServiceApi } from '../../client/api.js';
 import type { EvidenceList, EvidenceListItem, EvidenceQuery } from '../../client/wire-types.js';
 import { addExamples, wholeNumber } from '../command-kit.js';
 import type { Factory } from '../factory.js';
+import { isoTime } from './export.js';
 import { plural, printJson, printTable, type Column } from '../render.js';
 
 /** Options of `evidence list`. */
@@ -16,12 +18,17 @@ export interface EvidenceListOptions {
   system?: string;
   type?: string;
   days?: number;
+  /** ISO 8601 lower bound of occurred_at (instead of days) */
+  since?: string;
   /** page size; with `--all` each page's (default 200) */
   limit?: number;
   all: boolean;
   cursor?: string;
   json: boolean;
 }
+
+/** The `since` of a listing of all time: before any record a workspace can hold. */
+export const ALL_TIME = '0000-01-01T00:00:00Z';
 
 /** The largest page the service gives (spec §4.3). */
 export const MAX_PAGE = 200;
@@ -51,17 +58,19 @@ export function createEvidenceListCommand(factory: Factory): Command {
   const command = new Command('list')
     .description('list stored evidence records, newest first')
     .addOption(new Option('--type <record-type>', 'only this record type').choices(RECORD_TYPES))
-    .addOption(new Option('--days <n>', 'look back this many days (service default 90)').argParser(wholeNumber('--days', { min: 1 })))
+    .addOption(new Option('--days <n>', 'look back this many days (default 90; with --all, all time)').argParser(wholeNumber('--days', { min: 1 })).conflicts('since'))
+    .addOption(new Option('--since <time>', 'only records that occurred at or after this ISO 8601 date or date-time').argParser(isoTime('--since')))
     .addOption(new Option('--limit <n>', `records per page, at most ${MAX_PAGE} (service default 50)`).argParser(wholeNumber('--limit', { min: 1, max: MAX_PAGE })))
-    .option('--all', 'every page, following next_cursor')
+    .option('--all', 'every page, following next_cursor; all time unless --days or --since')
     .option('--cursor <cursor>', 'start at this page (a next_cursor from a previous --json listing)')
-    .action(async (opts: { type?: string; days?: number; limit?: number; all?: boolean; cursor?: string }) => {
+    .action(async (opts: { type?: string; days?: number; since?: string; limit?: number; all?: boolean; cursor?: string }) => {
       const settings = await factory.settings();
       await run(
         {
           system: settings.sources.systemName?.kind === 'flag' ? settings.systemName : undefined,
           type: opts.type,
           days: opts.days,
+          ...(opts.since !== undefined ? { since: opts.since } : {}),
           limit: opts.limit,
           all: opts.all === true,
           cursor: opts.cursor,
@@ -84,6 +93,10 @@ export async function run(options: EvidenceListOptions, deps: Factory): Promise<
   if (options.system !== undefined) query.system_name = options.system;
   if (options.type !== undefined) query.record_type = options.type;
   if (options.days !== undefined) query.days = options.days;
+  if (options.since !== undefined) query.since = options.since;
+  // --all is all time unless --days or --since narrows it: the service's 90-day default would
+  // otherwise cut the listing short without a word.
+  else if (options.all && options.days === undefined) query.since = ALL_TIME;
   if (options.limit !== undefined || options.all) query.limit = options.limit ?? MAX_PAGE;
   if (options.cursor !== undefined) query.cursor = options.cursor;
   const context = { now: deps.clock };

@@ -1,19 +1,20 @@
 /**
  * `govctl evidence verify [file|-] --workspace WS`: offline, checks each record's `client_sig`
  * with the configured signing key (spec §5.1). `--remote` checks the records stored in the
- * service instead: it lists them, fetches each whole (payload and signature as stored) and
- * verifies it, so a record changed after it was signed is found. Exit 2 when any does not verify.
+ * service instead, all time unless `--days` narrows it: it reads each in full (payload and
+ * signature as stored) from the export extension, a page at a time, and verifies it, so a record
+ * changed after it was signed is found. Exit 2 when any does not verify.
  */
 import { Command, Option } from 'commander';
-import { RECORD_TYPES, isPlainObject, verifyClientSig, type SigningKey } from '../../core/index.js';
-import type { EvidenceListItem, EvidenceQuery } from '../../client/wire-types.js';
-import { NotFoundError } from '../../client/errors.js';
+import { DAY_MS, RECORD_TYPES, isPlainObject, parseJsonLossless, verifyClientSig, type SigningKey } from '../../core/index.js';
 import { addExamples, wholeNumber } from '../command-kit.js';
 import { InterruptedError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
+import { startProgress } from '../progress.js';
+import { plural } from '../render.js';
 import { reportVerification, type VerifyResult } from '../verify-report.js';
-import { MAX_PAGE, allPages } from './list.js';
+import { exportPages, exportQuery } from './export.js';
 
 /** Options of `evidence verify`. */
 export interface EvidenceVerifyOptions {
@@ -26,14 +27,11 @@ export interface EvidenceVerifyOptions {
   json: boolean;
 }
 
-/** Records fetched at once by `--remote`. */
-const REMOTE_CONCURRENCY = 8;
-
 export function createEvidenceVerifyCommand(factory: Factory): Command {
   const command = new Command('verify')
     .description('check the client_sig of each record given (offline), or of the stored records (--remote); exit 2 if any does not verify')
     .argument('[file|-]', 'records: one object, an array, or NDJSON (default: stdin)')
-    .option('--remote', 'verify the records stored in the service (list, then fetch each)')
+    .option('--remote', 'verify the records stored in the service, all time unless --days (read in full from the export)')
     .addOption(new Option('--type <record-type>', '--remote: only this record type').choices(RECORD_TYPES))
     .addOption(new Option('--days <n>', '--remote: look back this many days').argParser(wholeNumber('--days', { min: 1 })))
     .action(async (file: string | undefined, opts: { remote?: boolean; type?: string; days?: number }) => {
@@ -83,31 +81,38 @@ export async function run(options: EvidenceVerifyOptions, deps: Factory): Promis
   const api = await deps.api();
   const workspaceId = await deps.workspaceId();
 
-  const query: EvidenceQuery = { limit: MAX_PAGE };
-  if (options.system !== undefined) query.system_name = options.system;
-  if (options.type !== undefined) query.record_type = options.type;
-  if (options.days !== undefined) query.days = options.days;
-  const listed: EvidenceListItem[] = [];
-  for await (const page of allPages(api, query)) listed.push(...page.records);
-
-  const results: VerifyResult[] = new Array(listed.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < listed.length) {
-      if (deps.signal.aborted) return;
-      const index = next++;
-      const item = listed[index]!;
-      try {
-        const stored = await api.getEvidence(item.record_id);
-        results[index] = verifyOne(stored, index, workspaceId, key);
-      } catch (error) {
-        // Listed a moment ago, gone now: report it rather than fail the whole check.
-        if (!(error instanceof NotFoundError)) throw error;
-        results[index] = { index, status: 'invalid', record_type: item.record_type, system_name: item.system_name, record_id: item.record_id, reason: 'no longer stored' };
+  // Every stored record, all time unless --days narrows it, read in full from the export a page at
+  // a time (no request per record) and checked as it comes.
+  const since = options.days !== undefined ? new Date(deps.clock().getTime() - options.days * DAY_MS).toISOString() : undefined;
+  const query = exportQuery({
+    ...(options.system !== undefined ? { system: options.system } : {}),
+    ...(options.type !== undefined ? { type: options.type } : {}),
+    ...(since !== undefined ? { since } : {}),
+  });
+  const progress = await startProgress(deps, { label: 'verifying', total: undefined, detail: '{records} records checked, {failed} failed', fields: { records: 0, failed: 0 } });
+  const results: VerifyResult[] = [];
+  let failed = 0;
+  try {
+    for await (const page of exportPages(api, query, deps)) {
+      for (let start = 0; start < page.text.length; ) {
+        const end = page.text.indexOf('\n', start);
+        const line = page.text.slice(start, end === -1 ? undefined : end);
+        start = end === -1 ? page.text.length : end + 1;
+        if (line === '') continue;
+        const result = verifyOne(parseJsonLossless(line), results.length, workspaceId, key);
+        if (result.status !== 'valid') failed++;
+        results.push(result);
       }
+      progress.update(0, { records: results.length, failed });
+      if (deps.signal.aborted) break;
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(REMOTE_CONCURRENCY, listed.length) }, worker));
+  } catch (error) {
+    if (!deps.signal.aborted) throw error;
+  } finally {
+    progress.stop();
+  }
   if (deps.signal.aborted) throw new InterruptedError();
+  // On failure the error says how many of how many; on success this line does.
   await reportVerification(deps, results, { kind: 'evidence', json: options.json, remote: true });
+  await deps.note(`checked ${plural(results.length, 'stored record')} (${since === undefined ? 'all time' : `occurred since ${since}`})`);
 }

@@ -15,6 +15,8 @@ import { newId } from '../ids.js';
 import { BATCH_BODY_LIMIT, bodyObject, type JsonObject } from '../json-body.js';
 import type { AttestationRow } from '../store/index.js';
 import { witnessForm, type WitnessJob } from '../witness.js';
+import type { IdempotencyClaim, IdempotencyHit } from '../store/index.js';
+import { claimOf, headerKey, IDEMPOTENCY_HEADER, ITEM_KEY_MEMBER, keyConflict, replayOrConflict, splitItemKey } from './idempotency.js';
 import { isoFromMs, sourceOf, wellFormedIssues, WORKSPACE_PREFIX, type RouteDeps, type Source } from './deps.js';
 
 /** Most attestations in one batch request. */
@@ -119,10 +121,18 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
   app.post(`${WORKSPACE_PREFIX}/attestations/external`, async (request: FastifyRequest, reply: FastifyReply) => {
     const ingest = ingestOf(request, nowMs);
     await chargeRecords(request, 1);
-    const checked = checkAttestation(bodyObject(request), '', ingest);
+    const key = headerKey(request);
+    const body = bodyObject(request);
+    // The idempotency key first: a repeat gets the first write's result before any other check.
+    const claim = claimOf('attestation', key, body);
+    const earlier = claim && store.idempotency.find(ingest.workspaceId, claim, ingest.receivedMs);
+    if (earlier) return replayOrConflict(earlier, IDEMPOTENCY_HEADER, key!, reply);
+    const checked = checkAttestation(body, '', ingest);
     // One signature: checked here, where a hop to a worker would cost more than it saves.
     const { row, result } = attestationRow(checked, checked.job ? witnessForm(checked.job) : null, ingest);
-    const [ledgerIndex] = await store.recordAttestations([row]);
+    const [stored] = await store.recordAttestations([row], [claim]);
+    if (stored!.hit) return replayOrConflict(stored!.hit, IDEMPOTENCY_HEADER, key!, reply);
+    const ledgerIndex = stored!.leafIndex;
     void reply.code(201);
     return { ...result, ledger_index: ledgerIndex };
   });
@@ -143,8 +153,18 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
       const body = error.body();
       return { index, status: 'rejected', ...body, reason: body.message };
     };
-    const checked = records.map((item, index) => {
+    // Idempotency keys first: an item whose key is already used is answered with what the key
+    // stands for, before its other checks (docs/service.md "Idempotency").
+    const claims: (IdempotencyClaim | undefined)[] = [];
+    const keys: (string | undefined)[] = [];
+    const checked = records.map((sent, index) => {
       try {
+        const { item, key } = splitItemKey(sent, `records.${index}`);
+        const claim = claimOf('attestation', key, item);
+        const earlier = claim && store.idempotency.find(ingest.workspaceId, claim, ingest.receivedMs);
+        if (earlier) return earlierOutcome(index, earlier, key!);
+        claims[index] = claim;
+        keys[index] = key;
         return checkAttestation(item, `records.${index}`, ingest);
       } catch (error) {
         return rejected(index, error);
@@ -155,24 +175,37 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     const forms = verifyPool ? verifyPool.verify(jobs) : jobs.map(witnessForm);
 
     const rows: AttestationRow[] = [];
-    const accepted: Record<string, unknown>[] = [];
+    const rowClaims: (IdempotencyClaim | undefined)[] = [];
+    const rowIndexes: number[] = [];
     let next = 0;
-    const results = checked.map((item, index) => {
+    const results: Record<string, unknown>[] = checked.map((item, index) => {
       if (!('job' in item)) return item;
       try {
         const { row, result } = attestationRow(item, item.job === null ? null : forms[next++]!, ingest);
         rows.push(row);
-        const answer: Record<string, unknown> = { index, status: 'accepted', attestation_id: result.attestation_id, trust_tier: result.trust_tier, external_verified: result.external_verified };
-        accepted.push(answer);
-        return answer;
+        rowClaims.push(claims[index]);
+        rowIndexes.push(index);
+        return { index, status: 'accepted', attestation_id: result.attestation_id, trust_tier: result.trust_tier, external_verified: result.external_verified };
       } catch (error) {
         return rejected(index, error);
       }
     });
-    if (rows.length > 0) {
-      const indexes = await store.recordAttestations(rows);
-      accepted.forEach((item, i) => (item.ledger_index = indexes[i]));
+    const outcomes = rows.length > 0 ? await store.recordAttestations(rows, rowClaims) : [];
+    // A key used twice in the batch, or by a request that committed meanwhile: not stored.
+    outcomes.forEach(({ hit, leafIndex }, i) => {
+      const index = rowIndexes[i]!;
+      if (hit !== null) results[index] = earlierOutcome(index, hit, keys[index]!);
+      else results[index]!.ledger_index = leafIndex;
+    });
+    const accepted = results.filter((item) => item.status === 'accepted').length;
+    const replayed = results.filter((item) => 'replayed' in item).length;
+    // `replayed` only when some were: the body is otherwise the specification's (§4.5).
+    return replayed > 0 ? { accepted, rejected: records.length - accepted, replayed, results } : { accepted, rejected: records.length - accepted, results };
+
+    /** A batch item whose key was already used: the result it stands for, or rejected on the key. */
+    function earlierOutcome(index: number, hit: IdempotencyHit, key: string) {
+      if (hit.kind === 'conflict') return rejected(index, keyConflict(`records.${index}.${ITEM_KEY_MEMBER}`, key));
+      return { index, status: 'accepted', ...hit.result, replayed: true };
     }
-    return { accepted: rows.length, rejected: records.length - rows.length, results };
   });
 }

@@ -57,6 +57,23 @@ export interface EvidenceListQuery {
   afterRecordId?: string;
 }
 
+/** What an export reads (the export extension): records in the order stored, after a position. */
+export interface ExportQuery {
+  workspaceId: string;
+  systemName?: string;
+  recordType?: string;
+  /** records with occurred_ms at or after this */
+  sinceMs?: number;
+  /** records with occurred_ms before this */
+  untilMs?: number;
+  /** continue after this stored position (seq); 0 from the start */
+  afterSeq: number;
+  limit: number;
+}
+
+/** A stored record with its position in the order stored. */
+export type ExportRow = EvidenceRow & { seq: number };
+
 type ListRow = Omit<EvidenceListItem, 'mapped_controls' | 'signed'> & { mapped_controls: string; signed: number; occurred_ms: number; seq: number };
 
 /** The workspace has no key in workspace_keys: it was not created by provisioning. */
@@ -112,6 +129,24 @@ export function listStatements(shape: ListShape): { main: string; tail: string }
   };
 }
 
+/**
+ * The statements counting what a list of `shape` holds in all (its `total`), from the same two
+ * sources as {@link listStatements}: the batched list table and the tail after through_seq.
+ */
+export function countStatements(shape: Omit<ListShape, 'after'>): { main: string; tail: string } {
+  const list = shape.system ? LIST_TABLES.system : shape.type ? LIST_TABLES.type : LIST_TABLES.time;
+  const keyed = list.column === null ? '' : ` AND l.${list.column} = @${list.param}`;
+  const both = shape.system && shape.type;
+  const filters = `${shape.system ? ' AND e.system_name = @systemName' : ''}${shape.type ? ' AND e.record_type = @recordType' : ''}`;
+  return {
+    main: both
+      ? `SELECT count(*) FROM ${list.table} AS l CROSS JOIN evidence AS e ON e.seq = l.seq
+          WHERE l.ws_key = @key${keyed} AND l.occurred_ms >= @sinceMs AND e.record_type = @recordType`
+      : `SELECT count(*) FROM ${list.table} AS l WHERE l.ws_key = @key${keyed} AND l.occurred_ms >= @sinceMs`,
+    tail: `SELECT count(*) FROM evidence AS e NOT INDEXED WHERE e.seq > @throughSeq AND e.ws_key = @key${filters} AND e.occurred_ms >= @sinceMs`,
+  };
+}
+
 /** Newest first: later occurred_ms, then later seq. */
 function newerFirst(a: ListRow, b: ListRow): number {
   return b.occurred_ms - a.occurred_ms || b.seq - a.seq;
@@ -123,6 +158,9 @@ export class EvidenceStore {
   readonly #position: Database.Statement<[string, string], { occurred_ms: number; seq: number }>;
   readonly #keyOf: Database.Statement<[string], number>;
   readonly #lists = new Map<string, { main: Database.Statement; tail: Database.Statement }>();
+  readonly #counts = new Map<string, { main: Database.Statement; tail: Database.Statement }>();
+  readonly #exportPage: Database.Statement<[Record<string, unknown>], ExportRow>;
+  readonly #seqOf: Database.Statement<[string, string], number>;
   readonly #throughSeq: Database.Statement<[], number>;
   readonly #lastSeq: Database.Statement<[], number | null>;
   readonly #indexBatch: Database.Statement<[number]>[];
@@ -153,6 +191,14 @@ export class EvidenceStore {
       const columns = column === null ? 'ws_key, occurred_ms, seq' : `ws_key, ${column}, occurred_ms, seq`;
       return db.prepare<[number]>(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM evidence WHERE seq > ? ORDER BY ${columns}`);
     });
+    // By rowid from the position on: a range of the table, whatever the filters (which the scan applies).
+    this.#exportPage = db.prepare<[Record<string, unknown>], ExportRow>(
+      `SELECT * FROM evidence NOT INDEXED WHERE seq > @afterSeq AND ws_key = @key
+         AND (@systemName IS NULL OR system_name = @systemName) AND (@recordType IS NULL OR record_type = @recordType)
+         AND (@sinceMs IS NULL OR occurred_ms >= @sinceMs) AND (@untilMs IS NULL OR occurred_ms < @untilMs)
+       ORDER BY seq LIMIT @limit`,
+    );
+    this.#seqOf = db.prepare<[string, string], number>('SELECT seq FROM evidence WHERE record_id = ? AND workspace_id = ?').pluck();
     this.#advance = db.prepare<[number]>("UPDATE index_progress SET through_seq = ? WHERE name = 'evidence_lists'");
   }
 
@@ -207,6 +253,49 @@ export class EvidenceStore {
 
   get(workspaceId: string, recordId: string): EvidenceRow | undefined {
     return this.#get.get(recordId, workspaceId);
+  }
+
+  /**
+   * One page of an export: the workspace's records after `afterSeq` in the order stored (oldest
+   * first), filtered, at most `limit`. Pages are read one at a time (no statement stays open
+   * between them), so an export holds one page in memory and never blocks the writer.
+   */
+  exportPage(query: ExportQuery): ExportRow[] {
+    const key = this.#key(query.workspaceId);
+    if (key === undefined) return [];
+    return this.#exportPage.all({
+      key,
+      afterSeq: query.afterSeq,
+      systemName: query.systemName ?? null,
+      recordType: query.recordType ?? null,
+      sinceMs: query.sinceMs ?? null,
+      untilMs: query.untilMs ?? null,
+      limit: query.limit,
+    });
+  }
+
+  /** Where a record stands in the order stored; undefined when it is not one of the workspace's. */
+  seqOf(workspaceId: string, recordId: string): number | undefined {
+    return this.#seqOf.get(recordId, workspaceId);
+  }
+
+  /** How many records a list query matches in all, whatever its page and cursor (the list's `total`). */
+  count(query: Omit<EvidenceListQuery, 'limit' | 'afterRecordId'>): number {
+    const key = this.#key(query.workspaceId);
+    if (key === undefined) return 0;
+    const shape = { system: query.systemName !== undefined, type: query.recordType !== undefined };
+    const sqlKey = `${Number(shape.system)}${Number(shape.type)}`;
+    let statements = this.#counts.get(sqlKey);
+    if (!statements) {
+      const sql = countStatements(shape);
+      statements = { main: this.db.prepare(sql.main).pluck(), tail: this.db.prepare(sql.tail).pluck() };
+      this.#counts.set(sqlKey, statements);
+    }
+    const params: Record<string, unknown> = { key, sinceMs: query.sinceMs };
+    if (shape.system) params.systemName = query.systemName;
+    if (shape.type) params.recordType = query.recordType;
+    const { main, tail } = statements;
+    return this.db.transaction(() => (main.get(params) as number) + (tail.get({ ...params, throughSeq: this.#throughSeq.get()! }) as number))();
   }
 
   /**

@@ -13,6 +13,7 @@ import { GatePolicyStore } from './gate-policy.js';
 import { IdentityStore } from './identity.js';
 import { LedgerStore, type LedgerOptions } from './ledger.js';
 import { SystemStore } from './systems.js';
+import { IdempotencyStore, type IdempotencyClaim, type IdempotencyHit } from './idempotency.js';
 import { GroupCommitWriter } from './writer.js';
 
 export type { Db } from './database.js';
@@ -20,6 +21,7 @@ export type { EvidenceRow, EvidenceListItem, ListPosition } from './evidence.js'
 export type { AttestationRow, TrustTier } from './attestations.js';
 export type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from './identity.js';
 export type { SystemRow } from './systems.js';
+export type { IdempotencyClaim, IdempotencyHit } from './idempotency.js';
 
 /** An evidence record to store, with what it earns. */
 export interface EvidenceWrite {
@@ -27,7 +29,25 @@ export interface EvidenceWrite {
   controls: readonly string[];
   /** the risk level, when the record is an ai_risk_assessment */
   riskTier?: string;
+  /** the write's idempotency key, left with its result in the same transaction */
+  claim?: IdempotencyClaim;
 }
+
+/** The result an evidence write's idempotency key is remembered with (and replayed as). */
+export function evidenceResult(row: EvidenceRow, controls: readonly string[], leafIndex: number): Record<string, unknown> {
+  return { record_id: row.record_id, record_type: row.record_type, mapped_controls: controls, detail: 'ok', ledger_index: leafIndex };
+}
+
+/** The result an attestation's idempotency key is remembered with (and replayed as). */
+export function attestationResult(row: AttestationRow, leafIndex: number): Record<string, unknown> {
+  return { attestation_id: row.attestation_id, external_verified: row.witness_form !== null, trust_tier: row.trust_tier, detail: 'ok', ledger_index: leafIndex };
+}
+
+/**
+ * What storing one record did: stored, with its leaf in the transparency log, or nothing stored
+ * because its idempotency key already stood for a write (`hit`).
+ */
+export type Stored = { hit: null; leafIndex: number } | { hit: IdempotencyHit; leafIndex?: undefined };
 
 /** When a record counts from: back-dating helps, future-dating cannot inflate freshness. */
 export function countsFromMs(claimedMs: number, receivedMs: number): number {
@@ -51,6 +71,7 @@ export class Store {
   readonly systems: SystemStore;
   readonly gatePolicy: GatePolicyStore;
   readonly ledger: LedgerStore;
+  readonly idempotency: IdempotencyStore;
 
   constructor(
     readonly db: Db,
@@ -62,6 +83,7 @@ export class Store {
     this.coverage = new CoverageStore(db);
     this.systems = new SystemStore(db);
     this.ledger = new LedgerStore(db, options.ledger);
+    this.idempotency = new IdempotencyStore(db);
     const { coverage, systems, evidence, ledger } = this;
     // Coverage is written once per control and systems once per system per group commit (the
     // latest time wins either way); the list tables' entries a batch at a time.
@@ -83,37 +105,87 @@ export class Store {
     if (lastRecordId !== undefined) uuidv7After(lastRecordId);
   }
 
-  /** Stores one evidence record and updates coverage and systems; resolves with its leaf index after the commit. */
-  recordEvidence(write: EvidenceWrite): Promise<number> {
-    const { row } = write;
-    const earnedMs = countsFromMs(row.occurred_ms, row.received_ms);
+  /**
+   * Stores one evidence record (its log leaf in the same transaction) and updates coverage and
+   * systems; resolves after the commit with its leaf index, or with what its idempotency key
+   * already stood for (nothing stored).
+   */
+  recordEvidence(write: EvidenceWrite): Promise<Stored> {
     return this.writer.write(() => {
-      this.evidence.insert(row);
-      const leafIndex = this.ledger.appendEvidence(row);
-      // last, once the insert has succeeded: written by the group's end
-      this.systems.defer({
-        workspaceId: row.workspace_id,
-        name: row.system_name,
-        evidenceMs: earnedMs,
-        ...(write.riskTier !== undefined ? { risk: { tier: write.riskTier, atMs: row.occurred_ms } } : {}),
-        record: { type: row.record_type, controls: write.controls },
-      });
-      this.coverage.defer(row.workspace_id, write.controls, earnedMs);
-      return leafIndex;
+      const outcome = this.#insertEvidence(write);
+      if (outcome.hit === null) this.#deferDerived(write);
+      return outcome;
     });
   }
 
-  /** Stores attestations (all or none) and updates systems; resolves with their leaf indexes after the commit. */
-  recordAttestations(rows: readonly AttestationRow[]): Promise<number[]> {
+  /**
+   * Stores evidence records in one transaction (one durable group), in order; each item's
+   * outcome as {@link recordEvidence}'s. A key used twice in the list: the second is a replay
+   * (or conflict) of the first.
+   */
+  recordEvidenceBatch(writes: readonly EvidenceWrite[]): Promise<Stored[]> {
     return this.writer.write(() => {
-      for (const row of rows) this.attestations.insert(row);
-      const leafIndexes = rows.map((row) => this.ledger.appendAttestation(row));
+      const outcomes = writes.map((write) => this.#insertEvidence(write));
+      // last, once every insert has succeeded
+      writes.forEach((write, i) => {
+        if (outcomes[i]!.hit === null) this.#deferDerived(write);
+      });
+      return outcomes;
+    });
+  }
+
+  /** One evidence insert inside a group's transaction; the key is checked again here, under the write lock. */
+  #insertEvidence(write: EvidenceWrite): Stored {
+    const { row, claim } = write;
+    if (claim !== undefined) {
+      const hit = this.idempotency.find(row.workspace_id, claim, row.received_ms);
+      if (hit !== null) return { hit };
+    }
+    this.evidence.insert(row);
+    const leafIndex = this.ledger.appendEvidence(row);
+    if (claim !== undefined) this.idempotency.remember(row.workspace_id, claim, evidenceResult(row, write.controls, leafIndex), row.received_ms);
+    return { hit: null, leafIndex };
+  }
+
+  /** Systems and coverage of a stored record: written by the group's end, so deferred only once its insert has succeeded. */
+  #deferDerived(write: EvidenceWrite): void {
+    const { row } = write;
+    const earnedMs = countsFromMs(row.occurred_ms, row.received_ms);
+    this.systems.defer({
+      workspaceId: row.workspace_id,
+      name: row.system_name,
+      evidenceMs: earnedMs,
+      ...(write.riskTier !== undefined ? { risk: { tier: write.riskTier, atMs: row.occurred_ms } } : {}),
+      record: { type: row.record_type, controls: write.controls },
+    });
+    this.coverage.defer(row.workspace_id, write.controls, earnedMs);
+  }
+
+  /**
+   * Stores attestations (all or none) and updates systems; resolves after the commit. A row with
+   * an idempotency claim (`claims[i]`) whose key is already used is not stored: its outcome is
+   * what the key stood for (the key is checked here, under the write lock, before any insert).
+   */
+  recordAttestations(rows: readonly AttestationRow[], claims: readonly (IdempotencyClaim | undefined)[] = []): Promise<Stored[]> {
+    return this.writer.write(() => {
+      const outcomes = rows.map((row, i): Stored => {
+        const claim = claims[i];
+        if (claim !== undefined) {
+          const hit = this.idempotency.find(row.workspace_id, claim, row.received_ms);
+          if (hit !== null) return { hit };
+        }
+        this.attestations.insert(row);
+        const leafIndex = this.ledger.appendAttestation(row);
+        if (claim !== undefined) this.idempotency.remember(row.workspace_id, claim, attestationResult(row, leafIndex), row.received_ms);
+        return { hit: null, leafIndex };
+      });
       // last, once every insert has succeeded: one systems update per system of the group
-      for (const row of rows) {
+      for (const [i, row] of rows.entries()) {
+        if (outcomes[i]!.hit !== null) continue;
         const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
         this.systems.defer({ workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom });
       }
-      return leafIndexes;
+      return outcomes;
     });
   }
 

@@ -308,6 +308,26 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO ledger_backfill (pending) VALUES (1);
     `,
   },
+  {
+    version: 7,
+    name: 'idempotency keys',
+    // A write that carries an idempotency key (docs/service.md "Idempotency") leaves its key here,
+    // in the same transaction as the record, with a hash of what was sent and the result it got:
+    // a repeat finds it (also after a restart) and is answered with that result, storing nothing.
+    // Keys are scoped per workspace and pruned after a retention time (store/idempotency.ts);
+    // by_time serves the prune.
+    sql: `
+      CREATE TABLE idempotency_keys (
+        workspace_id TEXT NOT NULL,
+        idem_key     TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        result       TEXT NOT NULL,
+        created_ms   INTEGER NOT NULL,
+        PRIMARY KEY (workspace_id, idem_key)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX idempotency_keys_by_time ON idempotency_keys (created_ms);
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

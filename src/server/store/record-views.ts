@@ -33,21 +33,22 @@ function evidenceMembers(row: EvidenceRow): { before: Record<string, unknown>; a
   return { before, after };
 }
 
-/** The stored evidence record as JSON text, the payload spliced in unparsed (wire.md §4): GET grc/evidence/{id}. */
+/**
+ * The stored evidence record as JSON text (GET grc/evidence/{id}, and each line of the export), the
+ * payload spliced in unparsed (wire.md §4), as are the mapped controls (stored as the JSON text of a
+ * list of ids). Written as one template rather than through objects and JSON.stringify: an export
+ * writes it for every record.
+ */
 export function evidenceView(row: EvidenceRow): string {
-  const head: Record<string, string> = { record_id: row.record_id, record_type: row.record_type, system_name: row.system_name };
-  if (row.identity !== null) head.identity = row.identity;
-  if (row.resource !== null) head.resource = row.resource;
-  if (row.environment !== null) head.environment = row.environment;
-  head.occurred_at = row.occurred_at;
-  const tail: Record<string, unknown> = {};
-  if (row.client_sig !== null) tail.client_sig = row.client_sig;
-  if (row.client_sig_algo !== null) tail.client_sig_algo = row.client_sig_algo;
-  tail.source = row.source;
-  tail.signed = row.client_sig !== null;
-  tail.mapped_controls = JSON.parse(row.mapped_controls) as string[];
-  tail.received_at = row.received_at;
-  return `${JSON.stringify(head).slice(0, -1)},"payload":${row.payload},${JSON.stringify(tail).slice(1)}`;
+  const q = JSON.stringify;
+  let text = `{"record_id":${q(row.record_id)},"record_type":${q(row.record_type)},"system_name":${q(row.system_name)}`;
+  if (row.identity !== null) text += `,"identity":${q(row.identity)}`;
+  if (row.resource !== null) text += `,"resource":${q(row.resource)}`;
+  if (row.environment !== null) text += `,"environment":${q(row.environment)}`;
+  text += `,"occurred_at":${q(row.occurred_at)},"payload":${row.payload}`;
+  if (row.client_sig !== null) text += `,"client_sig":${q(row.client_sig)}`;
+  if (row.client_sig_algo !== null) text += `,"client_sig_algo":${q(row.client_sig_algo)}`;
+  return `${text},"source":${q(row.source)},"signed":${row.client_sig !== null},"mapped_controls":${row.mapped_controls},"received_at":${q(row.received_at)}}`;
 }
 
 /**

@@ -1,0 +1,58 @@
+/** An in-process service (createApp + inject) on a database file, with a clock the test moves. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp, type ServiceApp } from '../../src/server/app.js';
+import { openDatabase } from '../../src/server/store/database.js';
+import { IdentityStore } from '../../src/server/store/identity.js';
+
+export interface InProcess {
+  service: ServiceApp;
+  dbPath: string;
+  apiKey: string;
+  workspaceId: string;
+  /** the service's clock, epoch ms; tests move it */
+  clock: { ms: number };
+  /** one request; the body object is sent as JSON */
+  send(method: 'GET' | 'POST', rest: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any; text: string; headers: Record<string, unknown> }>;
+  /** closes and opens the service again on the same database file (a restart) */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startInProcess(): Promise<InProcess> {
+  const dbPath = join(mkdtempSync(join(tmpdir(), 'govctl-bulk-')), 'service.db');
+  const db = openDatabase(dbPath);
+  const { api_key: apiKey, workspace_id: workspaceId } = new IdentityStore(db).provision({ orgName: 'o', workspaceName: 'w' }, Date.now());
+  db.close();
+  const clock = { ms: Date.now() };
+  const open = () => createApp({ db: dbPath, now: () => new Date(clock.ms) });
+  const handle: InProcess = {
+    service: await open(),
+    dbPath,
+    apiKey,
+    workspaceId,
+    clock,
+    async send(method, rest, body, headers = {}) {
+      const reply = await handle.service.app.inject({
+        method,
+        url: `/api/workspaces/${workspaceId}/governance/${rest}`,
+        headers: { authorization: `Bearer ${apiKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+        ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+      });
+      let json: unknown;
+      try {
+        json = JSON.parse(reply.body);
+      } catch {
+        json = undefined;
+      }
+      return { status: reply.statusCode, json, text: reply.body, headers: reply.headers };
+    },
+    async restart() {
+      await handle.service.close();
+      handle.service = await open();
+    },
+    close: () => handle.service.close(),
+  };
+  return handle;
+}
