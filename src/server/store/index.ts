@@ -16,7 +16,8 @@ import { GroupCommitWriter } from './writer.js';
 
 export type { Db } from './database.js';
 export type { EvidenceRow, EvidenceListItem, ListPosition } from './evidence.js';
-export type { AttestationRow, TrustTier } from './attestations.js';
+export type { AttestationRow, StoredAttestationRow, TierReason, TrustTier } from './attestations.js';
+export { SigningKeyStore, KEY_POLICIES, type KeyPolicy, type SigningKeyInfo } from './signing-keys.js';
 export type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from './identity.js';
 export type { SystemRow } from './systems.js';
 
@@ -94,15 +95,21 @@ export class Store {
     });
   }
 
-  /** Stores attestations (all or none) and updates systems; resolves after the commit. */
-  recordAttestations(rows: readonly AttestationRow[]): Promise<void> {
+  /**
+   * Stores attestations and updates systems; resolves after the commit with, for each row, whether
+   * it was stored: false when its witness_sig is stored already (a replay, also of an earlier row
+   * of the same call), which stores nothing for that row.
+   */
+  recordAttestations(rows: readonly AttestationRow[]): Promise<boolean[]> {
     return this.writer.write(() => {
-      for (const row of rows) this.attestations.insert(row);
+      const stored = rows.map((row) => this.attestations.insert(row));
       // last, once every insert has succeeded: one systems update per system of the group
-      for (const row of rows) {
+      rows.forEach((row, i) => {
+        if (!stored[i]) return;
         const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
         this.systems.defer({ workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom });
-      }
+      });
+      return stored;
     });
   }
 

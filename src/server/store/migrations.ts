@@ -226,6 +226,51 @@ export const MIGRATIONS: readonly Migration[] = [
         VALUES ('evidence_lists', coalesce((SELECT max(seq) FROM evidence), 0));
     `,
   },
+  {
+    version: 5,
+    name: 'witness signatures once each, verifying-key registry, attestation reads',
+    // witness_sig holds the signature's 64 bytes (decoded, so that upper- and lower-case hex of one
+    // signature are one value) under a unique index: a signature is accepted once in the whole
+    // service, enforced by the database across restarts and concurrent group commits (the insert
+    // is `ON CONFLICT DO NOTHING`, so a replay in a batch is that item's rejection, not the
+    // batch's). Unsigned attestations keep NULL and stay out of the (partial) index.
+    // Rows stored before this version: the first stored copy of each verified signature gets its
+    // bytes; any later copy (a replay the service used to accept) keeps NULL, so the index can be
+    // built; nothing else about those rows changes (append-only). key_fingerprint is hex SHA-256 of
+    // the public key bytes, which SQL cannot compute: NULL for those rows, and the read endpoints
+    // compute it from the stored key. witness_form was stored from the start.
+    // attestations_by_time serves the list (newest first, per workspace); its entries for a
+    // workspace go to the right edge of that workspace's range, about one leaf per commit.
+    sql: `
+      ALTER TABLE attestations ADD COLUMN witness_sig BLOB;
+      ALTER TABLE attestations ADD COLUMN key_fingerprint TEXT;
+      ALTER TABLE attestations ADD COLUMN tier_reason TEXT;
+      UPDATE attestations SET witness_sig = unhex(json_extract(record, '$.witness_sig'))
+        WHERE seq IN (SELECT min(seq) FROM attestations
+                      WHERE witness_form IS NOT NULL AND json_type(record, '$.witness_sig') = 'text'
+                      GROUP BY lower(json_extract(record, '$.witness_sig')));
+      CREATE UNIQUE INDEX attestations_by_signature ON attestations (witness_sig) WHERE witness_sig IS NOT NULL;
+      CREATE INDEX attestations_by_time ON attestations (workspace_id, executed_ms);
+
+      -- Each workspace's verifying keys (public keys only), by fingerprint. Revoked keys stay listed.
+      CREATE TABLE signing_keys (
+        workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
+        fingerprint  TEXT NOT NULL,
+        public_key   TEXT NOT NULL,
+        name         TEXT,
+        created_ms   INTEGER NOT NULL,
+        revoked_ms   INTEGER,
+        PRIMARY KEY (workspace_id, fingerprint)
+      ) STRICT, WITHOUT ROWID;
+
+      -- A workspace without a row has the default policy, 'open'.
+      CREATE TABLE witness_policy (
+        workspace_id TEXT PRIMARY KEY REFERENCES workspaces (workspace_id),
+        policy       TEXT NOT NULL CHECK (policy IN ('open', 'registered')),
+        updated_ms   INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */
