@@ -15,6 +15,11 @@ export {
   setGatePolicy,
   getGatePolicy,
   resetGatePolicy,
+  addSigningKey,
+  revokeSigningKey,
+  listSigningKeys,
+  setSigningKeyPolicy,
+  KEY_POLICIES,
   AdminError,
   type ApiKeyInfo,
   type CreatedApiKey,
@@ -23,6 +28,9 @@ export {
   type ProvisionOptions,
   type Provisioned,
   type SetGatePolicyOptions,
+  type KeyPolicy,
+  type SigningKeyInfo,
+  type SigningKeyRegistry,
 } from './admin.js';
 export { openLocalStore, type LocalStore, type LocalTransport, type LocalRequest, type LocalResponse } from './local-store.js';
 export { HttpError, ERROR_CODES, type ErrorBody, type ErrorCode, type LogLine } from './errors.js';
