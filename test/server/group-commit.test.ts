@@ -124,6 +124,7 @@ describe('Store writes merged per group', () => {
       record: `{"i":${i}}`,
       witness_form: null,
       witness_sig: null,
+      signed_ms: null,
       key_fingerprint: null,
       trust_tier: 'declared',
       tier_reason: null,

@@ -84,6 +84,17 @@ describe('a witness_sig is accepted once', () => {
     }
   });
 
+  it('refuses the replay of a signed attestation without executed_at (stored each time with the time of ingest)', async () => {
+    const record = fresh();
+    delete record.executed_at;
+    const { witness_sig: _sig, verifying_key_hex: _key, ...unsigned } = record;
+    const signedAgain = { ...unsigned, ...signWitness(unsigned, server.workspaceId, key) };
+    expect((await call(server, 'POST', externalPath, { body: signedAgain })).status).toBe(201);
+    const replay = await call(server, 'POST', externalPath, { body: signedAgain });
+    expect(replay.status).toBe(422);
+    expect(replay.json.field).toBe('witness_sig');
+  });
+
   it('accepts exactly one of ten concurrent posts of one signed attestation', async () => {
     const record = fresh();
     const before = rows();
@@ -197,7 +208,8 @@ describe('migration 5 on a database that already holds a replay', () => {
           { attestation_id: 'att_replay', sig: null, witness_form: 'canonical', key_fingerprint: null },
           { attestation_id: 'att_unsigned', sig: null, witness_form: null, key_fingerprint: null },
         ]);
-        expect(() => db.prepare("INSERT INTO attestations (attestation_id, workspace_id, system_name, agent_name, tool_name, input_hash, output_hash, executed_at, executed_ms, record, trust_tier, source, received_at, received_ms, witness_sig) VALUES ('att_x', 'ws_old', 's', 's', 't', 'a', 'b', 'x', 0, '{}', 'witnessed', 'sdk', 'x', 0, unhex(?))").run(record.witness_sig)).toThrow(/UNIQUE/);
+        // the first copy's signature is under the unique index (its signed_ms: the executed_ms it was stored with)
+        expect(() => db.prepare("INSERT INTO attestations (attestation_id, workspace_id, system_name, agent_name, tool_name, input_hash, output_hash, executed_at, executed_ms, record, trust_tier, source, received_at, received_ms, witness_sig, signed_ms) VALUES ('att_x', 'ws_old', 's', 's', 't', 'a', 'b', 'x', 0, '{}', 'witnessed', 'sdk', 'x', 0, unhex(?), 0)").run(record.witness_sig)).toThrow(/UNIQUE/);
       } finally {
         db.close();
       }

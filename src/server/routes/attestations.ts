@@ -139,6 +139,8 @@ function attestationRow({ record, stored, job, prefix }: CheckedAttestation, for
     record: stored,
     witness_form: form,
     witness_sig: job === null ? null : Buffer.from(job.signature, 'hex'),
+    // what the signed message says of executed_at (both forms cover its text when present)
+    signed_ms: job === null ? null : typeof record.executed_at === 'string' ? Date.parse(record.executed_at) : 0,
     key_fingerprint: fingerprint,
     trust_tier: form !== null && reason === null ? 'witnessed' : 'declared',
     tier_reason: reason,

@@ -33,6 +33,11 @@ export interface AttestationRow {
   witness_form: WitnessForm | null;
   /** the 64 signature bytes of a verified witness_sig; null when unsigned */
   witness_sig: Buffer | null;
+  /**
+   * with witness_sig: the executed_at its message covers, epoch ms, or 0 when the attestation
+   * has none; null when unsigned. Leads the signature's unique index (migration 5).
+   */
+  signed_ms: number | null;
   /** hex SHA-256 of the verifying key's bytes; null when unsigned (or stored before schema 5) */
   key_fingerprint: string | null;
   trust_tier: TrustTier;
@@ -43,7 +48,7 @@ export interface AttestationRow {
 }
 
 /** A stored attestation as the read endpoints return it (the record as stored text). */
-export type StoredAttestationRow = Omit<AttestationRow, 'workspace_id' | 'witness_sig' | 'input_hash' | 'output_hash' | 'agent_name'> & { seq: number };
+export type StoredAttestationRow = Omit<AttestationRow, 'workspace_id' | 'witness_sig' | 'signed_ms' | 'input_hash' | 'output_hash' | 'agent_name'> & { seq: number };
 
 export interface AttestationListQuery {
   workspaceId: string;
@@ -71,9 +76,9 @@ export class AttestationStore {
     // A signature already stored (by any workspace) inserts nothing: the caller sees changes = 0.
     this.#insert = db.prepare(
       `INSERT INTO attestations (attestation_id, workspace_id, system_name, agent_name, tool_name, input_hash, output_hash,
-         executed_at, executed_ms, record, witness_form, witness_sig, key_fingerprint, trust_tier, tier_reason, source, received_at, received_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (witness_sig) WHERE witness_sig IS NOT NULL DO NOTHING`,
+         executed_at, executed_ms, record, witness_form, witness_sig, signed_ms, key_fingerprint, trust_tier, tier_reason, source, received_at, received_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (signed_ms, witness_sig) WHERE witness_sig IS NOT NULL DO NOTHING`,
     );
     this.#get = db.prepare(`SELECT ${READ_COLUMNS} FROM attestations WHERE workspace_id = ? AND attestation_id = ?`);
     this.#position = db.prepare('SELECT executed_ms, seq FROM attestations WHERE workspace_id = ? AND attestation_id = ?');
@@ -94,6 +99,7 @@ export class AttestationStore {
       row.record,
       row.witness_form,
       row.witness_sig,
+      row.signed_ms,
       row.key_fingerprint,
       row.trust_tier,
       row.tier_reason,
