@@ -173,6 +173,9 @@ async function compare(label, shape) {
   ];
   const slices = { baseline: [], service: [] };
   const sliceS = durationS / rounds;
+  // With serviceMaxRequests, each body reaches the service at most once (a witness signature is
+  // accepted once: a replay would be a 422): every run, retries included, starts after the last.
+  let serviceNext = 0;
   for (const [name, target] of targets) {
     await quiet();
     progress(`${label}: warm-up ${name} (${warmupS} s)`);
@@ -180,14 +183,18 @@ async function compare(label, shape) {
   }
   for (let round = 0; round < rounds; round += 1) {
     for (const [name, target] of targets) {
-      // The service's cap (batches, each sent once) is shared out between the slices.
-      const cap = name === 'service' && shape.serviceMaxRequests ? Math.floor(shape.serviceMaxRequests / rounds) : maxRequests;
-      const firstBody = name === 'service' && shape.serviceMaxRequests ? round * cap : 0;
+      const once = name === 'service' && shape.serviceMaxRequests !== undefined;
       let result;
       for (let attempt = 0; ; attempt += 1) {
         progress(`${label}: ${name} ${rounds > 1 ? `slice ${round + 1}/${rounds} ` : ''}for ${sliceS} s, ${connections} connections${attempt ? ' (again: the machine was busy)' : ''}`);
-        result = await runLoad({ ...target, bodies: shape.bodies, firstBody, connections, durationS: sliceS, maxRequests: cap, serverPid: target.pid });
-        if (!isNoisy(result) || attempt >= retries) break;
+        // the service's cap (bodies each sent once) is shared out between the slices
+        const cap = once ? Math.min(Math.floor(shape.serviceMaxRequests / rounds), shape.bodies.length - serviceNext - connections) : maxRequests;
+        if (cap < connections) {
+          if (result) break; // no distinct bodies left for a retry: keep the run there is
+          throw new Error(`${label}: too few distinct bodies for a run; sign more`);
+        }
+        result = await runLoad({ ...target, bodies: shape.bodies, firstBody: once ? serviceNext : 0, connections, durationS: sliceS, maxRequests: cap, serverPid: target.pid });
+        if (once) serviceNext += result.bodiesSent;
         await quiet();
       }
       slices[name].push(result);
@@ -224,18 +231,25 @@ try {
 
   // --- Signed single attestations --------------------------------------------------------------
   if (only.has('single')) {
-  const singleCount = quick ? 5_000 : 20_000;
-  progress(`signing ${singleCount} single attestations`);
-  const singles = signedAttestations(core, key, service.workspaceId, singleCount).map((a) => Buffer.from(JSON.stringify(a)));
+  // Every body is sent to the service at most once (a replayed signature is refused): enough
+  // distinct ones for the measured slices and their retries at about 10 000 req/s, and warm-up
+  // bodies of their own.
+  const singleCount = quick ? 40_000 : 150_000;
+  const singleWarmup = quick ? 10_000 : 25_000;
+  progress(`signing ${singleCount + singleWarmup} single attestations`);
+  const allSingles = signedAttestations(core, key, service.workspaceId, singleCount + singleWarmup).map((a) => Buffer.from(JSON.stringify(a)));
+  const singles = allSingles.slice(0, singleCount);
   report.figure('attestation_body_size', singles[0].length, 'bytes');
   const singleRuns = await compare('single attestation POST', {
     bodies: singles,
+    warmupBodies: allSingles.slice(singleCount),
+    serviceMaxRequests: singleCount,
     baseline: { url: baseline.info.url, pid: baseline.pid, path: '/attestation' },
     service: { url: service.url, pid: service.pid, path: `${prefix}/attestations/external`, headers: auth, check: (_s, body) => body.includes('"trust_tier":"witnessed"') },
   });
   reportAgainstBare('signed_attestation_rate', 'bare_post_rate_attestation_body', singleRuns, 0.15, {
     distinct_bodies: singleCount,
-    note: 'bodies are cycled when a run sends more requests than there are bodies',
+    note: 'the service gets each body at most once (a replayed signature is a 422); the baseline cycles them',
   });
 
   }
@@ -245,11 +259,14 @@ try {
   const BATCH = 100;
   const batchBodies = quick ? 150 : 600;
   const warmupBatches = 30;
-  progress(`signing ${(batchBodies + warmupBatches) * BATCH} attestations for ${batchBodies} + ${warmupBatches} (warm-up) batches of ${BATCH}`);
-  const batchAttestations = signedAttestations(core, key, service.workspaceId, (batchBodies + warmupBatches) * BATCH);
+  // Distinct batches for the measured slices and each retry they may need (a batch replayed would
+  // be rejected item by item), and warm-up batches of their own.
+  const batchSigned = batchBodies * (retries + 1);
+  progress(`signing ${(batchSigned + warmupBatches) * BATCH} attestations for ${batchSigned} + ${warmupBatches} (warm-up) batches of ${BATCH}`);
+  const batchAttestations = signedAttestations(core, key, service.workspaceId, (batchSigned + warmupBatches) * BATCH);
   const allBatches = [];
-  for (let i = 0; i < batchBodies + warmupBatches; i += 1) allBatches.push(Buffer.from(JSON.stringify({ records: batchAttestations.slice(i * BATCH, (i + 1) * BATCH) })));
-  const batches = allBatches.slice(0, batchBodies);
+  for (let i = 0; i < batchSigned + warmupBatches; i += 1) allBatches.push(Buffer.from(JSON.stringify({ records: batchAttestations.slice(i * BATCH, (i + 1) * BATCH) })));
+  const batches = allBatches.slice(0, batchSigned);
   report.figure('batch_body_size', batches[0].length, 'bytes');
   // The verification rate is measured right before and right after the batch loads (the mean is
   // the baseline), so that a drift of the machine's speed hits both sides alike.
@@ -265,7 +282,7 @@ try {
   const batchService = await startService(join(run.dir, 'writes.db'), 'batch', { cores: 'all' });
   const batchRuns = await compare('attestation batch POST', {
     bodies: batches,
-    warmupBodies: allBatches.slice(batchBodies),
+    warmupBodies: allBatches.slice(batchSigned),
     // the service gets every batch once at most in the measured run (all attestations distinct)
     serviceMaxRequests: batchBodies,
     baseline: { url: baseline.info.url, pid: baseline.pid, path: '/batch' },

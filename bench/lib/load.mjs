@@ -22,7 +22,7 @@ import { HOST, cpuSecondsOf, machineBusySeconds, percentile } from './harness.mj
  * @param {number} o.maxRequests     request-count bound
  * @param {(status:number, body:string) => boolean} [o.check] per-response check (counted in `mismatches`); optional
  * @param {number} [o.serverPid]    the server's pid, to report how busy its core was
- * @param {number} [o.firstBody]    index of the first body sent (default 0)
+ * @param {number} [o.firstBody]    index of the first body sent (default 0); the result's `bodiesSent` says how many followed
  * @param {() => string} [o.nextPath] the path of each request, when they differ (default: o.path)
  * @returns {Promise<{ rps, ok, non2xx, errors, timeouts, mismatches, durationS, latency: {p50,p90,p99,max,mean}, statusCodes, firstBadBody }>}
  */
@@ -121,6 +121,9 @@ export async function runLoad(o) {
     },
     statusCodes: result.statusCodeStats,
     firstBadBody,
+    // bodies handed to autocannon (answered or not): where the next run starts when every body
+    // may reach the service at most once (a witness signature is accepted once)
+    bodiesSent: next - (o.firstBody ?? 0),
     // share of one core used during the run (CPU seconds / time to the last answer): near 1.0 means
     // that side was the bottleneck
     loadCpu: (cpu.user + cpu.system) / 1e6 / durationS,

@@ -18,6 +18,8 @@ export interface VerifyResult {
   system_name?: string;
   /** `--remote`: the stored record's id */
   record_id?: string;
+  /** `--remote`: the stored attestation's id */
+  attestation_id?: string;
   /** attestations: the tool */
   tool_name?: string;
   /** attestations: which message form verified (`canonical` or `legacy`, wire.md §4) */
@@ -32,7 +34,7 @@ function statusStyle(text: string, out: Parameters<NonNullable<Column<VerifyResu
 
 /** Describes a record for the error line: `#2 (ai_risk_assessment, loan-scorer)`. */
 function label(result: VerifyResult): string {
-  const what = [result.record_type ?? result.tool_name, result.system_name, result.record_id].filter(Boolean).join(', ');
+  const what = [result.record_type ?? result.tool_name, result.system_name, result.record_id ?? result.attestation_id].filter(Boolean).join(', ');
   return `#${result.index}${what ? ` (${what})` : ''} ${result.status}${result.reason ? ` (${result.reason})` : ''}`;
 }
 
@@ -59,6 +61,7 @@ export async function reportVerification(deps: Factory, results: readonly Verify
       if (how.remote) columns.push({ header: 'record id', value: (r) => r.record_id });
     } else {
       columns.push({ header: 'tool', value: (r) => r.tool_name }, { header: 'system', value: (r) => r.system_name }, { header: 'form', value: (r) => r.form });
+      if (how.remote) columns.push({ header: 'attestation id', value: (r) => r.attestation_id });
     }
     await printTable(out, columns, results, { now: deps.clock });
   }

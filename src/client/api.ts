@@ -20,6 +20,8 @@ import { createHttpTransport, type Transport, type TransportRequest, type Transp
 import { stopwatch } from './stopwatch.js';
 import { DEFAULT_USER_AGENT } from './version.js';
 import type {
+  AttestationList,
+  AttestationQuery,
   AttestationResultBody,
   BatchResultBody,
   ControlRecommendation,
@@ -33,6 +35,7 @@ import type {
   GrcWriteResult,
   Identity,
   PostureBrief,
+  StoredAttestation,
   StoredEvidenceRecord,
   SystemInfo,
 } from './wire-types.js';
@@ -161,6 +164,10 @@ export interface ServiceApi {
   postAttestation(record: object, options?: WriteOptions): Promise<AttestationResultBody>;
   /** POST attestations/batch (spec §4.5); items may carry `idempotency_key`. */
   postAttestationBatch(records: readonly object[], options?: BatchWriteOptions): Promise<BatchResultBody>;
+  /** GET attestations (the service's extension): stored attestations, newest first, with a cursor. */
+  listAttestations(query?: AttestationQuery): Promise<AttestationList>;
+  /** GET attestations/{attestation_id} (the service's extension): one stored attestation, as signed. */
+  getAttestation(attestationId: string): Promise<StoredAttestation>;
   /** GET grc/posture-brief (spec §4.6). */
   postureBrief(): Promise<PostureBrief>;
   /** GET grc/systems, optionally filtered by name (spec §4.7). */
@@ -355,6 +362,12 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
     },
     async postAttestationBatch(records, batchOptions = {}) {
       return send<BatchResultBody>('POST', await workspacePath('attestations/batch'), { records }, batchOptions);
+    },
+    async listAttestations(query = {}) {
+      return send<AttestationList>('GET', (await workspacePath('attestations')) + queryString(query));
+    },
+    async getAttestation(attestationId) {
+      return send<StoredAttestation>('GET', await workspacePath(`attestations/${encodeURIComponent(attestationId)}`));
     },
     async postureBrief() {
       return send<PostureBrief>('GET', await workspacePath('grc/posture-brief'));

@@ -123,6 +123,53 @@ export interface AttestationResultBody {
   detail: string;
 }
 
+/** Query of GET attestations (the service's extension); newest first. */
+export interface AttestationQuery {
+  system_name?: string;
+  tool_name?: string;
+  /** ISO 8601: executed at or after (instead of `days`) */
+  since?: string;
+  /** ISO 8601: executed before */
+  until?: string;
+  /** lookback in days (service default 90) */
+  days?: number;
+  /** page size (service default 50, max 200) */
+  limit?: number;
+  /** `next_cursor` of the previous page */
+  cursor?: string;
+}
+
+/**
+ * A stored attestation (GET attestations, GET attestations/{attestation_id}): the record exactly
+ * as stored (its canonical text, numbers lossless), and `signed_text`, the exact text its
+ * `witness_sig` was verified over, recomputed from the stored record (null when unsigned).
+ */
+export interface StoredAttestation {
+  attestation_id: string;
+  system_name: string;
+  tool_name: string;
+  executed_at: string;
+  record: { [key: string]: JsonValue };
+  signed_text: string | null;
+  witness_sig: string | null;
+  verifying_key_hex: string | null;
+  witness_form: 'canonical' | 'legacy' | null;
+  /** hex SHA-256 of the 32 public-key bytes */
+  key_fingerprint: string | null;
+  trust_tier: TrustTier;
+  /** `ok`, or why a verified signature earned only `declared` */
+  detail: string;
+  source: string;
+  received_at: string;
+  [extension: string]: JsonValue | undefined;
+}
+
+/** GET attestations. */
+export interface AttestationList {
+  attestations: StoredAttestation[];
+  next_cursor?: string | null;
+}
+
 /** One item of a batch reply; `status` is `accepted` for a stored item (spec §4.5). */
 export interface BatchItemResult {
   status: string;

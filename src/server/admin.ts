@@ -1,11 +1,11 @@
 /**
  * Administration of a service database, behind `govctl admin` (cli.md): provision an
  * organisation, workspace, user and first API key; create, list and revoke API keys; set the
- * gate policy of a workspace. Each call opens the database, does its work in one transaction and
+ * gate policy of a workspace; register and revoke its verifying keys and set its key policy. Each call opens the database, does its work in one transaction and
  * closes it, so it is safe beside a running `govctl serve` on the same file (WAL).
  * API keys appear in clear only in what `provision` and `createApiKey` return.
  */
-import { FRAMEWORKS, validateGatePolicy, type Framework, type GateMode } from '../core/index.js';
+import { FRAMEWORKS, keyFingerprint, validateGatePolicy, type Framework, type GateMode } from '../core/index.js';
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { DEFAULT_LOG_ORIGIN_PREFIX, Ed25519NoteSigner, generateSignerKey, ledgerOrigin, parseSignerKey } from '../core/index.js';
 import type { SigningKey } from '../core/signing/keys.js';
@@ -15,7 +15,10 @@ import { openDatabase, type Db } from './store/database.js';
 import { GatePolicyStore } from './store/gate-policy.js';
 import { IdentityStore, type ApiKeyInfo, type CreatedApiKey, type ProvisionOptions, type Provisioned } from './store/identity.js';
 
-export type { ApiKeyInfo, CreatedApiKey, ProvisionOptions, Provisioned };
+import { KEY_POLICIES, SigningKeyStore, type KeyPolicy, type SigningKeyInfo } from './store/signing-keys.js';
+
+export type { ApiKeyInfo, CreatedApiKey, KeyPolicy, ProvisionOptions, Provisioned, SigningKeyInfo };
+export { KEY_POLICIES };
 
 /** An admin request that cannot be done: `not_found` (no such workspace or key) or `invalid` (a bad value, named by `field`). */
 export class AdminError extends Error {
@@ -305,4 +308,88 @@ export function revokeWitness(dbPath: string, options: { workspaceId: string; na
     if (changed === 0) throw new AdminError('not_found', `no witness ${options.name} for workspace ${options.workspaceId}`, 'name');
     return witnessRows(db, 'WHERE w.ws_key = ? AND w.name = ?', wsKey, options.name)[0]!;
   });
+}
+
+// ---- Verifying keys and the key policy of a workspace (docs/security.md) ----------------------
+
+/** A workspace's verifying keys and its key policy (docs/security.md). */
+export interface SigningKeyRegistry {
+  workspace_id: string;
+  policy: KeyPolicy;
+  keys: SigningKeyInfo[];
+}
+
+function publicKeyOf(hex: string): string {
+  const key = hex.trim().toLowerCase();
+  if (!/^[0-9a-f]{64}$/.test(key)) throw new AdminError('invalid', 'the public key must be an Ed25519 public key: 64 hex characters', 'public-key');
+  return key;
+}
+
+function registryOf(keys: SigningKeyStore, workspaceId: string): SigningKeyRegistry {
+  return { workspace_id: workspaceId, policy: keys.policy(workspaceId), keys: keys.list(workspaceId) };
+}
+
+/**
+ * Registers a verifying key (an Ed25519 public key) for a workspace. Adding an active key again
+ * changes nothing; a revoked key stays revoked (make a new key pair instead).
+ * @returns the registered key
+ * @throws AdminError `not_found` for an unknown workspace, `invalid` for a bad or revoked key
+ */
+export function addSigningKey(dbPath: string, options: { workspaceId: string; publicKeyHex: string; name?: string }): SigningKeyInfo {
+  const publicKey = publicKeyOf(options.publicKeyHex);
+  const fingerprint = keyFingerprint(publicKey);
+  return withDatabase(dbPath, (db) =>
+    db.transaction(() => {
+      requireWorkspace(db, options.workspaceId);
+      const keys = new SigningKeyStore(db);
+      const existing = keys.get(options.workspaceId, fingerprint);
+      if (existing?.revoked_at) {
+        throw new AdminError('invalid', `the key ${fingerprint} was revoked in this workspace at ${existing.revoked_at}; a revoked key is never reinstated: make a new key pair`, 'public-key');
+      }
+      if (!existing) keys.add(options.workspaceId, fingerprint, publicKey, options.name ?? null, Date.now());
+      return keys.get(options.workspaceId, fingerprint)!;
+    })(),
+  );
+}
+
+/**
+ * Revokes a workspace's verifying key: from the next request on, its signatures earn `declared`
+ * under the `registered` policy. Attestations stored before keep their tier.
+ * @throws AdminError `not_found` for an unknown workspace or a key not registered there
+ */
+export function revokeSigningKey(dbPath: string, options: { workspaceId: string; publicKeyHex: string }): SigningKeyInfo {
+  const fingerprint = keyFingerprint(publicKeyOf(options.publicKeyHex));
+  return withDatabase(dbPath, (db) =>
+    db.transaction(() => {
+      requireWorkspace(db, options.workspaceId);
+      const keys = new SigningKeyStore(db);
+      if (!keys.get(options.workspaceId, fingerprint)) throw new AdminError('not_found', `no signing key ${fingerprint} in workspace ${options.workspaceId}`, 'public-key');
+      keys.revoke(options.workspaceId, fingerprint, Date.now());
+      return keys.get(options.workspaceId, fingerprint)!;
+    })(),
+  );
+}
+
+/** A workspace's key policy and every key it registered (revoked ones too). */
+export function listSigningKeys(dbPath: string, options: { workspaceId: string }): SigningKeyRegistry {
+  return withDatabase(dbPath, (db) => {
+    requireWorkspace(db, options.workspaceId);
+    return registryOf(new SigningKeyStore(db), options.workspaceId);
+  });
+}
+
+/**
+ * Sets a workspace's key policy: `open` (any valid signature earns `witnessed`) or `registered`.
+ * Applies from the next request on; attestations stored before keep their tier.
+ */
+export function setSigningKeyPolicy(dbPath: string, options: { workspaceId: string; policy: KeyPolicy }): SigningKeyRegistry {
+  if (!(KEY_POLICIES as readonly string[]).includes(options.policy)) throw new AdminError('invalid', `the policy must be one of: ${KEY_POLICIES.join(', ')}`, 'policy');
+  return withDatabase(dbPath, (db) =>
+    db.transaction(() => {
+      requireWorkspace(db, options.workspaceId);
+      const keys = new SigningKeyStore(db);
+      keys.setPolicy(options.workspaceId, options.policy, Date.now());
+      return registryOf(keys, options.workspaceId);
+    })(),
+  );
 }

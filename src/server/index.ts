@@ -16,6 +16,11 @@ export {
   setGatePolicy,
   getGatePolicy,
   resetGatePolicy,
+  addSigningKey,
+  revokeSigningKey,
+  listSigningKeys,
+  setSigningKeyPolicy,
+  KEY_POLICIES,
   AdminError,
   type ApiKeyInfo,
   type CreatedApiKey,
@@ -24,6 +29,9 @@ export {
   type ProvisionOptions,
   type Provisioned,
   type SetGatePolicyOptions,
+  type KeyPolicy,
+  type SigningKeyInfo,
+  type SigningKeyRegistry,
 } from './admin.js';
 export {
   ledgerKeyPath,

@@ -13,8 +13,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { WitnessForm } from '../core/signing/ed25519.js';
-import { FORM_CODES, witnessForm, type WitnessJob, type WitnessRequest } from './witness.js';
+import { witnessFormOf, type WitnessForm } from '../core/signing/ed25519.js';
+import { FORM_CODES, type WitnessJob, type WitnessRequest } from './witness.js';
 
 /** Fewer signatures than this are checked in the request thread alone. */
 export const POOL_MIN_JOBS = 8;
@@ -58,7 +58,7 @@ export class VerifyPool {
   /** The form of each signature, in order (null: it verifies under neither form). */
   verify(jobs: readonly WitnessJob[]): (WitnessForm | null)[] {
     const workers = this.#workers.slice();
-    if (jobs.length < POOL_MIN_JOBS || workers.length === 0) return jobs.map(witnessForm);
+    if (jobs.length < POOL_MIN_JOBS || workers.length === 0) return jobs.map(witnessFormOf);
     // Equal shares; the request thread's is the last (it also hands out the others).
     const share = Math.ceil(jobs.length / (workers.length + 1));
     const sent: { worker: Worker; from: number; to: number; control: Int32Array; forms: Int8Array }[] = [];
@@ -73,11 +73,11 @@ export class VerifyPool {
     }
     const forms: (WitnessForm | null)[] = new Array(jobs.length);
     const own = sent.length * share;
-    for (let i = own; i < jobs.length; i += 1) forms[i] = witnessForm(jobs[i]!);
+    for (let i = own; i < jobs.length; i += 1) forms[i] = witnessFormOf(jobs[i]!);
     for (const { worker, from, to, control, forms: codes } of sent) {
       const done = Atomics.wait(control, 0, 0, WORKER_TIMEOUT_MS) !== 'timed-out' || Atomics.load(control, 0) === 1;
       if (!done) this.#retire(worker);
-      for (let i = from; i < to; i += 1) forms[i] = done ? FORM_CODES[codes[i - from]!]! : witnessForm(jobs[i]!);
+      for (let i = from; i < to; i += 1) forms[i] = done ? FORM_CODES[codes[i - from]!]! : witnessFormOf(jobs[i]!);
     }
     return forms;
   }

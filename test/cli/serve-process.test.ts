@@ -4,7 +4,7 @@
  * with exit 0.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cleanEnv, ensureBuilt, runCli } from '../helpers/cli.js';
@@ -131,8 +131,11 @@ describe('govctl serve: attestation batches on verify workers', () => {
       }
     });
     const outcomes: string[][] = [];
+    // Each run on its own copy of the provisioned database: a signature is accepted once per database.
+    copyFileSync(db, `${db}.0`);
+    copyFileSync(`${db}.ledger-key`, `${db}.0.ledger-key`); // the log key goes with its database
     for (const workers of ['1', '0']) {
-      const served = await serve(['--port', '0', '--db', db, '--verify-workers', workers]);
+      const served = await serve(['--port', '0', '--db', workers === '1' ? db : `${db}.0`, '--verify-workers', workers]);
       expect(served.stderr()).toContain(workers === '1' ? '1 verify worker)' : '0 verify workers)');
       const reply = await fetch(`${served.url}/api/workspaces/${workspaceId}/governance/attestations/batch`, {
         method: 'POST',

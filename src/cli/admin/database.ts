@@ -61,7 +61,10 @@ export async function withDatabaseErrors<T>(path: string, work: (server: ServerM
 export function mapDatabaseError(error: unknown, path: string, server: ServerModule): unknown {
   const where = displayPath(path);
   if (error instanceof server.AdminError) {
-    if (error.code === 'not_found') return new DataError(error.message, { code: 'not_found', ...(error.field ? { field: error.field } : {}), hint: 'see `govctl admin api-key list --db FILE` for the ids in this database' });
+    if (error.code === 'not_found') {
+      const hint = error.field === 'public-key' ? 'see `govctl admin signing-key list --db FILE --workspace WS`' : 'see `govctl admin api-key list --db FILE` for the ids in this database';
+      return new DataError(error.message, { code: 'not_found', ...(error.field ? { field: error.field } : {}), hint });
+    }
     return new UsageError(error.message, { ...(error.field ? { field: `--${error.field === 'expiresAt' ? 'expires-in' : error.field}` } : {}) });
   }
   if (error instanceof server.SchemaVersionError) return new ConfigError(`${where}: ${error.message}`, { field: '--db' });

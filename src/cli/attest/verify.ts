@@ -1,16 +1,22 @@
 /**
  * `govctl attest verify [file|-] --workspace WS`: offline, checks each attestation's `witness_sig`
- * against its own `verifying_key_hex` (wire.md §4; the canonical form, or the legacy
- * `<input_hash>:<output_hash>:<executed_at>` form). Exit 2 when any does not verify.
+ * against its own `verifying_key_hex` (wire.md §4; the canonical form, or with `executed_at` the
+ * legacy `<input_hash>:<output_hash>:<executed_at>` form). `--remote` checks the attestations the
+ * service holds instead: it lists them (each with its record as stored) and verifies each record
+ * here, with core's check, never trusting the service's `signed_text`, form or fingerprint (each
+ * must match what is recomputed here). Exit 2 when any does not verify.
  * `--public-key HEX` (repeatable) pins the keys an auditor trusts: a record signed by any other key
  * does not verify, since anyone can sign with a key of their own.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { isPlainObject, verifyWitness } from '../../core/index.js';
+import { isPlainObject, keyFingerprint, verifyWitness, witnessJob, witnessSignedText } from '../../core/index.js';
+import type { AttestationQuery, StoredAttestation } from '../../client/wire-types.js';
 import { addExamples } from '../command-kit.js';
+import { InterruptedError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
 import { reportVerification, type VerifyResult } from '../verify-report.js';
+import { allAttestationPages, daysOption, MAX_PAGE, toolOption } from './list.js';
 
 /** Options of `attest verify`. */
 export interface AttestVerifyOptions {
@@ -18,6 +24,11 @@ export interface AttestVerifyOptions {
   json: boolean;
   /** trusted Ed25519 public keys (lower-case hex); none given: the record's own key is used */
   publicKeys: string[];
+  remote?: boolean;
+  /** `--remote` filters */
+  system?: string;
+  tool?: string;
+  days?: number;
 }
 
 function collectPublicKey(value: string, previous: string[]): string[] {
@@ -27,13 +38,35 @@ function collectPublicKey(value: string, previous: string[]): string[] {
 
 export function createAttestVerifyCommand(factory: Factory): Command {
   const command = new Command('verify')
-    .description('offline: check witness_sig of each attestation against its verifying_key_hex; exit 2 if any does not verify')
+    .description('check witness_sig of each attestation given (offline), or of the stored ones (--remote); exit 2 if any does not verify')
     .argument('[file|-]', 'attestations: one object, an array, or NDJSON (default: stdin)')
     .option('--public-key <hex>', 'trust only this Ed25519 public key (repeatable)', collectPublicKey, [])
-    .action(async (file: string | undefined, flags: { publicKey: string[] }) =>
-      run({ file, json: factory.globals.json === true, publicKeys: flags.publicKey }, factory),
-    );
-  return addExamples(command, ['govctl attest verify attestations.ndjson --workspace ws_123', 'govctl attest verify runs.ndjson --workspace ws_123 --public-key "$(govctl signing-key public)"', 'govctl attest sign t --input a --output b --system s --workspace ws_1 | govctl attest verify - --workspace ws_1']);
+    .option('--remote', 'verify the attestations stored in the service (as stored, signature and key included)')
+    .addOption(toolOption())
+    .addOption(daysOption())
+    .action(async (file: string | undefined, flags: { publicKey: string[]; remote?: boolean; tool?: string; days?: number }) => {
+      const remote = flags.remote === true;
+      const settings = remote ? await factory.settings() : undefined;
+      await run(
+        {
+          file,
+          json: factory.globals.json === true,
+          publicKeys: flags.publicKey,
+          remote,
+          ...(settings?.sources.systemName?.kind === 'flag' && settings.systemName !== undefined ? { system: settings.systemName } : {}),
+          ...(flags.tool !== undefined ? { tool: flags.tool } : {}),
+          ...(flags.days !== undefined ? { days: flags.days } : {}),
+        },
+        factory,
+      );
+    });
+  command.addHelpText('after', '\n--tool and --days go with --remote (and the global --system). Unsigned attestations count as not verifying.\n');
+  return addExamples(command, [
+    'govctl attest verify attestations.ndjson --workspace ws_123',
+    'govctl attest verify runs.ndjson --workspace ws_123 --public-key "$(govctl signing-key public)"',
+    'govctl attest sign t --input a --output b --system s --workspace ws_1 | govctl attest verify - --workspace ws_1',
+    'govctl attest verify --remote --system loan-scorer --public-key "$(govctl signing-key public)"',
+  ]);
 }
 
 /** Verifies one attestation; one without a signature does not verify. */
@@ -58,7 +91,48 @@ export function verifyAttestation(document: unknown, index: number, workspaceId:
   return result;
 }
 
+/**
+ * Verifies one attestation as the service holds it: the stored record with core's check, then the
+ * service's claims about it (form, signed text, fingerprint, tier) against what that check found.
+ */
+export function verifyStored(stored: StoredAttestation, index: number, workspaceId: string, trusted: readonly string[] = []): VerifyResult {
+  const result = verifyAttestation(stored.record, index, workspaceId, trusted);
+  result.tool_name = stored.tool_name;
+  result.system_name = stored.system_name;
+  result.attestation_id = stored.attestation_id;
+  const fail = (reason: string) => {
+    result.status = 'invalid';
+    result.reason = reason;
+    return result;
+  };
+  if (result.status === 'unsigned') return stored.trust_tier === 'witnessed' ? fail('witnessed without a signature') : result;
+  if (result.status !== 'valid') return result.reason ? result : fail('the signature does not verify over the stored record');
+  if (result.form !== stored.witness_form) return fail(`the service says form ${String(stored.witness_form)}, the record verifies as ${String(result.form)}`);
+  const job = witnessJob(stored.record, workspaceId);
+  if (job === null || witnessSignedText(job, result.form as 'canonical' | 'legacy') !== stored.signed_text) return fail('signed_text is not the text the record signs');
+  if (stored.key_fingerprint !== keyFingerprint(job.publicKey)) return fail('key_fingerprint is not the SHA-256 of verifying_key_hex');
+  return result;
+}
+
+async function runRemote(options: AttestVerifyOptions, deps: Factory): Promise<void> {
+  if (options.file !== undefined) throw new UsageError('--remote verifies stored attestations and takes no file', { hint: 'drop the file, or drop --remote' });
+  const api = await deps.api();
+  const workspaceId = await deps.workspaceId();
+  const query: AttestationQuery = { limit: MAX_PAGE };
+  if (options.system !== undefined) query.system_name = options.system;
+  if (options.tool !== undefined) query.tool_name = options.tool;
+  if (options.days !== undefined) query.days = options.days;
+  const results: VerifyResult[] = [];
+  for await (const page of allAttestationPages(api, query)) {
+    if (deps.signal.aborted) throw new InterruptedError();
+    for (const stored of page.attestations) results.push(verifyStored(stored, results.length, workspaceId, options.publicKeys));
+  }
+  await reportVerification(deps, results, { kind: 'attestation', json: options.json, remote: true });
+}
+
 export async function run(options: AttestVerifyOptions, deps: Factory): Promise<void> {
+  if (options.remote) return runRemote(options, deps);
+  if (options.tool !== undefined || options.days !== undefined) throw new UsageError('--tool and --days go with --remote', { hint: 'add --remote to verify stored attestations' });
   const workspaceId = await deps.offlineWorkspaceId('attest verify');
   const documents = await readJsonDocuments(options.file, deps, 'the attestations');
   const results = documents.map((document, index) => verifyAttestation(document, index, workspaceId, options.publicKeys));

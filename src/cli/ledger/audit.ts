@@ -110,13 +110,16 @@ export async function auditLog(
       if (kind === 'attestation') {
         attestations += 1;
         // The trust tier must be what the witness signature supports, checked here again.
-        const attestation = record.attestation;
+        // `record` is the attestation as sent (and signed); `detail` says why a verified signature
+        // earned only `declared` (the workspace's key policy).
+        const attestation = record.record;
         if (isPlainObject(attestation)) {
           const signed = attestation.witness_sig !== undefined && attestation.witness_sig !== null;
           const form = signed ? verifyWitness(attestation, workspaceId) : null;
           if (signed && form === null) problem(`leaf ${index}: attestation ${terminalText(entry.id)}: witness_sig does not verify with its verifying_key_hex`);
-          if ((record.trust_tier === 'witnessed') !== (form !== null)) problem(`leaf ${index}: attestation ${terminalText(entry.id)} is ${String(record.trust_tier)}, which its signature does not support`);
-        } else problem(`leaf ${index}: attestation ${terminalText(entry.id)} carries no attestation object`);
+          const unsupported = record.trust_tier === 'witnessed' ? form === null : form !== null && record.detail === 'ok';
+          if (unsupported) problem(`leaf ${index}: attestation ${terminalText(entry.id)} is ${terminalText(String(record.trust_tier))}, which its signature does not support`);
+        } else problem(`leaf ${index}: attestation ${terminalText(entry.id)} carries no attestation record`);
       } else {
         evidence += 1;
         if (record.client_sig !== undefined && record.client_sig !== null) {

@@ -1,21 +1,41 @@
 /**
  * Attestations (spec §4.4, §4.5; wire.md §4). `witness_sig`, when present, is verified against
- * `verifying_key_hex` in either message form (canonical or legacy) and the form is stored:
- * verified → `witnessed`, absent → `declared`, present but not verifying → 422 on `witness_sig`.
- * Each attestation is stored as sent, as canonical JSON text, signature included.
+ * `verifying_key_hex` in either message form (canonical, or legacy when `executed_at` is present)
+ * and the form is stored; present but not verifying → 422 on `witness_sig`. A verified signature
+ * earns `witnessed` under the workspace's key policy (docs/security.md): `open`, any key;
+ * `registered`, a registered unrevoked key signing the canonical form, else `declared` with the
+ * reason in `detail`. No signature → `declared`. A signature is accepted once in the whole
+ * service: a replay is a 422 on `witness_sig` and stores nothing (the database enforces it).
+ * Each attestation is stored as sent, as canonical JSON text, signature included, with its key's
+ * fingerprint.
  *
  * The batch endpoint is not all-or-nothing: every item is judged alone, the accepted ones are
  * stored together in one transaction, and each gets its own result.
+ *
+ * Reads (the service's extension): GET attestations lists them newest first with a cursor, GET
+ * attestations/{attestation_id} returns one; both splice in the stored canonical text unparsed and
+ * give the exact text the signature covers, so anyone can check it again.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { legacyWitnessMessage, validateAttestation, witnessTexts, type JsonValue, type WitnessForm } from '../../core/index.js';
+import {
+  DAY_MS,
+  isDateTime,
+  keyFingerprint,
+  validateAttestation,
+  witnessFormOf,
+  witnessJob,
+  witnessTexts,
+  type JsonValue,
+  type WitnessForm,
+  type WitnessJob,
+} from '../../core/index.js';
 import { authOf, chargeRecords } from '../auth.js';
-import { HttpError, invalidField, validationFailed } from '../errors.js';
+import { HttpError, invalidField, notFound, validationFailed } from '../errors.js';
 import { newId } from '../ids.js';
 import { BATCH_BODY_LIMIT, bodyObject, type JsonObject } from '../json-body.js';
-import type { AttestationRow } from '../store/index.js';
-import { witnessForm, type WitnessJob } from '../witness.js';
-import type { IdempotencyClaim, IdempotencyHit } from '../store/index.js';
+import { integerParam, textParam, type Query } from '../query.js';
+import { SigningKeyStore, type AttestationRow, type IdempotencyClaim, type IdempotencyHit, type KeyPolicy, type TierReason } from '../store/index.js';
+import { attestationView, TIER_REASONS } from '../store/record-views.js';
 import { claimOf, headerKey, IDEMPOTENCY_HEADER, ITEM_KEY_MEMBER, keyConflict, replayOrConflict, splitItemKey } from './idempotency.js';
 import { isoFromMs, sourceOf, wellFormedIssues, WORKSPACE_PREFIX, type RouteDeps, type Source } from './deps.js';
 
@@ -27,8 +47,12 @@ export interface AttestationResult {
   attestation_id: string;
   external_verified: boolean;
   trust_tier: 'witnessed' | 'declared';
-  detail: 'ok';
+  /** `ok`, or why a verified signature earned only `declared` */
+  detail: string;
 }
+
+
+const REPLAY_MESSAGE = 'has been accepted before: a witness signature is accepted once in the whole service (sign each attestation anew)';
 
 interface Ingest {
   workspaceId: string;
@@ -36,11 +60,15 @@ interface Ingest {
   /** receivedMs as the wire writes it, computed once per request */
   receivedAt: string;
   source: Source;
+  /** the workspace's key policy, read once per request */
+  policy: KeyPolicy;
+  keys: SigningKeyStore;
 }
 
-function ingestOf(request: FastifyRequest, nowMs: () => number): Ingest {
+function ingestOf(request: FastifyRequest, nowMs: () => number, keys: SigningKeyStore): Ingest {
   const receivedMs = nowMs();
-  return { workspaceId: authOf(request).workspaceId, receivedMs, receivedAt: isoFromMs(receivedMs), source: sourceOf(request) };
+  const workspaceId = authOf(request).workspaceId;
+  return { workspaceId, receivedMs, receivedAt: isoFromMs(receivedMs), source: sourceOf(request), policy: keys.policy(workspaceId), keys };
 }
 
 /** An attestation that passed validation, with the signature check it still needs. */
@@ -71,12 +99,7 @@ function checkAttestation(item: JsonValue, prefix: string, ingest: Ingest): Chec
     throw new HttpError(422, 'validation_error', `the attestation cannot be written as canonical JSON: ${(error as Error).message}`, prefix || undefined);
   }
   // Validation has checked that witness_sig, when present, is a hex signature with a hex key beside it.
-  const sig = record.witness_sig;
-  const job =
-    sig !== undefined && sig !== null
-      ? { canonical: texts.message, legacy: legacyWitnessMessage(record), signature: sig as string, publicKey: record.verifying_key_hex as string }
-      : null;
-  return { record, stored: texts.stored, job, prefix };
+  return { record, stored: texts.stored, job: witnessJob(record, ingest.workspaceId, texts.message), prefix };
 }
 
 /**
@@ -88,9 +111,11 @@ function attestationRow({ record, stored, job, prefix }: CheckedAttestation, for
   if (job !== null && form === null) {
     throw invalidField(
       prefix ? `${prefix}.witness_sig` : 'witness_sig',
-      'does not verify with verifying_key_hex over this attestation in this workspace (neither the canonical nor the legacy message form)',
+      'does not verify with verifying_key_hex over this attestation in this workspace (neither the canonical message form nor, with executed_at, the legacy one)',
     );
   }
+  const fingerprint = job === null ? null : keyFingerprint(job.publicKey);
+  const reason = form === null || fingerprint === null ? null : tierReason(ingest, fingerprint, form);
   const receivedAt = ingest.receivedAt;
   const executedAt = typeof record.executed_at === 'string' ? record.executed_at : receivedAt;
   const systemName = record.system_name as string;
@@ -106,20 +131,35 @@ function attestationRow({ record, stored, job, prefix }: CheckedAttestation, for
     executed_ms: Date.parse(executedAt),
     record: stored,
     witness_form: form,
-    trust_tier: form ? 'witnessed' : 'declared',
+    witness_sig: job === null ? null : Buffer.from(job.signature, 'hex'),
+    // what the signed message says of executed_at (both forms cover its text when present)
+    signed_ms: job === null ? null : typeof record.executed_at === 'string' ? Date.parse(record.executed_at) : 0,
+    key_fingerprint: fingerprint,
+    trust_tier: form !== null && reason === null ? 'witnessed' : 'declared',
+    tier_reason: reason,
     source: ingest.source,
     received_at: receivedAt,
     received_ms: ingest.receivedMs,
   };
   return {
     row,
-    result: { attestation_id: row.attestation_id, external_verified: form !== null, trust_tier: row.trust_tier, detail: 'ok' },
+    result: { attestation_id: row.attestation_id, external_verified: form !== null, trust_tier: row.trust_tier, detail: reason === null ? 'ok' : TIER_REASONS[reason] },
   };
 }
 
+/** Why a verified signature earns only `declared` under the workspace's policy, or null when it earns `witnessed`. */
+function tierReason(ingest: Ingest, fingerprint: string, form: WitnessForm): TierReason | null {
+  if (ingest.policy === 'open') return null;
+  const status = ingest.keys.status(ingest.workspaceId, fingerprint);
+  if (status !== 'active') return status === 'revoked' ? 'revoked_key' : 'unregistered_key';
+  return form === 'legacy' ? 'legacy_form' : null;
+}
+
 export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, verifyPool }: RouteDeps): void {
+  const keys = new SigningKeyStore(store.db);
+
   app.post(`${WORKSPACE_PREFIX}/attestations/external`, async (request: FastifyRequest, reply: FastifyReply) => {
-    const ingest = ingestOf(request, nowMs);
+    const ingest = ingestOf(request, nowMs, keys);
     await chargeRecords(request, 1);
     const key = headerKey(request);
     const body = bodyObject(request);
@@ -129,8 +169,9 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     if (earlier) return replayOrConflict(earlier, IDEMPOTENCY_HEADER, key!, reply);
     const checked = checkAttestation(body, '', ingest);
     // One signature: checked here, where a hop to a worker would cost more than it saves.
-    const { row, result } = attestationRow(checked, checked.job ? witnessForm(checked.job) : null, ingest);
+    const { row, result } = attestationRow(checked, checked.job ? witnessFormOf(checked.job) : null, ingest);
     const [stored] = await store.recordAttestations([row], [claim]);
+    if (stored === null) throw invalidField('witness_sig', REPLAY_MESSAGE);
     if (stored!.hit) return replayOrConflict(stored!.hit, IDEMPOTENCY_HEADER, key!, reply);
     const ledgerIndex = stored!.leafIndex;
     void reply.code(201);
@@ -138,7 +179,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
   });
 
   app.post(`${WORKSPACE_PREFIX}/attestations/batch`, { bodyLimit: BATCH_BODY_LIMIT }, async (request: FastifyRequest) => {
-    const ingest = ingestOf(request, nowMs);
+    const ingest = ingestOf(request, nowMs, keys);
     const records = bodyObject(request).records;
     if (records === undefined || records === null) throw invalidField('records', 'is required: an array of attestations');
     if (!Array.isArray(records)) throw invalidField('records', 'must be an array of attestations');
@@ -156,7 +197,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     // Idempotency keys first: an item whose key is already used is answered with what the key
     // stands for, before its other checks (docs/service.md "Idempotency").
     const claims: (IdempotencyClaim | undefined)[] = [];
-    const keys: (string | undefined)[] = [];
+    const itemKeys: (string | undefined)[] = [];
     const checked = records.map((sent, index) => {
       try {
         const { item, key } = splitItemKey(sent, `records.${index}`);
@@ -164,7 +205,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
         const earlier = claim && store.idempotency.find(ingest.workspaceId, claim, ingest.receivedMs);
         if (earlier) return earlierOutcome(index, earlier, key!);
         claims[index] = claim;
-        keys[index] = key;
+        itemKeys[index] = key;
         return checkAttestation(item, `records.${index}`, ingest);
       } catch (error) {
         return rejected(index, error);
@@ -172,11 +213,12 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     });
     const jobs: WitnessJob[] = [];
     for (const item of checked) if ('job' in item && item.job !== null) jobs.push(item.job);
-    const forms = verifyPool ? verifyPool.verify(jobs) : jobs.map(witnessForm);
+    const forms = verifyPool ? verifyPool.verify(jobs) : jobs.map(witnessFormOf);
 
     const rows: AttestationRow[] = [];
     const rowClaims: (IdempotencyClaim | undefined)[] = [];
-    const rowIndexes: number[] = [];
+    /** the index in `results` of each row */
+    const rowAt: number[] = [];
     let next = 0;
     const results: Record<string, unknown>[] = checked.map((item, index) => {
       if (!('job' in item)) return item;
@@ -184,18 +226,22 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
         const { row, result } = attestationRow(item, item.job === null ? null : forms[next++]!, ingest);
         rows.push(row);
         rowClaims.push(claims[index]);
-        rowIndexes.push(index);
-        return { index, status: 'accepted', attestation_id: result.attestation_id, trust_tier: result.trust_tier, external_verified: result.external_verified };
+        rowAt.push(index);
+        const accepted: Record<string, unknown> = { index, status: 'accepted', attestation_id: result.attestation_id, trust_tier: result.trust_tier, external_verified: result.external_verified };
+        if (result.detail !== 'ok') accepted.detail = result.detail;
+        return accepted;
       } catch (error) {
         return rejected(index, error);
       }
     });
     const outcomes = rows.length > 0 ? await store.recordAttestations(rows, rowClaims) : [];
-    // A key used twice in the batch, or by a request that committed meanwhile: not stored.
-    outcomes.forEach(({ hit, leafIndex }, i) => {
-      const index = rowIndexes[i]!;
-      if (hit !== null) results[index] = earlierOutcome(index, hit, keys[index]!);
-      else results[index]!.ledger_index = leafIndex;
+    outcomes.forEach((outcome, i) => {
+      const index = rowAt[i]!;
+      // A signature stored already (also earlier in this batch): a replay, nothing stored.
+      if (outcome === null) results[index] = rejected(index, invalidField(`records.${index}.witness_sig`, REPLAY_MESSAGE));
+      // A key used twice in the batch, or by a request that committed meanwhile: not stored.
+      else if (outcome.hit !== null) results[index] = earlierOutcome(index, outcome.hit, itemKeys[index]!);
+      else results[index]!.ledger_index = outcome.leafIndex;
     });
     const accepted = results.filter((item) => item.status === 'accepted').length;
     const replayed = results.filter((item) => 'replayed' in item).length;
@@ -208,4 +254,76 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
       return { index, status: 'accepted', ...hit.result, replayed: true };
     }
   });
+
+  app.get(`${WORKSPACE_PREFIX}/attestations`, async (request: FastifyRequest, reply: FastifyReply) => {
+    const { workspaceId } = authOf(request);
+    const query = request.query as Query;
+    const systemName = textParam(query, 'system_name');
+    const toolName = textParam(query, 'tool_name');
+    const since = timeParam(query, 'since');
+    const until = timeParam(query, 'until');
+    if (since !== undefined && query.days !== undefined) throw invalidField('days', 'cannot be given with since');
+    const days = integerParam(query, 'days', LIST_DEFAULT_DAYS, 1, LIST_MAX_DAYS);
+    const limit = integerParam(query, 'limit', LIST_DEFAULT_LIMIT, 1, LIST_MAX_LIMIT);
+    const cursorText = textParam(query, 'cursor', 256);
+    const afterId = cursorText === undefined ? undefined : decodeAttestationCursor(cursorText);
+    const unknownCursor = () => invalidField('cursor', 'is not a cursor this service issued (use next_cursor from the previous page)');
+    if (afterId === null) throw unknownCursor();
+
+    const rows = store.attestations.list({
+      workspaceId,
+      sinceMs: since ?? nowMs() - days * DAY_MS,
+      untilMs: until ?? Number.MAX_SAFE_INTEGER,
+      limit,
+      ...(systemName !== undefined ? { systemName } : {}),
+      ...(toolName !== undefined ? { toolName } : {}),
+      ...(afterId !== undefined ? { afterId } : {}),
+    });
+    if (rows === null) throw unknownCursor();
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    const items = page.map((row) => attestationView(row, workspaceId)).join(',');
+    const cursor = more ? `,"next_cursor":${JSON.stringify(encodeAttestationCursor(page[page.length - 1]!.attestation_id))}` : '';
+    void reply.type('application/json; charset=utf-8');
+    return `{"attestations":[${items}]${cursor}}`;
+  });
+
+  app.get(`${WORKSPACE_PREFIX}/attestations/:attestation_id`, async (request: FastifyRequest, reply: FastifyReply) => {
+    const { workspaceId } = authOf(request);
+    const { attestation_id: attestationId } = request.params as { attestation_id: string };
+    const row = store.attestations.get(workspaceId, attestationId);
+    if (!row) throw notFound('attestation not found');
+    void reply.type('application/json; charset=utf-8');
+    return attestationView(row, workspaceId);
+  });
 }
+
+/** Attestation list defaults and limits: as the evidence list's (spec §8). */
+export const LIST_DEFAULT_DAYS = 90;
+export const LIST_MAX_DAYS = 36_500;
+export const LIST_DEFAULT_LIMIT = 50;
+export const LIST_MAX_LIMIT = 200;
+
+/** `since` / `until`: an ISO 8601 date and time, as epoch ms; undefined when absent. */
+function timeParam(query: Query, name: string): number | undefined {
+  const text = textParam(query, name, 64);
+  if (text === undefined) return undefined;
+  if (!isDateTime(text)) throw invalidField(name, 'must be an ISO 8601 date and time, e.g. 2026-01-31T09:30:00Z');
+  return Date.parse(text);
+}
+
+/** The opaque cursor: base64url of the last attestation id of a page; the store finds where it stands. */
+function encodeAttestationCursor(attestationId: string): string {
+  return Buffer.from(JSON.stringify(['att', attestationId]), 'utf8').toString('base64url');
+}
+
+function decodeAttestationCursor(cursor: string): string | null {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && value[0] === 'att' && typeof value[1] === 'string' && value[1].length <= 64) return value[1];
+  } catch {
+    // not base64url JSON: answered by the caller
+  }
+  return null;
+}
+

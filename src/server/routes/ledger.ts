@@ -16,9 +16,7 @@ import { authOf } from '../auth.js';
 import { HttpError, invalidField, notFound } from '../errors.js';
 import { bodyObject } from '../json-body.js';
 import { integerParam, textParam, type Query } from '../query.js';
-import type { AttestationRow } from '../store/index.js';
 import { LedgerQueryError, type LedgerStore } from '../store/ledger.js';
-import { attestationView } from '../store/record-views.js';
 import { WORKSPACE_PREFIX, type RouteDeps } from './deps.js';
 
 const LEDGER_PREFIX = `${WORKSPACE_PREFIX}/ledger`;
@@ -111,20 +109,6 @@ export function registerLedgerRoutes(app: FastifyInstance, { store }: RouteDeps,
     before();
     return answer(() => ledger.consistency(workspaceId, from, to));
   });
-
-  // The attestation by id, so that attestation leaves can be checked like evidence ones; only when
-  // no other module serves it already (it is the body store/record-views.ts commits to).
-  const attestationById = { method: 'GET' as const, url: `${WORKSPACE_PREFIX}/attestations/:attestation_id` };
-  if (!app.hasRoute(attestationById)) {
-    app.get(attestationById.url, async (request: FastifyRequest, reply: FastifyReply) => {
-      const { workspaceId } = authOf(request);
-      const { attestation_id: id } = request.params as { attestation_id: string };
-      const row = store.db.prepare<[string, string], AttestationRow>('SELECT * FROM attestations WHERE attestation_id = ? AND workspace_id = ?').get(id, workspaceId);
-      if (!row) throw notFound('attestation not found');
-      void reply.type('application/json; charset=utf-8');
-      return attestationView(row);
-    });
-  }
 
   app.post(`${LEDGER_PREFIX}/cosignatures`, async (request: FastifyRequest, reply: FastifyReply) => {
     const { workspaceId } = authOf(request);

@@ -18,7 +18,8 @@ import { GroupCommitWriter } from './writer.js';
 
 export type { Db } from './database.js';
 export type { EvidenceRow, EvidenceListItem, ListPosition } from './evidence.js';
-export type { AttestationRow, TrustTier } from './attestations.js';
+export type { AttestationRow, StoredAttestationRow, TierReason, TrustTier } from './attestations.js';
+export { SigningKeyStore, KEY_POLICIES, type KeyPolicy, type SigningKeyInfo } from './signing-keys.js';
 export type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from './identity.js';
 export type { SystemRow } from './systems.js';
 export type { IdempotencyClaim, IdempotencyHit } from './idempotency.js';
@@ -162,26 +163,28 @@ export class Store {
   }
 
   /**
-   * Stores attestations (all or none) and updates systems; resolves after the commit. A row with
-   * an idempotency claim (`claims[i]`) whose key is already used is not stored: its outcome is
-   * what the key stood for (the key is checked here, under the write lock, before any insert).
+   * Stores attestations and updates systems; resolves after the commit with each row's outcome.
+   * A row with an idempotency claim (`claims[i]`) whose key is already used is not stored: its
+   * outcome is what the key stood for (checked here, under the write lock, before any insert).
+   * A row whose witness_sig is stored already (a replay, also of an earlier row of the same call)
+   * stores nothing either: its outcome is null.
    */
-  recordAttestations(rows: readonly AttestationRow[], claims: readonly (IdempotencyClaim | undefined)[] = []): Promise<Stored[]> {
+  recordAttestations(rows: readonly AttestationRow[], claims: readonly (IdempotencyClaim | undefined)[] = []): Promise<(Stored | null)[]> {
     return this.writer.write(() => {
-      const outcomes = rows.map((row, i): Stored => {
+      const outcomes = rows.map((row, i): Stored | null => {
         const claim = claims[i];
         if (claim !== undefined) {
           const hit = this.idempotency.find(row.workspace_id, claim, row.received_ms);
           if (hit !== null) return { hit };
         }
-        this.attestations.insert(row);
+        if (!this.attestations.insert(row)) return null;
         const leafIndex = this.ledger.appendAttestation(row);
         if (claim !== undefined) this.idempotency.remember(row.workspace_id, claim, attestationResult(row, leafIndex), row.received_ms);
         return { hit: null, leafIndex };
       });
       // last, once every insert has succeeded: one systems update per system of the group
       for (const [i, row] of rows.entries()) {
-        if (outcomes[i]!.hit !== null) continue;
+        if (outcomes[i] === null || outcomes[i]!.hit !== null) continue;
         const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
         this.systems.defer({ workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom });
       }

@@ -328,6 +328,59 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_by_time ON idempotency_keys (created_ms);
     `,
   },
+  {
+    version: 8,
+    name: 'witness signatures once each, verifying-key registry, attestation reads',
+    // witness_sig holds the signature's 64 bytes (decoded, so that upper- and lower-case hex of one
+    // signature are one value) under a unique index: a signature is accepted once in the whole
+    // service, enforced by the database across restarts and concurrent group commits (the insert
+    // is `ON CONFLICT DO NOTHING`, so a replay in a batch is that item's rejection, not the
+    // batch's). Unsigned attestations keep NULL and stay out of the (partial) index.
+    // The index leads with signed_ms, the executed_at the signed message covers (epoch ms; 0 when
+    // the attestation has none): signatures are random, so an index on them alone put every new
+    // entry on a random leaf (a page per signed attestation in each group commit), while new
+    // attestations' times are about now, so entries go to the right edge. It is as unique: a
+    // verified signature covers exactly one message, and that message fixes executed_at (its text
+    // is in both message forms, or absent: 0), so one signature can only ever have one signed_ms.
+    // Rows stored before this version: the first stored copy of each verified signature gets its
+    // bytes; any later copy (a replay the service used to accept) keeps NULL, so the index can be
+    // built; nothing else about those rows changes (append-only). key_fingerprint is hex SHA-256 of
+    // the public key bytes, which SQL cannot compute: NULL for those rows, and the read endpoints
+    // compute it from the stored key. witness_form was stored from the start.
+    // attestations_by_time serves the list (newest first, per workspace); its entries for a
+    // workspace go to the right edge of that workspace's range, about one leaf per commit.
+    sql: `
+      ALTER TABLE attestations ADD COLUMN witness_sig BLOB;
+      ALTER TABLE attestations ADD COLUMN signed_ms INTEGER;
+      ALTER TABLE attestations ADD COLUMN key_fingerprint TEXT;
+      ALTER TABLE attestations ADD COLUMN tier_reason TEXT;
+      UPDATE attestations SET witness_sig = unhex(json_extract(record, '$.witness_sig')),
+                              signed_ms = CASE WHEN json_type(record, '$.executed_at') = 'text' THEN executed_ms ELSE 0 END
+        WHERE seq IN (SELECT min(seq) FROM attestations
+                      WHERE witness_form IS NOT NULL AND json_type(record, '$.witness_sig') = 'text'
+                      GROUP BY lower(json_extract(record, '$.witness_sig')));
+      CREATE UNIQUE INDEX attestations_by_signature ON attestations (signed_ms, witness_sig) WHERE witness_sig IS NOT NULL;
+      CREATE INDEX attestations_by_time ON attestations (workspace_id, executed_ms);
+
+      -- Each workspace's verifying keys (public keys only), by fingerprint. Revoked keys stay listed.
+      CREATE TABLE signing_keys (
+        workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
+        fingerprint  TEXT NOT NULL,
+        public_key   TEXT NOT NULL,
+        name         TEXT,
+        created_ms   INTEGER NOT NULL,
+        revoked_ms   INTEGER,
+        PRIMARY KEY (workspace_id, fingerprint)
+      ) STRICT, WITHOUT ROWID;
+
+      -- A workspace without a row has the default policy, 'open'.
+      CREATE TABLE witness_policy (
+        workspace_id TEXT PRIMARY KEY REFERENCES workspaces (workspace_id),
+        policy       TEXT NOT NULL CHECK (policy IN ('open', 'registered')),
+        updated_ms   INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

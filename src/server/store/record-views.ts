@@ -6,11 +6,15 @@
  *
  * - evidence: the body of `GET …/grc/evidence/{record_id}`;
  * - attestation: the body of `GET …/attestations/{attestation_id}`: the attestation exactly as
- *   sent (and signed), nested under `attestation`, with what the service decided on receipt.
+ *   sent (and signed) under `record`, the text its signature covers, its key, form, fingerprint
+ *   and trust tier, and what the service decided on receipt.
  */
-import { canonicalize } from '../../core/index.js';
+import { canonicalize, isPlainObject, keyFingerprint, parseJsonLossless, witnessJob, witnessSignedText, type WitnessJob } from '../../core/index.js';
 import { sha256Hex } from '../../core/hashing.js';
-import type { AttestationRow } from './attestations.js';
+import type { AttestationRow, StoredAttestationRow, TierReason } from './attestations.js';
+
+/** What the attestation view reads of a stored row (its position is not part of it). */
+type AttestationView = Omit<StoredAttestationRow, 'seq'>;
 import type { EvidenceRow } from './evidence.js';
 
 /** The representation version these views write (the ledger entry version that commits to them). */
@@ -61,21 +65,53 @@ export function evidenceCanonical(row: EvidenceRow): string {
   return `${canonicalize(before).slice(0, -1)},"payload":${row.payload},${canonicalize(after).slice(1)}`;
 }
 
-/** The object of the attestation view without the attestation itself (spliced in as stored text). */
-function attestationHead(row: AttestationRow): Record<string, unknown> {
-  // Keys already in canonical (sorted) order, `attestation` spliced first.
-  const head: Record<string, unknown> = { attestation_id: row.attestation_id, external_verified: row.witness_form !== null, received_at: row.received_at, source: row.source, trust_tier: row.trust_tier };
-  head.witness_form = row.witness_form;
-  return head;
-}
+/** What each {@link TierReason} tells a client in `detail`. */
+export const TIER_REASONS: Record<TierReason, string> = {
+  unregistered_key: 'declared: witness_sig verifies, but verifying_key_hex is not a registered key of this workspace (key policy: registered)',
+  revoked_key: 'declared: witness_sig verifies, but verifying_key_hex is revoked in this workspace (key policy: registered)',
+  legacy_form: 'declared: witness_sig verifies only in the legacy form, which binds neither the workspace nor the system (key policy: registered)',
+};
 
 /**
- * The stored attestation as JSON text: `{"attestation": <as sent, canonical>, "attestation_id",
- * "external_verified", "received_at", "source", "trust_tier", "witness_form"}`. Canonical JSON
- * already (sorted keys, the stored attestation text is canonical), so it is also what the leaf hashes.
+ * The stored attestation as JSON text (GET attestations/{id} and each item of the list): the record spliced in as stored (canonical text, numbers as
+ * sent), and the exact text its signature covers, recomputed from the stored record (so a record
+ * altered after it was stored no longer verifies).
  */
-export function attestationView(row: AttestationRow): string {
-  return `{"attestation":${row.record},${canonicalize(attestationHead(row)).slice(1)}`;
+export function attestationView(row: AttestationView, workspaceId: string): string {
+  let signature: string | null = null;
+  let publicKey: string | null = null;
+  let signedText: string | null = null;
+  let fingerprint = row.key_fingerprint;
+  try {
+    const record = parseJsonLossless(row.record);
+    if (isPlainObject(record)) {
+      if (typeof record.witness_sig === 'string') signature = record.witness_sig;
+      if (typeof record.verifying_key_hex === 'string') publicKey = record.verifying_key_hex;
+      const job: WitnessJob | null = witnessJob(record, workspaceId);
+      if (job !== null && row.witness_form !== null) signedText = witnessSignedText(job, row.witness_form);
+    }
+  } catch {
+    // a stored text that no longer parses: shown as stored, with nothing signed to check
+  }
+  if (fingerprint === null && publicKey !== null && /^[0-9a-fA-F]{64}$/.test(publicKey)) fingerprint = keyFingerprint(publicKey);
+  const head = {
+    attestation_id: row.attestation_id,
+    system_name: row.system_name,
+    tool_name: row.tool_name,
+    executed_at: row.executed_at,
+  };
+  const tail: Record<string, unknown> = {
+    signed_text: signedText,
+    witness_sig: signature,
+    verifying_key_hex: publicKey,
+    witness_form: row.witness_form,
+    key_fingerprint: fingerprint,
+    trust_tier: row.trust_tier,
+    detail: row.tier_reason === null ? 'ok' : TIER_REASONS[row.tier_reason],
+    source: row.source,
+    received_at: row.received_at,
+  };
+  return `${JSON.stringify(head).slice(0, -1)},"record":${row.record},${JSON.stringify(tail).slice(1)}`;
 }
 
 /** The SHA-256 (hex) a ledger entry commits to for a stored evidence record. */
@@ -83,7 +119,10 @@ export function evidenceSha256(row: EvidenceRow): string {
   return sha256Hex(evidenceCanonical(row));
 }
 
-/** The SHA-256 (hex) a ledger entry commits to for a stored attestation. */
+/**
+ * The SHA-256 (hex) a ledger entry commits to for a stored attestation: of the canonical JSON of
+ * {@link attestationView}'s record (read losslessly, so numbers keep their form).
+ */
 export function attestationSha256(row: AttestationRow): string {
-  return sha256Hex(attestationView(row));
+  return sha256Hex(canonicalize(parseJsonLossless(attestationView(row, row.workspace_id))));
 }

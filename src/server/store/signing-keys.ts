@@ -1,0 +1,93 @@
+/**
+ * Each workspace's registry of verifying keys and its key policy (docs/security.md): under `open`
+ * (the default, the specification's behaviour) any valid `witness_sig` earns `witnessed`; under
+ * `registered` only a canonical-form signature by a registered, unrevoked key does. Public keys
+ * only: the registry holds nothing secret.
+ */
+import type Database from 'better-sqlite3';
+import type { Db } from './database.js';
+
+export const KEY_POLICIES = ['open', 'registered'] as const;
+export type KeyPolicy = (typeof KEY_POLICIES)[number];
+
+/** A registered key as listed. */
+export interface SigningKeyInfo {
+  workspace_id: string;
+  /** hex SHA-256 of the 32 public-key bytes */
+  fingerprint: string;
+  /** lower-case hex */
+  public_key: string;
+  name: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+interface KeyRow {
+  workspace_id: string;
+  fingerprint: string;
+  public_key: string;
+  name: string | null;
+  created_ms: number;
+  revoked_ms: number | null;
+}
+
+function info(row: KeyRow): SigningKeyInfo {
+  return {
+    workspace_id: row.workspace_id,
+    fingerprint: row.fingerprint,
+    public_key: row.public_key,
+    name: row.name,
+    created_at: new Date(row.created_ms).toISOString(),
+    revoked_at: row.revoked_ms === null ? null : new Date(row.revoked_ms).toISOString(),
+  };
+}
+
+export class SigningKeyStore {
+  readonly #policy: Database.Statement<[string], string>;
+  readonly #key: Database.Statement<[string, string], KeyRow>;
+
+  constructor(private readonly db: Db) {
+    this.#policy = db.prepare<[string], string>('SELECT policy FROM witness_policy WHERE workspace_id = ?').pluck();
+    this.#key = db.prepare('SELECT * FROM signing_keys WHERE workspace_id = ? AND fingerprint = ?');
+  }
+
+  /** The workspace's key policy (`open` unless set). */
+  policy(workspaceId: string): KeyPolicy {
+    return (this.#policy.get(workspaceId) as KeyPolicy | undefined) ?? 'open';
+  }
+
+  setPolicy(workspaceId: string, policy: KeyPolicy, nowMs: number): void {
+    this.db
+      .prepare(
+        `INSERT INTO witness_policy (workspace_id, policy, updated_ms) VALUES (?, ?, ?)
+         ON CONFLICT (workspace_id) DO UPDATE SET policy = excluded.policy, updated_ms = excluded.updated_ms`,
+      )
+      .run(workspaceId, policy, nowMs);
+  }
+
+  /** A key of the workspace by fingerprint: `active`, `revoked`, or `unregistered`. */
+  status(workspaceId: string, fingerprint: string): 'active' | 'revoked' | 'unregistered' {
+    const row = this.#key.get(workspaceId, fingerprint);
+    return row === undefined ? 'unregistered' : row.revoked_ms === null ? 'active' : 'revoked';
+  }
+
+  get(workspaceId: string, fingerprint: string): SigningKeyInfo | undefined {
+    const row = this.#key.get(workspaceId, fingerprint);
+    return row === undefined ? undefined : info(row);
+  }
+
+  add(workspaceId: string, fingerprint: string, publicKey: string, name: string | null, nowMs: number): void {
+    this.db
+      .prepare('INSERT INTO signing_keys (workspace_id, fingerprint, public_key, name, created_ms) VALUES (?, ?, ?, ?, ?)')
+      .run(workspaceId, fingerprint, publicKey, name, nowMs);
+  }
+
+  /** Marks a key revoked (the first revocation's time stays). */
+  revoke(workspaceId: string, fingerprint: string, nowMs: number): void {
+    this.db.prepare('UPDATE signing_keys SET revoked_ms = coalesce(revoked_ms, ?) WHERE workspace_id = ? AND fingerprint = ?').run(nowMs, workspaceId, fingerprint);
+  }
+
+  list(workspaceId: string): SigningKeyInfo[] {
+    return (this.db.prepare('SELECT * FROM signing_keys WHERE workspace_id = ? ORDER BY created_ms, fingerprint').all(workspaceId) as KeyRow[]).map(info);
+  }
+}
