@@ -51,6 +51,20 @@ interface PendingSystem {
   controls: Set<string>;
 }
 
+/** What one event alone leaves for its system. */
+function pendingOf(event: SystemEvent): PendingSystem {
+  return {
+    workspaceId: event.workspaceId,
+    name: event.name,
+    evidenceMs: event.evidenceMs,
+    risk: event.risk,
+    attestedMs: event.attestedMs,
+    recordCount: event.record ? 1 : 0,
+    recordTypes: new Set(event.record ? [event.record.type] : []),
+    controls: new Set(event.record?.controls),
+  };
+}
+
 export class SystemStore {
   readonly #note: Database.Statement;
   readonly #list: Database.Statement<[string], SystemRow>;
@@ -98,22 +112,13 @@ export class SystemStore {
   /**
    * Notes an event, merged into what {@link flush} writes: the latest evidence and attestation
    * times, and the risk of the latest assessment by occurred_at (on a tie, the later event), exactly
-   * what one {@link note} per event in the same order would leave.
+   * what one upsert per event in the same order would leave.
    */
   defer(event: SystemEvent): void {
     const key = `${event.workspaceId}\u0000${event.name}`;
     const seen = this.#pending.get(key);
     if (seen === undefined) {
-      this.#pending.set(key, {
-        workspaceId: event.workspaceId,
-        name: event.name,
-        evidenceMs: event.evidenceMs,
-        risk: event.risk,
-        attestedMs: event.attestedMs,
-        recordCount: event.record ? 1 : 0,
-        recordTypes: new Set(event.record ? [event.record.type] : []),
-        controls: new Set(event.record?.controls),
-      });
+      this.#pending.set(key, pendingOf(event));
       return;
     }
     if (event.record) {
@@ -135,20 +140,6 @@ export class SystemStore {
   flush(): void {
     for (const system of this.#pending.values()) this.#upsert(system);
     this.#pending.clear();
-  }
-
-  /** One upsert for one event. */
-  note(event: SystemEvent): void {
-    this.#upsert({
-      workspaceId: event.workspaceId,
-      name: event.name,
-      evidenceMs: event.evidenceMs,
-      risk: event.risk,
-      attestedMs: event.attestedMs,
-      recordCount: event.record ? 1 : 0,
-      recordTypes: new Set(event.record ? [event.record.type] : []),
-      controls: new Set(event.record?.controls),
-    });
   }
 
   #upsert(system: PendingSystem): void {
