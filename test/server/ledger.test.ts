@@ -4,7 +4,6 @@
  * product's own verifier AND with the independent Python implementation (ledger_service_check.py,
  * built on test/core/ledger_reference.py).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,23 +20,11 @@ import {
   verifyInclusion,
 } from '../../src/core/index.js';
 import { addWitness, createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
+import { runPythonJson } from '../helpers/python.js';
 import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
-export function runServiceCheck<T>(request: Record<string, unknown>): Promise<T> {
-  const script = fileURLToPath(new URL('./ledger_service_check.py', import.meta.url));
-  return new Promise((resolve, reject) => {
-    const child = spawn('python3', [script], { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) reject(new Error(`ledger_service_check.py exited ${code}: ${Buffer.concat(err).toString('utf8')}`));
-      else resolve(JSON.parse(Buffer.concat(out).toString('utf8')) as T);
-    });
-    child.stdin.end(JSON.stringify(request));
-  });
+function runServiceCheck<T>(request: Record<string, unknown>): Promise<T> {
+  return runPythonJson<T>(fileURLToPath(new URL('./ledger_service_check.py', import.meta.url)), request);
 }
 
 interface Service {
