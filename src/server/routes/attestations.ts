@@ -29,7 +29,7 @@ import {
   type WitnessForm,
   type WitnessJob,
 } from '../../core/index.js';
-import { authOf, chargeRecords } from '../auth.js';
+import { authOf, chargeRecords, inTurns } from '../auth.js';
 import { HttpError, invalidField, notFound, validationFailed } from '../errors.js';
 import { newId } from '../ids.js';
 import { BATCH_BODY_LIMIT, bodyObject, type JsonObject } from '../json-body.js';
@@ -186,21 +186,27 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     if (records.length > MAX_BATCH_SIZE) throw invalidField('records', `must hold at most ${MAX_BATCH_SIZE} attestations; split the batch`);
     await chargeRecords(request, records.length);
 
-    // Each item alone: validated here, its signature checked with the others (on the verify pool's
-    // workers and in this thread at once).
+    // Each item alone: validated here, its signature checked with the others of its chunk (on the
+    // verify pool's workers and in this thread at once). Chunk by chunk, each in a turn of the event
+    // loop of its own (inTurns), so other tenants' requests are answered between two chunks.
     const rejected = (index: number, error: unknown) => {
       if (!(error instanceof HttpError)) throw error;
       // `reason` repeats `message` for clients that read it (docs/service.md, "Extensions")
       const body = error.body();
       return { index, status: 'rejected', ...body, reason: body.message };
     };
-    // Idempotency keys first: an item whose key is already used is answered with what the key
-    // stands for, before its other checks (docs/service.md "Idempotency").
+    const results: Record<string, unknown>[] = new Array(records.length);
     const claims: (IdempotencyClaim | undefined)[] = [];
     const itemKeys: (string | undefined)[] = [];
-    const checked = records.map((sent, index) => {
+    const rows: AttestationRow[] = [];
+    const rowClaims: (IdempotencyClaim | undefined)[] = [];
+    /** the index in `results` of each row */
+    const rowAt: number[] = [];
+    // Idempotency keys first: an item whose key is already used is answered with what the key
+    // stands for, before its other checks (docs/service.md "Idempotency").
+    const checkItem = (index: number) => {
       try {
-        const { item, key } = splitItemKey(sent, `records.${index}`);
+        const { item, key } = splitItemKey(records[index], `records.${index}`);
         const claim = claimOf('attestation', key, item);
         const earlier = claim && store.idempotency.find(ingest.workspaceId, claim, ingest.receivedMs);
         if (earlier) return earlierOutcome(index, earlier, key!);
@@ -210,29 +216,33 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
       } catch (error) {
         return rejected(index, error);
       }
-    });
-    const jobs: WitnessJob[] = [];
-    for (const item of checked) if ('job' in item && item.job !== null) jobs.push(item.job);
-    const forms = verifyPool ? verifyPool.verify(jobs) : jobs.map(witnessFormOf);
+    };
+    await inTurns(request, records.length, (from, to) => {
+      const checked: ReturnType<typeof checkItem>[] = [];
+      for (let index = from; index < to; index += 1) checked.push(checkItem(index));
+      const jobs: WitnessJob[] = [];
+      for (const item of checked) if ('job' in item && item.job !== null) jobs.push(item.job);
+      const forms = verifyPool ? verifyPool.verify(jobs) : jobs.map(witnessFormOf);
 
-    const rows: AttestationRow[] = [];
-    const rowClaims: (IdempotencyClaim | undefined)[] = [];
-    /** the index in `results` of each row */
-    const rowAt: number[] = [];
-    let next = 0;
-    const results: Record<string, unknown>[] = checked.map((item, index) => {
-      if (!('job' in item)) return item;
-      try {
-        const { row, result } = attestationRow(item, item.job === null ? null : forms[next++]!, ingest);
-        rows.push(row);
-        rowClaims.push(claims[index]);
-        rowAt.push(index);
-        const accepted: Record<string, unknown> = { index, status: 'accepted', attestation_id: result.attestation_id, trust_tier: result.trust_tier, external_verified: result.external_verified };
-        if (result.detail !== 'ok') accepted.detail = result.detail;
-        return accepted;
-      } catch (error) {
-        return rejected(index, error);
-      }
+      let next = 0;
+      checked.forEach((item, offset) => {
+        const index = from + offset;
+        if (!('job' in item)) {
+          results[index] = item;
+          return;
+        }
+        try {
+          const { row, result } = attestationRow(item, item.job === null ? null : forms[next++]!, ingest);
+          rows.push(row);
+          rowClaims.push(claims[index]);
+          rowAt.push(index);
+          const accepted: Record<string, unknown> = { index, status: 'accepted', attestation_id: result.attestation_id, trust_tier: result.trust_tier, external_verified: result.external_verified };
+          if (result.detail !== 'ok') accepted.detail = result.detail;
+          results[index] = accepted;
+        } catch (error) {
+          results[index] = rejected(index, error);
+        }
+      });
     });
     const outcomes = rows.length > 0 ? await store.recordAttestations(rows, rowClaims) : [];
     outcomes.forEach((outcome, i) => {

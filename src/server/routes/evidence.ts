@@ -11,7 +11,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalize, controlsEarned, DAY_MS, isDateTime, isPlainObject, isRecordType, RECORD_TYPES, validateRecord, type JsonValue } from '../../core/index.js';
-import { authOf, chargeRecords } from '../auth.js';
+import { authOf, chargeRecords, inTurns } from '../auth.js';
 import { HttpError, invalidField, notFound, validationFailed } from '../errors.js';
 import { NIL_UUID, newId } from '../ids.js';
 import { BATCH_BODY_LIMIT, bodyObject, type JsonObject } from '../json-body.js';
@@ -178,9 +178,9 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     const writes: EvidenceWrite[] = [];
     const positions: number[] = [];
     const keys: (string | undefined)[] = [];
-    records.forEach((sent, index) => {
+    const checkItem = (index: number): void => {
       try {
-        const { item, key } = splitItemKey(sent, `records.${index}`);
+        const { item, key } = splitItemKey(records[index], `records.${index}`);
         // The key first, as for a single write: a record already stored is answered at once (a
         // re-run import costs a look-up per record, not a validation); checked again when stored.
         const { claim, payloadText } = dryRun ? {} : evidenceClaimOf(key, item);
@@ -203,6 +203,11 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
       } catch (error) {
         results[index] = rejected(index, error);
       }
+    };
+    // Chunk by chunk, each in a turn of the event loop of its own (inTurns), so other tenants'
+    // requests are answered between two chunks, not after the whole batch.
+    await inTurns(request, records.length, (from, to) => {
+      for (let index = from; index < to; index += 1) checkItem(index);
     });
     const outcomes = writes.length > 0 ? await store.recordEvidenceBatch(writes) : [];
     outcomes.forEach(({ hit, leafIndex }, i) => {
