@@ -208,6 +208,7 @@ async function compare(label, shape) {
 try {
   progress(`run directory ${run.dir}`);
   const service = await startService(join(run.dir, 'writes.db'), 'writes');
+  let writesStopped = false;
   const baseline = await startChild(BASELINE, [], { cpu: SERVER_CPU });
   children.push(baseline);
   const baselineMemory = sampleMemory(baseline.pid, 100);
@@ -279,6 +280,9 @@ try {
   // The batch load has a service process of its own on the same database, not pinned: the target
   // compares it with ONE core's verification rate, and the service checks batch signatures on a
   // worker thread beside its request thread (docs/decisions.md). autocannon stays on core 0.
+  // One govctl serve per database (docs/security.md): the pinned one stops first.
+  await stopService(service, 'writes');
+  writesStopped = true;
   const batchService = await startService(join(run.dir, 'writes.db'), 'batch', { cores: 'all' });
   const batchRuns = await compare('attestation batch POST', {
     bodies: batches,
@@ -318,7 +322,7 @@ try {
   }
   baselineMemory.stop();
   await baseline.stop();
-  await stopService(service, 'writes');
+  if (!writesStopped) await stopService(service, 'writes');
 
   // --- Posture brief and gates with many records -----------------------------------------------
   if (only.has('reads')) {
