@@ -471,3 +471,68 @@ describe('govctl ledger audit and the signatures inside records', () => {
     expect(JSON.parse(checked.stdout).problems).toEqual([`leaf 1: evidence ${bad.json.record_id}: client_sig does not verify with the configured signing key`]);
   });
 });
+
+/** A pass-through proxy on 127.0.0.1 that records the path of every request it forwards. */
+async function countingProxy(target: string): Promise<{ url: string; paths: string[]; close: () => Promise<void> }> {
+  const { createServer, request } = await import('node:http');
+  const paths: string[] = [];
+  const proxy = createServer((req, res) => {
+    paths.push(`${req.method} ${req.url}`);
+    const upstream = request(new URL(req.url!, target), { method: req.method, headers: req.headers }, (reply) => {
+      res.writeHead(reply.statusCode!, reply.headers);
+      reply.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+  const { port } = proxy.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, paths, close: () => new Promise((done) => proxy.close(() => done())) };
+}
+
+describe('govctl ledger audit in bulk', () => {
+  it('reads records a page at a time, not one request each, and names a record stored without a leaf (2)', async () => {
+    const service = await newService();
+    const records = Array.from({ length: 300 }, () => evidenceRecord('change_event', { identity: 'alice@example.com' }));
+    const batch = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence/batch'), { body: { records } });
+    expect(batch.status, batch.text).toBeLessThan(300);
+    await write(service, 2, 'attestation');
+    // executed long before any lookback window, at the earliest zone offset: still audited
+    const old = await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), { body: attestation({ executed_at: '0001-01-01T00:00:00+14:00' }) });
+    expect(old.status, old.text).toBe(201);
+    service.server.service.store.ledger.integrate();
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const proxy = await countingProxy(service.url);
+    try {
+      const clean = await govctl({ url: proxy.url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+      expect(clean.code, clean.stderr).toBe(0);
+      expect(JSON.parse(clean.stdout)).toMatchObject({ tree_size: 303, records: 303, evidence: 300, attestations: 3, problems: [] });
+      // checkpoint, two entry bundles (256 + 47 leaves), one export page, one attestation page,
+      // posture brief, gates — and whatever resolves the workspace — never a GET per record
+      expect(proxy.paths.filter((p) => /grc\/evidence\/rec_|attestations\/att_/.test(p))).toEqual([]);
+      expect(proxy.paths.length).toBeLessThanOrEqual(10);
+
+      // A record put into storage behind the log's back: a copy of a stored one under a new id.
+      const db = new Database(service.dbPath);
+      const columns = (db.prepare('PRAGMA table_info(evidence)').all() as { name: string }[]).map((c) => c.name).filter((c) => c !== 'seq' && c !== 'record_id');
+      const unlogged = 'rec_01900000-0000-7000-8000-000000000001';
+      db.prepare(`INSERT INTO evidence (record_id, ${columns.join(', ')}) SELECT ?, ${columns.join(', ')} FROM evidence ORDER BY seq LIMIT 1`).run(unlogged);
+      db.close();
+      const smuggled = await govctl({ url: proxy.url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+      expect(smuggled.code).toBe(2);
+      expect(JSON.parse(smuggled.stdout).problems).toEqual([`evidence ${unlogged} is stored but the log holds no entry for it (stored without being logged)`]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('does not count a record written after the audited checkpoint as unlogged', async () => {
+    const service = await newService();
+    await write(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    // Written (and given its leaf index) but not yet integrated: the checkpoint does not cover it.
+    await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: evidenceRecord('change_event') });
+    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(JSON.parse(audit.stdout)).toMatchObject({ tree_size: 2, records: 2, logged_after_checkpoint: 1 });
+  });
+});

@@ -1,10 +1,18 @@
 /**
- * `govctl ledger audit`: the whole log, checked from the outside. Downloads every entry bundle of
- * the verified checkpoint's tree, recomputes the root with a {@link CompactTree} (constant
- * memory), fetches every record by id and checks it against its entry's sha256, then recomputes
- * posture and gates from the verified evidence and compares them with what the service states.
+ * `govctl ledger audit`: the whole log, checked from the outside, in bulk. Downloads every entry
+ * bundle of the verified checkpoint's tree and recomputes the root with a {@link CompactTree};
+ * keeps of each leaf only what the records are checked against (its id, kind and 32-byte digest,
+ * never a record); then reads every stored record in bulk — evidence from the export a page at a
+ * time, attestations from the list a page at a time, all time — and checks each against its
+ * leaf's sha256 and its signatures. Every leaf's record must be returned exactly once, and every
+ * record returned must have a leaf (one without was stored without being logged). Posture and
+ * gates are then recomputed from the verified evidence and compared with what the service states.
  * Every discrepancy is named; any exits 2. A forged coverage table, which no proof of a single
  * record can see, shows up here as a score the records do not support.
+ *
+ * Requests: one per entry bundle (256 leaves), one per export page (1000 records), one per
+ * attestation list page (200), never one per record — except a lookup of each record the export
+ * returns without a leaf in the audited tree (normally only those written during the audit).
  */
 import { terminalText } from '../terminal-text.js';
 import {
@@ -26,9 +34,10 @@ import {
 } from '../../core/index.js';
 import { sha256Hex } from '../../core/hashing.js';
 import { NotFoundError } from '../../client/errors.js';
-import type { ServiceApi } from '../../client/api.js';
+import type { EvidenceExportPage, ServiceApi } from '../../client/api.js';
 import { fetchCheckpoint, LedgerCheckError } from './checks.js';
 import type { Ed25519NoteVerifier } from '../../core/index.js';
+import { EXPORT_PAGE_SIZE } from '../evidence/export.js';
 
 /** What an audit found. */
 export interface AuditReport {
@@ -40,11 +49,63 @@ export interface AuditReport {
   attestations: number;
   /** signed evidence records whose client_sig could not be checked (no signing key configured) */
   client_sig_unchecked: number;
+  /** records returned with no leaf in the audited tree whose write the log holds a later leaf for (written during the audit) */
+  logged_after_checkpoint: number;
   problems: string[];
+}
+
+/** Where an audit stands, for a progress display. */
+export interface AuditProgress {
+  phase: 'log' | 'records';
+  /** leaves read (log) or records checked (records) */
+  done: number;
+  /** the tree size */
+  total: number;
 }
 
 /** Most problems listed one by one; the rest are counted. */
 const MAX_LISTED = 200;
+
+/** Entry bundles requested ahead of the one being read (order kept; memory stays a few bundles). */
+const BUNDLES_AHEAD = 4;
+
+/** Attestations per list request: the list's maximum page. */
+const ATTESTATION_PAGE = 200;
+
+/**
+ * `since` of the attestation list that covers all time: the earliest instant an ISO 8601 date-time
+ * with a zone can name (year 0000 at +23:59), so no stored attestation falls before it.
+ */
+const ALL_TIME = '0000-01-01T00:00:00+23:59';
+
+/**
+ * Records returned without a leaf in the audited tree that are looked up one by one
+ * (proof/inclusion: 404 means never logged). Past this many, the rest are named unlooked: more
+ * than this written while the audit ran is itself unusual (docs/ledger.md "ledger audit").
+ */
+const MAX_LOOKUPS = 1000;
+
+const KIND_EVIDENCE = 0;
+const KIND_ATTESTATION = 1;
+/** a leaf whose entry did not parse: no record is expected for it */
+const KIND_NONE = 2;
+
+/**
+ * What the audit keeps of each leaf: its id → leaf index, and per leaf its kind, the digest its
+ * entry commits to and how often its record was returned (about 100 bytes a leaf, never a record).
+ */
+class Leaves {
+  readonly byId = new Map<string, number>();
+  readonly digests: Buffer;
+  readonly kinds: Uint8Array;
+  readonly seen: Uint8Array;
+  readonly ids: string[] = [];
+  constructor(readonly size: number) {
+    this.digests = Buffer.alloc(size * 32);
+    this.kinds = new Uint8Array(size).fill(KIND_NONE);
+    this.seen = new Uint8Array(size);
+  }
+}
 
 export async function auditLog(
   api: ServiceApi,
@@ -52,7 +113,7 @@ export async function auditLog(
   workspaceId: string,
   nowMs: () => number,
   signingKey: SigningKey | undefined,
-  onProgress: (done: number, total: number) => void = () => {},
+  onProgress: (progress: AuditProgress) => void = () => {},
 ): Promise<AuditReport> {
   const { opened } = await fetchCheckpoint(api, log);
   const { size, rootHash, origin } = opened.checkpoint;
@@ -62,26 +123,40 @@ export async function auditLog(
     if (problems.length < MAX_LISTED) problems.push(text);
     else unlisted += 1;
   };
-  const tree = CompactTree.empty();
-  // control id → latest ms a verified record earned it (the same rule as the service: the earlier
-  // of occurred_at and received_at, so future-dating cannot inflate freshness)
-  const coverage = new Map<string, number>();
-  let evidence = 0;
-  let attestations = 0;
-  let unchecked = 0;
 
-  for (const bundle of entryBundlesForSize(size)) {
+  // 1. The log: every entry, the root recomputed, each leaf's expectation kept.
+  const leaves = new Leaves(size);
+  const tree = CompactTree.empty();
+  const bundles = [...entryBundlesForSize(size)];
+  const fetchBundle = (at: number) => {
+    const path = tilePath(bundles[at]!);
+    const reply = api.workspaceBytes(`ledger/${path}`);
+    reply.catch(() => {}); // awaited in order below; a rejection ahead of its turn is not unhandled
+    return reply;
+  };
+  const ahead: Promise<Buffer>[] = [];
+  for (let at = 0; at < Math.min(BUNDLES_AHEAD, bundles.length); at++) ahead.push(fetchBundle(at));
+  for (let at = 0; at < bundles.length; at++) {
+    const bundle = bundles[at]!;
     const path = tilePath(bundle);
-    let entries: Buffer[];
+    let bytes: Buffer;
     try {
-      entries = decodeEntryBundle(await api.workspaceBytes(`ledger/${path}`), bundle.width);
+      bytes = await ahead.shift()!;
     } catch (error) {
       if (error instanceof NotFoundError) throw new LedgerCheckError(`the service does not serve ${path}, which its signed checkpoint at size ${size} implies`);
+      throw error;
+    }
+    if (at + BUNDLES_AHEAD < bundles.length) ahead.push(fetchBundle(at + BUNDLES_AHEAD));
+    let entries: Buffer[];
+    try {
+      entries = decodeEntryBundle(bytes, bundle.width);
+    } catch (error) {
       throw new LedgerCheckError(`${path} is malformed: ${terminalText((error as Error).message)}`);
     }
     for (const [i, bytes] of entries.entries()) {
       const index = bundle.index * 256 + i;
       tree.append(leafHash(bytes));
+      leaves.ids.push('');
       let entry;
       try {
         entry = parseLedgerEntry(bytes);
@@ -90,58 +165,149 @@ export async function auditLog(
         continue;
       }
       if (entry.workspace_id !== workspaceId) problem(`leaf ${index}: the entry is for workspace ${terminalText(entry.workspace_id)}`);
-      const kind = entry.kind;
-      const recordPath = kind === 'attestation' ? `attestations/${encodeURIComponent(entry.id)}` : `grc/evidence/${encodeURIComponent(entry.id)}`;
-      let text: string;
-      try {
-        text = (await api.workspaceText('GET', recordPath)).body;
-      } catch (error) {
-        if (error instanceof NotFoundError) {
-          problem(`leaf ${index}: ${kind} ${terminalText(entry.id)} is logged but the service no longer returns it (deleted)`);
-          continue;
-        }
-        throw error;
-      }
-      const record = parseJsonLossless(text) as Record<string, JsonValue>;
-      if (sha256Hex(canonicalize(record)) !== entry.sha256) {
-        problem(`leaf ${index}: ${kind} ${terminalText(entry.id)} as returned is not what the log committed to (changed in storage)`);
+      const earlier = leaves.byId.get(entry.id);
+      if (earlier !== undefined) {
+        problem(`leaf ${index}: ${entry.kind} ${terminalText(entry.id)} is logged again (first at leaf ${earlier})`);
         continue;
       }
-      if (kind === 'attestation') {
-        attestations += 1;
-        // The trust tier must be what the witness signature supports, checked here again.
-        // `record` is the attestation as sent (and signed); `detail` says why a verified signature
-        // earned only `declared` (the workspace's key policy).
-        const attestation = record.record;
-        if (isPlainObject(attestation)) {
-          const signed = attestation.witness_sig !== undefined && attestation.witness_sig !== null;
-          const form = signed ? verifyWitness(attestation, workspaceId) : null;
-          if (signed && form === null) problem(`leaf ${index}: attestation ${terminalText(entry.id)}: witness_sig does not verify with its verifying_key_hex`);
-          const unsupported = record.trust_tier === 'witnessed' ? form === null : form !== null && record.detail === 'ok';
-          if (unsupported) problem(`leaf ${index}: attestation ${terminalText(entry.id)} is ${terminalText(String(record.trust_tier))}, which its signature does not support`);
-        } else problem(`leaf ${index}: attestation ${terminalText(entry.id)} carries no attestation record`);
-      } else {
-        evidence += 1;
-        if (record.client_sig !== undefined && record.client_sig !== null) {
-          if (signingKey === undefined) unchecked += 1;
-          else if (!verifyClientSig(record, workspaceId, signingKey)) problem(`leaf ${index}: evidence ${terminalText(entry.id)}: client_sig does not verify with the configured signing key`);
-        }
-        const earned = Math.min(Date.parse(String(record.occurred_at)), Date.parse(String(record.received_at)));
-        const controls = Array.isArray(record.mapped_controls) ? record.mapped_controls : [];
-        for (const control of controls) {
-          if (typeof control !== 'string') continue;
-          const previous = coverage.get(control);
-          if (previous === undefined || earned > previous) coverage.set(control, earned);
-        }
-      }
-      onProgress(index + 1, size);
+      leaves.byId.set(entry.id, index);
+      leaves.ids[index] = entry.id;
+      leaves.kinds[index] = entry.kind === 'attestation' ? KIND_ATTESTATION : KIND_EVIDENCE;
+      leaves.digests.write(entry.sha256, index * 32, 32, 'hex');
     }
+    onProgress({ phase: 'log', done: Math.min((at + 1) * 256, size), total: size });
   }
   if (!tree.root().equals(rootHash)) {
     problem(`the entries served for leaves 0..${size - 1} do not hash to the signed root: the stored log was altered (entries changed, removed or reordered)`);
   }
 
-  // Posture and gates from the verified records, at the instant of the comparison.
+  // 2. Every stored record, in bulk, against its leaf.
+  // control id → latest ms a verified record earned it (the same rule as the service: the earlier
+  // of occurred_at and received_at, so future-dating cannot inflate freshness)
+  const coverage = new Map<string, number>();
+  let evidence = 0;
+  let attestations = 0;
+  let unchecked = 0;
+  let checked = 0;
+  /** records returned with no leaf in the audited tree, to look up (up to MAX_LOOKUPS) */
+  const unlogged: { kind: string; id: string }[] = [];
+  let unloggedUnlooked = 0;
+
+  /** The leaf a returned record stands for after its digest matched, or undefined (named). */
+  const leafOf = (kind: 'evidence' | 'attestation', id: string, record: Record<string, JsonValue>): number | undefined => {
+    checked += 1;
+    const index = leaves.byId.get(id);
+    if (index === undefined) {
+      if (unlogged.length < MAX_LOOKUPS) unlogged.push({ kind, id });
+      else unloggedUnlooked += 1;
+      return undefined;
+    }
+    if (leaves.seen[index]! > 0) {
+      problem(`leaf ${index}: ${kind} ${terminalText(id)} is returned more than once`);
+      return undefined;
+    }
+    leaves.seen[index] = 1;
+    const logged = leaves.kinds[index] === KIND_ATTESTATION ? 'attestation' : 'evidence';
+    if (logged !== kind) {
+      problem(`leaf ${index}: ${terminalText(id)} is logged as ${logged} but returned as ${kind}`);
+      return undefined;
+    }
+    const digest = sha256Hex(canonicalize(record));
+    if (digest !== leaves.digests.toString('hex', index * 32, index * 32 + 32)) {
+      problem(`leaf ${index}: ${kind} ${terminalText(id)} as returned is not what the log committed to (changed in storage)`);
+      return undefined;
+    }
+    return index;
+  };
+
+  // Evidence: the export, all time, the next page asked for while this one is checked.
+  let page: Promise<EvidenceExportPage> | undefined = api.exportEvidence({ limit: EXPORT_PAGE_SIZE });
+  while (page !== undefined) {
+    const current: EvidenceExportPage = await page;
+    page = current.count >= EXPORT_PAGE_SIZE && current.lastRecordId !== undefined ? api.exportEvidence({ limit: EXPORT_PAGE_SIZE, after: current.lastRecordId }) : undefined;
+    page?.catch(() => {}); // awaited on the next turn
+    const text = current.text;
+    for (let start = 0; start < text.length; ) {
+      const end = text.indexOf('\n', start);
+      const line = text.slice(start, end === -1 ? undefined : end);
+      start = end === -1 ? text.length : end + 1;
+      if (line === '') continue;
+      const record = parseJsonLossless(line);
+      if (!isPlainObject(record) || typeof record.record_id !== 'string') {
+        problem('the evidence export returned a line that is not a stored record');
+        continue;
+      }
+      const index = leafOf('evidence', record.record_id, record);
+      if (index === undefined) continue;
+      evidence += 1;
+      if (record.client_sig !== undefined && record.client_sig !== null) {
+        if (signingKey === undefined) unchecked += 1;
+        else if (!verifyClientSig(record, workspaceId, signingKey)) problem(`leaf ${index}: evidence ${terminalText(record.record_id)}: client_sig does not verify with the configured signing key`);
+      }
+      const earned = Math.min(Date.parse(String(record.occurred_at)), Date.parse(String(record.received_at)));
+      const controls = Array.isArray(record.mapped_controls) ? record.mapped_controls : [];
+      for (const control of controls) {
+        if (typeof control !== 'string') continue;
+        const previous = coverage.get(control);
+        if (previous === undefined || earned > previous) coverage.set(control, earned);
+      }
+    }
+    onProgress({ phase: 'records', done: checked, total: size });
+  }
+
+  // Attestations: the list, all time, a page at a time (each item the body GET by id returns).
+  for (let cursor: string | undefined, first = true; first || cursor !== undefined; first = false) {
+    const list = await api.listAttestations({ since: ALL_TIME, limit: ATTESTATION_PAGE, ...(cursor !== undefined ? { cursor } : {}) });
+    cursor = typeof list.next_cursor === 'string' ? list.next_cursor : undefined;
+    for (const item of Array.isArray(list.attestations) ? list.attestations : []) {
+      const record = item as unknown as Record<string, JsonValue>;
+      if (!isPlainObject(record) || typeof record.attestation_id !== 'string') {
+        problem('the attestation list returned an item that is not a stored attestation');
+        continue;
+      }
+      const id = record.attestation_id;
+      const index = leafOf('attestation', id, record);
+      if (index === undefined) continue;
+      attestations += 1;
+      // The trust tier must be what the witness signature supports, checked here again.
+      // `record` is the attestation as sent (and signed); `detail` says why a verified signature
+      // earned only `declared` (the workspace's key policy).
+      const attestation = record.record;
+      if (isPlainObject(attestation)) {
+        const signed = attestation.witness_sig !== undefined && attestation.witness_sig !== null;
+        const form = signed ? verifyWitness(attestation, workspaceId) : null;
+        if (signed && form === null) problem(`leaf ${index}: attestation ${terminalText(id)}: witness_sig does not verify with its verifying_key_hex`);
+        const unsupported = record.trust_tier === 'witnessed' ? form === null : form !== null && record.detail === 'ok';
+        if (unsupported) problem(`leaf ${index}: attestation ${terminalText(id)} is ${terminalText(String(record.trust_tier))}, which its signature does not support`);
+      } else problem(`leaf ${index}: attestation ${terminalText(id)} carries no attestation record`);
+    }
+    onProgress({ phase: 'records', done: checked, total: size });
+  }
+
+  // Every leaf's record returned?
+  for (let index = 0; index < size; index++) {
+    if (leaves.seen[index] === 0 && leaves.kinds[index] !== KIND_NONE) {
+      const kind = leaves.kinds[index] === KIND_ATTESTATION ? 'attestation' : 'evidence';
+      problem(`leaf ${index}: ${kind} ${terminalText(leaves.ids[index]!)} is logged but the service no longer returns it (deleted)`);
+    }
+  }
+  // Every record returned logged? One without a leaf in this tree was either written during the
+  // audit (the log holds a later leaf: proof/inclusion answers) or never logged (404).
+  let loggedAfter = 0;
+  for (const { kind, id } of unlogged) {
+    try {
+      await api.workspaceText('GET', `ledger/proof/inclusion?id=${encodeURIComponent(id)}`);
+      loggedAfter += 1;
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      problem(`${kind} ${terminalText(id)} is stored but the log holds no entry for it (stored without being logged)`);
+    }
+  }
+  if (unloggedUnlooked > 0) {
+    problem(`${unloggedUnlooked} more records are stored with no leaf in the log at size ${size} (not looked up one by one: stored without being logged, or written while the audit ran)`);
+  }
+
+  // 3. Posture and gates from the verified records, at the instant of the comparison.
   const brief = parseJsonLossless((await api.workspaceText('GET', 'grc/posture-brief')).body) as { overall_pct?: unknown; frameworks?: { framework: string; score_pct: unknown }[] };
   const byFramework = coverageByFramework(coverage, nowMs());
   const scores = scoresFrom(byFramework);
@@ -164,5 +330,15 @@ export async function auditLog(
     }
   }
   if (unlisted > 0) problems.push(`… and ${unlisted} more`);
-  return { origin, tree_size: size, root_hash: rootHash.toString('base64'), records: evidence + attestations, evidence, attestations, client_sig_unchecked: unchecked, problems };
+  return {
+    origin,
+    tree_size: size,
+    root_hash: rootHash.toString('base64'),
+    records: evidence + attestations,
+    evidence,
+    attestations,
+    client_sig_unchecked: unchecked,
+    logged_after_checkpoint: loggedAfter,
+    problems,
+  };
 }
