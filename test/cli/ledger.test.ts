@@ -535,4 +535,29 @@ describe('govctl ledger audit in bulk', () => {
     const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
     expect(JSON.parse(audit.stdout)).toMatchObject({ tree_size: 2, records: 2, logged_after_checkpoint: 1 });
   });
+
+  it('judges a payload by its exact text: a digit changed past double precision is named, the same value spaced differently is not (2)', async () => {
+    const service = await newService();
+    // findings past 2^53: JSON.parse reads 12345678901234567890 and …891 as the same number
+    const big = '12345678901234567890';
+    const written = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), {
+      body: JSON.stringify(evidenceRecord('vendor_risk')).replace('"findings":0', `"findings":${big}`),
+    });
+    expect(written.status, written.text).toBe(201);
+    const id = (written.json as { record_id: string }).record_id;
+    const other = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: evidenceRecord('model_drift_event') });
+    service.server.service.store.ledger.integrate();
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    expect((await govctl(service, ['ledger', 'audit', '--json'], env)).code).toBe(0);
+
+    tamper(service.dbPath, 'UPDATE evidence SET payload = replace(payload, ?, ?) WHERE record_id = ?', big, '12345678901234567891', id);
+    tamper(service.dbPath, "UPDATE evidence SET payload = replace(payload, ',', ' , ') WHERE record_id = ?", other.json.record_id);
+    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    const problems = JSON.parse(audit.stdout).problems as string[];
+    expect(problems).toContain(`leaf 0: evidence ${id} as returned is not what the log committed to (changed in storage)`);
+    // the other record, its payload spaced differently but the same JSON, still verifies (and counts)
+    expect(problems.filter((p) => p.includes(String(other.json.record_id)))).toEqual([]);
+    expect(JSON.parse(audit.stdout)).toMatchObject({ evidence: 1 });
+  });
 });
