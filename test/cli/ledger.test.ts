@@ -305,6 +305,28 @@ describe('the embedded store', () => {
     expect(proved.code, proved.stderr).toBe(0);
     expect(JSON.parse(proved.stdout)).toMatchObject({ id, leaf_index: 0, tree_size: 1, verified: true });
   });
+
+  it('audits the embedded store in bulk, with progress on a terminal and none when piped', async () => {
+    const home = tempDir();
+    const env = { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: 'local' };
+    const run = async (args: string[], extra: Record<string, string> = {}, tty = false) => {
+      const io = createMemoryIO({ stderrIsTTY: tty });
+      const code = await main(args, { io, env: { ...env, ...extra }, cwd: home });
+      return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
+    };
+    for (const system of ['a', 'b', 'c']) {
+      const added = await run(['evidence', 'add', 'change_event', '--system', system, '--json', '--type', 'deployment', '--by', 'ci@example.com', '--description', 'v2', '--environment', 'production']);
+      expect(added.code, added.stderr).toBe(0);
+    }
+    const key = (await run(['ledger', 'key'])).stdout.trim();
+    const piped = await run(['ledger', 'audit', '--json'], { GOVCTL_LEDGER_KEY: key });
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(JSON.parse(piped.stdout)).toMatchObject({ tree_size: 3, evidence: 3, problems: [] });
+    expect(piped.stderr).toBe('');
+    const terminal = await run(['ledger', 'audit'], { GOVCTL_LEDGER_KEY: key }, true);
+    expect(terminal.code, terminal.stderr).toBe(0);
+    expect(terminal.stderr).toMatch(/auditing 3 \| of 3 records checked/);
+  });
 });
 
 describe('the log key and witnesses in administration', () => {
