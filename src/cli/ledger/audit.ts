@@ -10,9 +10,9 @@
  * Every discrepancy is named; any exits 2. A forged coverage table, which no proof of a single
  * record can see, shows up here as a score the records do not support.
  *
- * Requests: one per entry bundle (256 leaves), one per export page (1000 records), one per
- * attestation list page (200), never one per record — except a lookup of each record the export
- * returns without a leaf in the audited tree (normally only those written during the audit).
+ * Requests: one per entry bundle (256 leaves), one per export page (250 records), one per
+ * attestation list page (200), never one per record — except a lookup of each record returned
+ * without a leaf in the audited tree (normally only those written during the audit).
  */
 import { terminalText } from '../terminal-text.js';
 import {
@@ -37,6 +37,7 @@ import { NotFoundError } from '../../client/errors.js';
 import type { EvidenceExportPage, ServiceApi } from '../../client/api.js';
 import { fetchCheckpoint, LedgerCheckError } from './checks.js';
 import type { Ed25519NoteVerifier } from '../../core/index.js';
+
 /**
  * Evidence records per export request (about 175 KB of text). Smaller than the export command's
  * pages: each page here is parsed, and measured over 100 000 records (bench/ledger-audit.mjs),
