@@ -109,8 +109,7 @@ const PLAIN_ENTRY = /^\{"id":"([\x20\x21\x23-\x5b\x5d-\x7e]*)","kind":"([a-z]+)"
 /** The members of an entry the audit uses. @throws LedgerFormatError (from parseLedgerEntry) for a malformed one */
 function entryOf(bytes: Buffer): { id: string; kind: string; sha256: string; workspace_id: string } {
   const plain = bytes.length < 1024 ? PLAIN_ENTRY.exec(bytes.toString('latin1')) : null;
-  // the id read afresh from the bytes: a capture would be a slice keeping the whole entry's text alive in the leaf map
-  if (plain !== null) return { id: bytes.toString('latin1', 7, 7 + plain[1]!.length), kind: plain[2]!, sha256: plain[3]!, workspace_id: plain[4]! };
+  if (plain !== null) return { id: plain[1]!, kind: plain[2]!, sha256: plain[3]!, workspace_id: plain[4]! };
   return parseLedgerEntry(bytes);
 }
 
