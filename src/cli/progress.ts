@@ -25,6 +25,8 @@ export interface ProgressOptions {
   fields?: Record<string, string | number>;
   /** draw only when this holds as well (e.g. stdout is not the same terminal) */
   when?: boolean;
+  /** what the value counts: bytes (shown in KiB/MiB, the default) or items (shown as a number) */
+  unit?: 'bytes' | 'items';
 }
 
 /** A progress bar on stderr, or a no-op when stderr is not a terminal. */
@@ -43,7 +45,7 @@ export async function startProgress(deps: Factory, options: ProgressOptions): Pr
     fps: 10,
     noTTYOutput: false,
   });
-  const size = (bytes: number) => (bytes >= 1 << 20 ? `${(bytes / (1 << 20)).toFixed(1)} MiB` : `${Math.round(bytes / 1024)} KiB`);
+  const size = options.unit === 'items' ? (items: number) => String(items) : (bytes: number) => (bytes >= 1 << 20 ? `${(bytes / (1 << 20)).toFixed(1)} MiB` : `${Math.round(bytes / 1024)} KiB`);
   bar.start(known ? options.total! : 1, 0, { size: size(0), ...options.fields });
   return {
     update(value, fields) {

@@ -305,6 +305,28 @@ describe('the embedded store', () => {
     expect(proved.code, proved.stderr).toBe(0);
     expect(JSON.parse(proved.stdout)).toMatchObject({ id, leaf_index: 0, tree_size: 1, verified: true });
   });
+
+  it('audits the embedded store in bulk, with progress on a terminal and none when piped', async () => {
+    const home = tempDir();
+    const env = { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: 'local' };
+    const run = async (args: string[], extra: Record<string, string> = {}, tty = false) => {
+      const io = createMemoryIO({ stderrIsTTY: tty });
+      const code = await main(args, { io, env: { ...env, ...extra }, cwd: home });
+      return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
+    };
+    for (const system of ['a', 'b', 'c']) {
+      const added = await run(['evidence', 'add', 'change_event', '--system', system, '--json', '--type', 'deployment', '--by', 'ci@example.com', '--description', 'v2', '--environment', 'production']);
+      expect(added.code, added.stderr).toBe(0);
+    }
+    const key = (await run(['ledger', 'key'])).stdout.trim();
+    const piped = await run(['ledger', 'audit', '--json'], { GOVCTL_LEDGER_KEY: key });
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(JSON.parse(piped.stdout)).toMatchObject({ tree_size: 3, evidence: 3, problems: [] });
+    expect(piped.stderr).toBe('');
+    const terminal = await run(['ledger', 'audit'], { GOVCTL_LEDGER_KEY: key }, true);
+    expect(terminal.code, terminal.stderr).toBe(0);
+    expect(terminal.stderr).toMatch(/auditing 3 \| of 3 records checked/);
+  });
 });
 
 describe('the log key and witnesses in administration', () => {
@@ -469,5 +491,95 @@ describe('govctl ledger audit and the signatures inside records', () => {
     const checked = await govctl(service, ['ledger', 'audit', '--json'], { ...env, SERVICE_SIGNING_KEY: '88'.repeat(32) });
     expect(checked.code).toBe(2);
     expect(JSON.parse(checked.stdout).problems).toEqual([`leaf 1: evidence ${bad.json.record_id}: client_sig does not verify with the configured signing key`]);
+  });
+});
+
+/** A pass-through proxy on 127.0.0.1 that records the path of every request it forwards. */
+async function countingProxy(target: string): Promise<{ url: string; paths: string[]; close: () => Promise<void> }> {
+  const { createServer, request } = await import('node:http');
+  const paths: string[] = [];
+  const proxy = createServer((req, res) => {
+    paths.push(`${req.method} ${req.url}`);
+    const upstream = request(new URL(req.url!, target), { method: req.method, headers: req.headers }, (reply) => {
+      res.writeHead(reply.statusCode!, reply.headers);
+      reply.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+  const { port } = proxy.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, paths, close: () => new Promise((done) => proxy.close(() => done())) };
+}
+
+describe('govctl ledger audit in bulk', () => {
+  it('reads records a page at a time, not one request each, and names a record stored without a leaf (2)', async () => {
+    const service = await newService();
+    const records = Array.from({ length: 300 }, () => evidenceRecord('change_event', { identity: 'alice@example.com' }));
+    const batch = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence/batch'), { body: { records } });
+    expect(batch.status, batch.text).toBeLessThan(300);
+    await write(service, 2, 'attestation');
+    // executed long before any lookback window, at the earliest zone offset: still audited
+    const old = await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), { body: attestation({ executed_at: '0001-01-01T00:00:00+14:00' }) });
+    expect(old.status, old.text).toBe(201);
+    service.server.service.store.ledger.integrate();
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const proxy = await countingProxy(service.url);
+    try {
+      const clean = await govctl({ url: proxy.url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+      expect(clean.code, clean.stderr).toBe(0);
+      expect(JSON.parse(clean.stdout)).toMatchObject({ tree_size: 303, records: 303, evidence: 300, attestations: 3, problems: [] });
+      // checkpoint, two entry bundles (256 + 47 leaves), one export page, one attestation page,
+      // posture brief, gates — and whatever resolves the workspace — never a GET per record
+      expect(proxy.paths.filter((p) => /grc\/evidence\/rec_|attestations\/att_/.test(p))).toEqual([]);
+      expect(proxy.paths.length).toBeLessThanOrEqual(10);
+
+      // A record put into storage behind the log's back: a copy of a stored one under a new id.
+      const db = new Database(service.dbPath);
+      const columns = (db.prepare('PRAGMA table_info(evidence)').all() as { name: string }[]).map((c) => c.name).filter((c) => c !== 'seq' && c !== 'record_id');
+      const unlogged = 'rec_01900000-0000-7000-8000-000000000001';
+      db.prepare(`INSERT INTO evidence (record_id, ${columns.join(', ')}) SELECT ?, ${columns.join(', ')} FROM evidence ORDER BY seq LIMIT 1`).run(unlogged);
+      db.close();
+      const smuggled = await govctl({ url: proxy.url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+      expect(smuggled.code).toBe(2);
+      expect(JSON.parse(smuggled.stdout).problems).toEqual([`evidence ${unlogged} is stored but the log holds no entry for it (stored without being logged)`]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('does not count a record written after the audited checkpoint as unlogged', async () => {
+    const service = await newService();
+    await write(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    // Written (and given its leaf index) but not yet integrated: the checkpoint does not cover it.
+    await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: evidenceRecord('change_event') });
+    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(JSON.parse(audit.stdout)).toMatchObject({ tree_size: 2, records: 2, logged_after_checkpoint: 1 });
+  });
+
+  it('judges a payload by its exact text: a digit changed past double precision is named, the same value spaced differently is not (2)', async () => {
+    const service = await newService();
+    // findings past 2^53: JSON.parse reads 12345678901234567890 and …891 as the same number
+    const big = '12345678901234567890';
+    const written = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), {
+      body: JSON.stringify(evidenceRecord('vendor_risk')).replace('"findings":0', `"findings":${big}`),
+    });
+    expect(written.status, written.text).toBe(201);
+    const id = (written.json as { record_id: string }).record_id;
+    const other = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: evidenceRecord('model_drift_event') });
+    service.server.service.store.ledger.integrate();
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    expect((await govctl(service, ['ledger', 'audit', '--json'], env)).code).toBe(0);
+
+    tamper(service.dbPath, 'UPDATE evidence SET payload = replace(payload, ?, ?) WHERE record_id = ?', big, '12345678901234567891', id);
+    tamper(service.dbPath, "UPDATE evidence SET payload = replace(payload, ',', ' , ') WHERE record_id = ?", other.json.record_id);
+    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    const problems = JSON.parse(audit.stdout).problems as string[];
+    expect(problems).toContain(`leaf 0: evidence ${id} as returned is not what the log committed to (changed in storage)`);
+    // the other record, its payload spaced differently but the same JSON, still verifies (and counts)
+    expect(problems.filter((p) => p.includes(String(other.json.record_id)))).toEqual([]);
+    expect(JSON.parse(audit.stdout)).toMatchObject({ evidence: 1 });
   });
 });

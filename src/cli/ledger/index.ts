@@ -17,6 +17,7 @@ import type { Factory } from '../factory.js';
 import { printFields, printJson } from '../render.js';
 import { displayPath } from '../settings.js';
 import { auditLog } from './audit.js';
+import { startProgress } from '../progress.js';
 import {
   checkConsistency,
   checkpointSummary,
@@ -76,16 +77,16 @@ export function createLedgerCommand(factory: Factory): Command {
 async function runAudit(factory: Factory): Promise<void> {
   const log = await pinnedLogKey(factory);
   const api = await factory.api();
-  const tty = factory.io.stderr.isTTY === true;
-  let shown = 0;
-  const report = await auditLog(api, log, await factory.workspaceId(), () => factory.clock().getTime(), await factory.signingKey(), (done, total) => {
-    // progress on a terminal only, at most every 1 000 records
-    if (tty && (done - shown >= 1000 || done === total)) {
-      shown = done;
-      void factory.io.stderr.write(`\rgovctl: audited ${done} of ${total} leaves`);
-      if (done === total) void factory.io.stderr.write('\n');
-    }
-  });
+  // Progress on a terminal only: first the log's leaves, then the records checked against them.
+  const progress = await startProgress(factory, { label: 'auditing', total: undefined, unit: 'items', detail: '{phase}', fields: { phase: 'reading the log' } });
+  let report;
+  try {
+    report = await auditLog(api, log, await factory.workspaceId(), () => factory.clock().getTime(), await factory.signingKey(), ({ phase, done, total }) => {
+      progress.update(done, { phase: phase === 'log' ? `of ${total} leaves read` : `of ${total} records checked` });
+    });
+  } finally {
+    progress.stop();
+  }
   if (factory.globals.json === true) await printJson(factory.io.stdout, { ...report, verified: report.problems.length === 0 });
   else {
     await printFields(factory.io.stdout, [
@@ -94,6 +95,7 @@ async function runAudit(factory: Factory): Promise<void> {
       ['root_hash', report.root_hash],
       ['records', `${report.records} (${report.evidence} evidence, ${report.attestations} attestations)`],
       ['client_sig_unchecked', report.client_sig_unchecked === 0 ? 0 : `${report.client_sig_unchecked} (configure the signing key to check them)`],
+      ['logged_after_checkpoint', report.logged_after_checkpoint],
       ['problems', report.problems.length === 0 ? 'none' : String(report.problems.length)],
     ]);
     for (const problem of report.problems) await factory.io.stdout.write(`problem\t${terminalText(problem)}\n`);
