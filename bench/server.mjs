@@ -195,6 +195,7 @@ async function compare(label, shape) {
         }
         result = await runLoad({ ...target, bodies: shape.bodies, firstBody: once ? serviceNext : 0, connections, durationS: sliceS, maxRequests: cap, serverPid: target.pid });
         if (once) serviceNext += result.bodiesSent;
+        if (!isNoisy(result) || attempt >= retries) break;
         await quiet();
       }
       slices[name].push(result);
