@@ -7,32 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import type { AttestationRecord } from '../../src/core/attestations.js';
 import { AttestationError } from '../../src/client/errors.js';
-import { BatchBuffer, type FlushReport, type FlushTimer } from '../../src/client/batch-buffer.js';
-
-/** A flush timer the test fires by hand. */
-function manualTimer() {
-  const waits: { ms: number; fn: () => void; live: boolean }[] = [];
-  const timer: FlushTimer = {
-    later(fn, ms) {
-      const wait = { ms, fn, live: true };
-      waits.push(wait);
-      return () => {
-        wait.live = false;
-      };
-    },
-  };
-  return {
-    timer,
-    waiting: () => waits.filter((wait) => wait.live).map((wait) => wait.ms),
-    fire() {
-      for (const wait of waits.splice(0)) {
-        if (!wait.live) continue;
-        wait.live = false;
-        wait.fn();
-      }
-    },
-  };
-}
+import { BatchBuffer, type FlushReport } from '../../src/client/batch-buffer.js';
+import { manualTimer } from '../helpers/manual-timer.js';
 
 const record = (n: number) => ({ tool_name: `tool-${n}` }) as unknown as AttestationRecord;
 

@@ -10,9 +10,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { newId, newRequestId, uuidv7, uuidv7After } from '../../src/server/ids.js';
 import { openDatabase, type Db } from '../../src/server/store/database.js';
 import { openStore, type AttestationRow, type EvidenceRow, type Store } from '../../src/server/store/index.js';
-import { GroupCommitWriter, MAX_WAIT_MS, type GroupTimer } from '../../src/server/store/writer.js';
+import { GroupCommitWriter, MAX_WAIT_MS } from '../../src/server/store/writer.js';
 import { startTestServer } from '../helpers/server.js';
 import { call, countRows, evidenceRecord, storedEvidenceRow, wsPath } from '../helpers/service-requests.js';
+import { manualTimer } from '../helpers/manual-timer.js';
 
 const open: (Db | Store)[] = [];
 afterEach(async () => {
@@ -182,33 +183,6 @@ describe('ids from the random pool', () => {
     }
   });
 });
-
-/** A group timer the test fires by hand: the writer's wait for company ends when the test says. */
-function manualTimer() {
-  const waits: { ms: number; fn: () => void; live: boolean }[] = [];
-  const timer: GroupTimer = {
-    later(fn, ms) {
-      const wait = { ms, fn, live: true };
-      waits.push(wait);
-      return () => {
-        wait.live = false;
-      };
-    },
-  };
-  return {
-    timer,
-    /** the waits scheduled and not cancelled, by length */
-    waiting: () => waits.filter((wait) => wait.live).map((wait) => wait.ms),
-    /** ends every wait now */
-    fire() {
-      for (const wait of waits.splice(0)) {
-        if (!wait.live) continue;
-        wait.live = false;
-        wait.fn();
-      }
-    },
-  };
-}
 
 /** Lets `n` turns of the event loop pass (a group commits on the turn after it is armed). */
 async function turns(n = 3): Promise<void> {
