@@ -81,16 +81,7 @@ export class FixedWindowLimiter {
 
   /** Counts one request for `key` at `nowMs`. */
   hit(key: string, nowMs: number): LimitState {
-    let window = this.#windows.get(key);
-    if (window === undefined) {
-      if (this.#windows.size >= PRUNE_AT) this.#prune(nowMs);
-      window = { startMs: nowMs, count: 0, records: 0 };
-      this.#windows.set(key, window);
-    } else if (window.startMs + this.windowMs <= nowMs) {
-      window.startMs = nowMs;
-      window.count = 0;
-      window.records = 0;
-    }
+    const window = this.#windowAt(key, nowMs);
     window.count += 1;
     const count = window.count;
     return {
@@ -106,20 +97,27 @@ export class FixedWindowLimiter {
    * that splits its batch can still spend what is left.
    */
   chargeRecords(key: string, n: number, maxRecords: number, nowMs: number): LimitState {
-    let window = this.#windows.get(key);
-    if (window === undefined) {
-      window = { startMs: nowMs, count: 0, records: 0 };
-      this.#windows.set(key, window);
-    } else if (window.startMs + this.windowMs <= nowMs) {
-      // the window of the request that carries these records has just ended: they start the next
-      window.startMs = nowMs;
-      window.count = 0;
-      window.records = 0;
-    }
+    // When the window of the request that carries these records has just ended, they start the next.
+    const window = this.#windowAt(key, nowMs);
     const resetSeconds = Math.ceil((this.windowMs - (nowMs - window.startMs)) / 1000);
     if (window.records + n > maxRecords) return { exceeded: true, remaining: Math.max(0, maxRecords - window.records), resetSeconds };
     window.records += n;
     return { exceeded: false, remaining: maxRecords - window.records, resetSeconds };
+  }
+
+  /** `key`'s window at `nowMs`: its current one, or a new one when it has none or its last has ended. */
+  #windowAt(key: string, nowMs: number): Window {
+    let window = this.#windows.get(key);
+    if (window === undefined) {
+      if (this.#windows.size >= PRUNE_AT) this.#prune(nowMs);
+      window = { startMs: nowMs, count: 0, records: 0 };
+      this.#windows.set(key, window);
+    } else if (window.startMs + this.windowMs <= nowMs) {
+      window.startMs = nowMs;
+      window.count = 0;
+      window.records = 0;
+    }
+    return window;
   }
 
   #prune(nowMs: number): void {
