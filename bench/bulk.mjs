@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { runChild } from './lib/harness.mjs';
+import { timedRun } from './lib/timed-run.mjs';
 import { modelEvaluation, riskAssessment } from './lib/records.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,31 +52,9 @@ function report(name, value, unit, ratio, target, pass, extra = '') {
 }
 const note = (text) => console.log(`  ${text}`);
 
-/** Runs govctl to completion under /usr/bin/time; wall seconds, exit code and peak RSS (bytes). */
+/** Runs govctl to completion under /usr/bin/time (lib/timed-run.mjs). */
 function govctl(args, { env = {}, stdout = 'ignore' } = {}) {
-  return new Promise((resolvePromise, reject) => {
-    const timeFile = join(runDir, `time-${Date.now()}-${Math.random().toString(36).slice(2)}.txt`);
-    const started = process.hrtime.bigint();
-    const child = spawn('/usr/bin/time', ['-f', '%M', '-o', timeFile, process.execPath, BIN, ...args], {
-      cwd: runDir,
-      env: { PATH: process.env.PATH, HOME: runDir, XDG_CONFIG_HOME: join(runDir, 'config'), ...env },
-      // stdout: 'ignore', or a file descriptor (as `govctl … > file` would have it)
-      stdio: ['ignore', stdout, 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), STEP_TIMEOUT_MS);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      let peakRss = NaN;
-      try {
-        peakRss = Number(readFileSync(timeFile, 'utf8').trim().split('\n').pop()) * 1024;
-      } catch {}
-      resolvePromise({ code, seconds, peakRss, stderr });
-    });
-  });
+  return timedRun({ bin: BIN, args, dir: runDir, env, stdout, timeoutMs: STEP_TIMEOUT_MS });
 }
 
 /** `govctl serve` on a free port with its default limits; resolves once it listens. */

@@ -17,12 +17,12 @@
  * figures: the requests the audit made (lines of the service's request log), the service's peak RSS.
  * Bounded: every step has a timeout; talks to 127.0.0.1 only; stops what it starts.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DIST, LIB_DIR, SERVER_CPU, Report, memoryOf, parseOptions, pinLoadGenerator, positiveNumber, progress, requireBuild, runChild, runDirectory, snapshotCode } from './lib/harness.mjs';
 import { signedAttestations } from './lib/records.mjs';
 import { startServe } from './lib/serve.mjs';
+import { timedRun } from './lib/timed-run.mjs';
 
 const USAGE = `node bench/ledger-audit.mjs [--records N] [--attestations A] [--quick] [--data-dir DIR] [--no-pin] [--keep]
   --records N       records in the log (default 100 000, quick 20 000)
@@ -51,30 +51,9 @@ const serveLog = join(run.dir, 'serve.log');
 /** Lines of the service's log so far (one JSON line per request after the listening line). */
 const logLines = () => readFileSync(serveLog, 'utf8').split('\n').filter((line) => line.startsWith('{')).length;
 
-/** Runs govctl to completion under /usr/bin/time: wall seconds, exit code, stdout, peak RSS (bytes). */
+/** Runs govctl to completion under /usr/bin/time (lib/timed-run.mjs), its stdout kept. */
 function timedGovctl(args, env) {
-  return new Promise((resolvePromise, reject) => {
-    const timeFile = join(run.dir, 'audit.time');
-    const started = process.hrtime.bigint();
-    const child = spawn('/usr/bin/time', ['-f', '%M', '-o', timeFile, process.execPath, DIST.bin, ...args], {
-      cwd: run.dir,
-      // Only what the audit needs: no inherited SERVICE_* or GOVCTL_* setting changes what it does.
-      env: { PATH: process.env.PATH, HOME: run.dir, XDG_CONFIG_HOME: join(run.dir, 'config'), LANG: 'C.UTF-8', NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), STEP_TIMEOUT_MS);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const peakRss = Number(readFileSync(timeFile, 'utf8').trim().split('\n').pop()) * 1024;
-      resolvePromise({ code, seconds, peakRss, stdout, stderr });
-    });
-  });
+  return timedRun({ bin: DIST.bin, args, dir: run.dir, env, stdout: 'pipe', timeoutMs: STEP_TIMEOUT_MS });
 }
 
 async function request(service, method, rest, body) {
