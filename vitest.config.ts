@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Build the bundle once, before any test file runs: end-to-end tests spawn bin/govctl.js.
-    globalSetup: ['test/global-setup.ts'],
+    // Then start the run's throw-away PostgreSQL cluster, one for every file (test/postgres-setup.ts).
+    globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
     // end-to-end tests spawn processes and servers; two cores on CI
     testTimeout: 30_000,
     hookTimeout: 60_000,
