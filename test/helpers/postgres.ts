@@ -62,3 +62,52 @@ export async function withClient<T>(url: string, fn: (client: pg.Client) => Prom
     await client.end();
   }
 }
+
+/** Options of a PostgreSQL store opened by {@link openTestStore}. */
+export type TestStoreOptions = import('../../src/server/store/postgres/index.js').PostgresStoreOptions;
+
+/**
+ * A PostgreSQL store on a fresh database (or on `url`, a second replica of the same database).
+ * Closed by the caller.
+ */
+export async function openTestStore(label: string, options: TestStoreOptions = {}, url?: string) {
+  const { openPostgresStore } = await import('../../src/server/store/postgres/index.js');
+  const target = url ?? (await freshDatabase(label));
+  const store = await openPostgresStore(target, options);
+  return { store, url: target };
+}
+
+/** An evidence write as the routes build it (controls and time chosen by the test). */
+export function evidenceWrite(
+  workspaceId: string,
+  n: number,
+  overrides: Partial<import('../../src/server/store/rows.js').EvidenceRow> = {},
+  extra: { controls?: string[]; riskTier?: string; claim?: { key: string; hash: string } } = {},
+): import('../../src/server/store/store.js').EvidenceWrite {
+  const occurredMs = Date.UTC(2026, 0, 1) + n * 1000;
+  const controls = extra.controls ?? ['EU-AI-ACT-ART-12'];
+  return {
+    row: {
+      record_id: `rec_test-${String(n).padStart(6, '0')}-${randomBytes(4).toString('hex')}`,
+      workspace_id: workspaceId,
+      record_type: 'ai_model_inventory',
+      system_name: `system-${n % 3}`,
+      identity: null,
+      resource: null,
+      environment: null,
+      occurred_at: new Date(occurredMs).toISOString(),
+      occurred_ms: occurredMs,
+      payload: `{"n":${n}}`,
+      client_sig: null,
+      client_sig_algo: null,
+      source: 'test',
+      mapped_controls: JSON.stringify(controls),
+      received_at: new Date(occurredMs + 500).toISOString(),
+      received_ms: occurredMs + 500,
+      ...overrides,
+    },
+    controls,
+    ...(extra.riskTier !== undefined ? { riskTier: extra.riskTier } : {}),
+    ...(extra.claim !== undefined ? { claim: extra.claim } : {}),
+  };
+}

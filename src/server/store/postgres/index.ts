@@ -1,0 +1,314 @@
+/**
+ * The PostgreSQL backend of the store interface (../store.ts): stateless replicas of `govctl
+ * serve` on one database. Everything that must hold across replicas is decided by the database:
+ *
+ * - budgets: one row per workspace, counted by an upsert per request (budget.ts);
+ * - API keys: read on every request, so a revocation applies at once everywhere (identity.ts);
+ * - idempotency keys and a workspace's log indexes: written under the workspace's log-head row
+ *   lock, taken by each group commit (writer.ts), the primary keys as the backstop;
+ * - the log's integration: one replica at a time, under a lease row (lease.ts, ledger.ts).
+ *
+ * Writes are grouped per replica (writer.ts) and acknowledged after COMMIT with
+ * `synchronous_commit` on (set for each group's transaction, whatever the server's default).
+ */
+import type pg from 'pg';
+import { newId, uuidv7After } from '../../ids.js';
+import { UnknownWorkspaceError } from '../evidence.js';
+import { IDEMPOTENCY_RETENTION_MS } from '../idempotency.js';
+import { attestationResult, countsFromMs, evidenceResult } from '../index.js';
+import type { AttestationRow, IdempotencyClaim, IdempotencyHit } from '../rows.js';
+import type { EvidenceWrite, Store, Stored } from '../store.js';
+import { PgBudgetStore } from './budget.js';
+import { lastEarned, writeDerived, type DerivedEvent } from './derived.js';
+import { PgIdentityStore } from './identity.js';
+import { PgLedgerStore, type PgLedgerOptions } from './ledger.js';
+import { migrate } from './migrations.js';
+import { createPool } from './pool.js';
+import { PgAttestationReads, PgEvidenceReads } from './records.js';
+import { PgGatePolicyStore, PgSigningKeyStore, PgSystemReads } from './settings.js';
+import { WorkspaceKeys } from './workspace-keys.js';
+import { Group, PgGroupCommitWriter } from './writer.js';
+
+export interface PostgresStoreOptions {
+  /** the transparency log's key, origin prefix, clock and lease length */
+  ledger?: PgLedgerOptions;
+  /** connections this replica opens at most (default 10) */
+  poolSize?: number;
+  /** the budget window (default RATE_LIMIT_WINDOW_MS) */
+  budgetWindowMs?: number;
+}
+
+const INSERT_EVIDENCE = `INSERT INTO evidence (record_id, workspace_id, ws_key, record_type, system_name, identity, resource, environment,
+    occurred_at, occurred_ms, payload, client_sig, client_sig_algo, source, mapped_controls, received_at, received_ms)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+    $9::text[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bigint[])`;
+
+/** An expired key not yet pruned is taken over by the new write ($6: the retention cut-off). */
+const REMEMBER_KEYS = `INSERT INTO idempotency_keys AS k (workspace_id, idem_key, content_hash, result, created_ms)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
+  ON CONFLICT (workspace_id, idem_key) DO UPDATE SET content_hash = excluded.content_hash, result = excluded.result, created_ms = excluded.created_ms
+    WHERE k.created_ms < excluded.created_ms - ${IDEMPOTENCY_RETENTION_MS}`;
+
+/** Expired keys are deleted at most this often, by the group that comes next. */
+const PRUNE_EVERY_MS = 60_000;
+const PRUNE_BATCH = 10_000;
+
+export class PostgresStore implements Store {
+  readonly backend = 'postgres';
+  readonly keys: WorkspaceKeys;
+  readonly identity: PgIdentityStore;
+  readonly budget: PgBudgetStore;
+  readonly evidence: PgEvidenceReads;
+  readonly attestations: PgAttestationReads;
+  readonly systems: PgSystemReads;
+  readonly gatePolicy: PgGatePolicyStore;
+  readonly signingKeys: PgSigningKeyStore;
+  readonly ledger: PgLedgerStore;
+  readonly writer: PgGroupCommitWriter;
+  #lastPruneMs = 0;
+
+  constructor(
+    readonly pool: pg.Pool,
+    options: PostgresStoreOptions = {},
+  ) {
+    this.keys = new WorkspaceKeys(pool);
+    this.identity = new PgIdentityStore(pool);
+    this.budget = new PgBudgetStore(pool, options.budgetWindowMs);
+    this.evidence = new PgEvidenceReads(pool, this.keys);
+    this.attestations = new PgAttestationReads(pool);
+    this.systems = new PgSystemReads(pool);
+    this.gatePolicy = new PgGatePolicyStore(pool);
+    this.signingKeys = new PgSigningKeyStore(pool);
+    this.ledger = new PgLedgerStore(pool, this.keys, options.ledger);
+    this.writer = new PgGroupCommitWriter(pool, {
+      end: async (group) => {
+        await writeDerived(group.client, group.derived as DerivedEvent[]);
+        await this.ledger.advanceHeads(group);
+        await this.#prune(group);
+      },
+    });
+  }
+
+  newId(prefix: 'rec' | 'att'): string {
+    return newId(prefix);
+  }
+
+  async lastEarned(workspaceId: string): Promise<Map<string, number>> {
+    return lastEarned(this.pool, workspaceId);
+  }
+
+  // ---- idempotency ----------------------------------------------------------------------------
+
+  async findIdempotent(workspaceId: string, claim: IdempotencyClaim, nowMs: number): Promise<IdempotencyHit | null> {
+    return this.#findKey(this.pool, workspaceId, claim, nowMs);
+  }
+
+  async #findKey(on: Pick<pg.ClientBase, 'query'>, workspaceId: string, claim: IdempotencyClaim, nowMs: number): Promise<IdempotencyHit | null> {
+    const { rows } = await on.query<{ content_hash: string; result: string }>({
+      name: 'govctl_idempotency_find',
+      text: 'SELECT content_hash, result FROM idempotency_keys WHERE workspace_id = $1 AND idem_key = $2 AND created_ms >= $3',
+      values: [workspaceId, claim.key, nowMs - IDEMPOTENCY_RETENTION_MS],
+    });
+    const row = rows[0];
+    if (row === undefined) return null;
+    if (row.content_hash !== claim.hash) return { kind: 'conflict' };
+    return { kind: 'replay', result: JSON.parse(row.result) as Record<string, unknown> };
+  }
+
+  /**
+   * The key's hit inside a group: a write earlier in the same group first, then the table (read
+   * under the workspace's head lock, so no other replica can be storing the same key meanwhile).
+   */
+  async #findInGroup(group: Group, workspaceId: string, claim: IdempotencyClaim, nowMs: number): Promise<IdempotencyHit | null> {
+    const earlier = group.memo.get(`idem\u0000${workspaceId}\u0000${claim.key}`) as { hash: string; result: Record<string, unknown> } | undefined;
+    if (earlier !== undefined) return earlier.hash === claim.hash ? { kind: 'replay', result: earlier.result } : { kind: 'conflict' };
+    return this.#findKey(group.client, workspaceId, claim, nowMs);
+  }
+
+  #remember(group: Group, workspaceId: string, claim: IdempotencyClaim, result: Record<string, unknown>, nowMs: number): void {
+    group.memo.set(`idem\u0000${workspaceId}\u0000${claim.key}`, { hash: claim.hash, result });
+    group.add('idempotency_keys', REMEMBER_KEYS, [workspaceId, claim.key, claim.hash, JSON.stringify(result), nowMs]);
+  }
+
+  async #prune(group: Group): Promise<void> {
+    const nowMs = Date.now();
+    if (nowMs - this.#lastPruneMs < PRUNE_EVERY_MS) return;
+    this.#lastPruneMs = nowMs;
+    await group.client.query('DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE created_ms < $1 LIMIT $2)', [
+      nowMs - IDEMPOTENCY_RETENTION_MS,
+      PRUNE_BATCH,
+    ]);
+  }
+
+  // ---- writes ---------------------------------------------------------------------------------
+
+  async #wsKey(workspaceId: string): Promise<number> {
+    const key = await this.keys.get(workspaceId);
+    if (key === undefined) throw new UnknownWorkspaceError(`workspace ${workspaceId} has no key: it was not provisioned`);
+    return key;
+  }
+
+  async recordEvidence(write: EvidenceWrite): Promise<Stored> {
+    const wsKey = await this.#wsKey(write.row.workspace_id);
+    return this.writer.write([wsKey], (group) => this.#insertEvidence(group, wsKey, write));
+  }
+
+  async recordEvidenceBatch(writes: readonly EvidenceWrite[]): Promise<Stored[]> {
+    const keys = new Map<string, number>();
+    for (const { row } of writes) if (!keys.has(row.workspace_id)) keys.set(row.workspace_id, await this.#wsKey(row.workspace_id));
+    return this.writer.write([...keys.values()], async (group) => {
+      const outcomes: Stored[] = [];
+      for (const write of writes) outcomes.push(await this.#insertEvidence(group, keys.get(write.row.workspace_id)!, write));
+      return outcomes;
+    });
+  }
+
+  async #insertEvidence(group: Group, wsKey: number, write: EvidenceWrite): Promise<Stored> {
+    const { row, claim } = write;
+    if (claim !== undefined) {
+      const hit = await this.#findInGroup(group, row.workspace_id, claim, row.received_ms);
+      if (hit !== null) return { hit };
+    }
+    group.add('evidence', INSERT_EVIDENCE, [
+      row.record_id,
+      row.workspace_id,
+      wsKey,
+      row.record_type,
+      row.system_name,
+      row.identity,
+      row.resource,
+      row.environment,
+      row.occurred_at,
+      row.occurred_ms,
+      row.payload,
+      row.client_sig,
+      row.client_sig_algo,
+      row.source,
+      row.mapped_controls,
+      row.received_at,
+      row.received_ms,
+    ]);
+    const leafIndex = this.ledger.appendEvidence(group, wsKey, row);
+    if (claim !== undefined) this.#remember(group, row.workspace_id, claim, evidenceResult(row, write.controls, leafIndex), row.received_ms);
+    const earnedMs = countsFromMs(row.occurred_ms, row.received_ms);
+    group.derived.push(
+      {
+        system: {
+          workspaceId: row.workspace_id,
+          name: row.system_name,
+          evidenceMs: earnedMs,
+          ...(write.riskTier !== undefined ? { risk: { tier: write.riskTier, atMs: row.occurred_ms } } : {}),
+          record: { type: row.record_type, controls: write.controls },
+        },
+      } satisfies DerivedEvent,
+      { coverage: { workspaceId: row.workspace_id, controls: write.controls, earnedMs } } satisfies DerivedEvent,
+    );
+    return { hit: null, leafIndex };
+  }
+
+  async recordAttestations(rows: readonly AttestationRow[], claims: readonly (IdempotencyClaim | undefined)[] = []): Promise<(Stored | null)[]> {
+    const keys = new Map<string, number>();
+    for (const row of rows) if (!keys.has(row.workspace_id)) keys.set(row.workspace_id, await this.#wsKey(row.workspace_id));
+    return this.writer.write([...keys.values()], async (group) => {
+      // Keys first (a row whose key is used stores nothing), then one insert of the rest in
+      // order: a signature stored already, or twice in the list, is stored once (the first).
+      const outcomes: (Stored | null | undefined)[] = [];
+      const toStore: number[] = [];
+      for (const [i, row] of rows.entries()) {
+        const claim = claims[i];
+        const hit = claim === undefined ? null : await this.#findInGroup(group, row.workspace_id, claim, row.received_ms);
+        if (hit !== null) outcomes[i] = { hit };
+        else toStore.push(i);
+      }
+      const stored = new Set<string>();
+      if (toStore.length > 0) {
+        const columns = ATTESTATION_INSERT_COLUMNS.map((column) => toStore.map((i) => rows[i]![column]));
+        const result = await group.client.query<{ attestation_id: string }>(INSERT_ATTESTATIONS, columns);
+        for (const { attestation_id: id } of result.rows) stored.add(id);
+      }
+      for (const i of toStore) {
+        const row = rows[i]!;
+        if (!stored.has(row.attestation_id)) {
+          outcomes[i] = null;
+          continue;
+        }
+        const leafIndex = this.ledger.appendAttestation(group, keys.get(row.workspace_id)!, row);
+        const claim = claims[i];
+        if (claim !== undefined) this.#remember(group, row.workspace_id, claim, attestationResult(row, leafIndex), row.received_ms);
+        const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
+        group.derived.push({ system: { workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom } } satisfies DerivedEvent);
+        outcomes[i] = { hit: null, leafIndex };
+      }
+      return outcomes as (Stored | null)[];
+    });
+  }
+
+  async ready(): Promise<boolean> {
+    try {
+      await this.pool.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.writer.close();
+    await this.ledger.close();
+    await this.pool.end();
+  }
+}
+
+const ATTESTATION_INSERT_COLUMNS = [
+  'attestation_id',
+  'workspace_id',
+  'system_name',
+  'agent_name',
+  'tool_name',
+  'input_hash',
+  'output_hash',
+  'executed_at',
+  'executed_ms',
+  'record',
+  'witness_form',
+  'witness_sig',
+  'signed_ms',
+  'key_fingerprint',
+  'trust_tier',
+  'tier_reason',
+  'source',
+  'received_at',
+  'received_ms',
+] as const satisfies readonly (keyof AttestationRow)[];
+
+const ATTESTATION_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'bigint', 'text', 'text', 'bytea', 'bigint', 'text', 'text', 'text', 'text', 'text', 'bigint'];
+
+/** Inserted in the list's order (ORDER BY ordinality); a signature stored already inserts nothing. */
+const INSERT_ATTESTATIONS = `INSERT INTO attestations (${ATTESTATION_INSERT_COLUMNS.join(', ')})
+  SELECT ${ATTESTATION_INSERT_COLUMNS.join(', ')} FROM unnest(${ATTESTATION_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})
+    WITH ORDINALITY AS a (${ATTESTATION_INSERT_COLUMNS.join(', ')}, ord) ORDER BY ord
+  ON CONFLICT (signed_ms, witness_sig) WHERE witness_sig IS NOT NULL DO NOTHING
+  RETURNING attestation_id`;
+
+/**
+ * Opens the store on `url` (postgres://…), migrating the database first (safe when several
+ * replicas start at once: migrations.ts).
+ */
+export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+  const pool = createPool(url, { max: options.poolSize ?? 10 });
+  try {
+    const client = await pool.connect();
+    try {
+      await migrate(client);
+      // New record ids sort after the last stored one (ids.ts): the list's tie order follows it.
+      const { rows } = await client.query<{ record_id: string }>('SELECT record_id FROM evidence ORDER BY seq DESC LIMIT 1');
+      if (rows[0]) uuidv7After(rows[0].record_id);
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  return new PostgresStore(pool, options);
+}

@@ -1,0 +1,300 @@
+/**
+ * The PostgreSQL backend's schema, as versioned migrations (schema.sql beside this file shows the
+ * result; a test checks that migrating an empty database yields exactly it). The same tables as
+ * the SQLite schema, in PostgreSQL's types: bigint for epoch milliseconds and positions, bytea for
+ * hashes and signatures, text for canonical JSON (never jsonb: a record's bytes stay exactly as
+ * stored, its signature and its log entry cover them). Append a migration to change the schema;
+ * never edit one that has shipped.
+ *
+ * Several replicas may start at once on one database: {@link migrate} runs every pending migration
+ * in one transaction under a transaction-level advisory lock (released at COMMIT, so it is safe
+ * behind a transaction-mode pooler), and reads the applied version again once it holds the lock.
+ */
+import type pg from 'pg';
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema (the SQLite schema as of its version 8, plus what replicas share)',
+    sql: `
+      CREATE TABLE orgs (
+        org_id     text PRIMARY KEY,
+        name       text NOT NULL,
+        created_ms bigint NOT NULL
+      );
+
+      CREATE TABLE workspaces (
+        workspace_id text PRIMARY KEY,
+        org_id       text NOT NULL REFERENCES orgs (org_id),
+        name         text NOT NULL,
+        created_ms   bigint NOT NULL
+      );
+
+      -- A small integer per workspace, keying the evidence indexes and the log's tables.
+      CREATE TABLE workspace_keys (
+        ws_key       integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        workspace_id text NOT NULL UNIQUE
+      );
+
+      CREATE TABLE users (
+        user_id    text PRIMARY KEY,
+        org_id     text NOT NULL REFERENCES orgs (org_id),
+        email      text,
+        created_ms bigint NOT NULL
+      );
+
+      -- Only a SHA-256 of each key is kept; prefix is its first characters, for listing.
+      CREATE TABLE api_keys (
+        key_id       text PRIMARY KEY,
+        key_hash     bytea NOT NULL UNIQUE,
+        prefix       text NOT NULL,
+        workspace_id text NOT NULL REFERENCES workspaces (workspace_id),
+        user_id      text NOT NULL REFERENCES users (user_id),
+        name         text,
+        created_ms   bigint NOT NULL,
+        expires_ms   bigint,
+        revoked_ms   bigint
+      );
+      CREATE INDEX api_keys_by_workspace ON api_keys (workspace_id);
+
+      -- Append-only. payload is the canonical JSON text of the payload as sent (wire.md §4).
+      -- seq is the order stored within a workspace: a write takes its workspace's ledger_heads
+      -- row lock before it inserts, so a workspace's seqs are handed out in commit order.
+      CREATE TABLE evidence (
+        seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        record_id       text NOT NULL UNIQUE,
+        workspace_id    text NOT NULL,
+        ws_key          integer NOT NULL,
+        record_type     text NOT NULL,
+        system_name     text NOT NULL,
+        identity        text,
+        resource        text,
+        environment     text,
+        occurred_at     text NOT NULL,
+        occurred_ms     bigint NOT NULL,
+        payload         text NOT NULL,
+        client_sig      text,
+        client_sig_algo text,
+        source          text NOT NULL,
+        mapped_controls text NOT NULL,
+        received_at     text NOT NULL,
+        received_ms     bigint NOT NULL
+      );
+      -- The list (newest first: read backwards), its filters, and the export (order stored).
+      CREATE INDEX evidence_by_time ON evidence (ws_key, occurred_ms, seq);
+      CREATE INDEX evidence_by_system ON evidence (ws_key, system_name, occurred_ms, seq);
+      CREATE INDEX evidence_by_type ON evidence (ws_key, record_type, occurred_ms, seq);
+      CREATE INDEX evidence_by_seq ON evidence (ws_key, seq);
+
+      -- Append-only. record is the canonical JSON text of the attestation as sent, signature included.
+      -- witness_sig: the 64 bytes of a verified signature, accepted once in the whole service.
+      CREATE TABLE attestations (
+        seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        attestation_id  text NOT NULL UNIQUE,
+        workspace_id    text NOT NULL,
+        system_name     text NOT NULL,
+        agent_name      text NOT NULL,
+        tool_name       text NOT NULL,
+        input_hash      text NOT NULL,
+        output_hash     text NOT NULL,
+        executed_at     text NOT NULL,
+        executed_ms     bigint NOT NULL,
+        record          text NOT NULL,
+        witness_form    text CHECK (witness_form IN ('canonical', 'legacy')),
+        witness_sig     bytea,
+        signed_ms       bigint,
+        key_fingerprint text,
+        trust_tier      text NOT NULL,
+        tier_reason     text,
+        source          text NOT NULL,
+        received_at     text NOT NULL,
+        received_ms     bigint NOT NULL
+      );
+      CREATE UNIQUE INDEX attestations_by_signature ON attestations (signed_ms, witness_sig) WHERE witness_sig IS NOT NULL;
+      CREATE INDEX attestations_by_time ON attestations (workspace_id, executed_ms, seq);
+
+      -- Kept current as records arrive, so that posture and gates never scan evidence.
+      CREATE TABLE control_coverage (
+        workspace_id   text NOT NULL,
+        control_id     text NOT NULL,
+        last_earned_ms bigint NOT NULL,
+        PRIMARY KEY (workspace_id, control_id)
+      );
+
+      -- record_types and controls: JSON array text, sorted by code point.
+      CREATE TABLE systems (
+        workspace_id     text NOT NULL,
+        name             text NOT NULL,
+        system_id        text NOT NULL UNIQUE,
+        registered       integer NOT NULL DEFAULT 0,
+        risk_tier        text,
+        risk_at_ms       bigint,
+        last_evidence_ms bigint NOT NULL,
+        last_attested_ms bigint,
+        record_count     bigint NOT NULL DEFAULT 0,
+        record_types     text NOT NULL DEFAULT '[]',
+        controls         text NOT NULL DEFAULT '[]',
+        PRIMARY KEY (workspace_id, name)
+      );
+
+      CREATE TABLE gate_policy (
+        workspace_id text NOT NULL REFERENCES workspaces (workspace_id),
+        framework    text NOT NULL,
+        mode         text NOT NULL CHECK (mode IN ('required', 'advisory')),
+        threshold    double precision NOT NULL CHECK (threshold BETWEEN 0 AND 100),
+        updated_ms   bigint NOT NULL,
+        PRIMARY KEY (workspace_id, framework)
+      );
+
+      -- Each workspace's verifying keys (public keys only), by fingerprint. Revoked keys stay listed.
+      CREATE TABLE signing_keys (
+        workspace_id text NOT NULL REFERENCES workspaces (workspace_id),
+        fingerprint  text NOT NULL,
+        public_key   text NOT NULL,
+        name         text,
+        created_ms   bigint NOT NULL,
+        revoked_ms   bigint,
+        PRIMARY KEY (workspace_id, fingerprint)
+      );
+
+      -- A workspace without a row has the default policy, 'open'.
+      CREATE TABLE witness_policy (
+        workspace_id text PRIMARY KEY REFERENCES workspaces (workspace_id),
+        policy       text NOT NULL CHECK (policy IN ('open', 'registered')),
+        updated_ms   bigint NOT NULL
+      );
+
+      -- A key is taken by the first write that commits it: the primary key decides across replicas.
+      CREATE TABLE idempotency_keys (
+        workspace_id text NOT NULL,
+        idem_key     text NOT NULL,
+        content_hash text NOT NULL,
+        result       text NOT NULL,
+        created_ms   bigint NOT NULL,
+        PRIMARY KEY (workspace_id, idem_key)
+      );
+      CREATE INDEX idempotency_keys_by_time ON idempotency_keys (created_ms);
+
+      -- Each workspace's request and record budget in its current fixed window, shared by replicas.
+      -- last_ok: whether the last record charge was taken (a refused charge changes nothing else).
+      CREATE TABLE budget_windows (
+        workspace_id text PRIMARY KEY,
+        start_ms     bigint NOT NULL,
+        requests     bigint NOT NULL,
+        records      bigint NOT NULL,
+        last_ok      boolean NOT NULL DEFAULT true
+      );
+
+      -- The transparency log (docs/ledger.md). ledger_heads: the next leaf index of each
+      -- workspace, updated by the write that stores the leaves (its row lock orders a workspace's
+      -- writes across replicas); ledger_state: how far the integrator has come.
+      CREATE TABLE ledger_heads (
+        ws_key     integer PRIMARY KEY,
+        next_index bigint NOT NULL
+      );
+      CREATE TABLE ledger_state (
+        ws_key          integer PRIMARY KEY,
+        integrated_size bigint NOT NULL
+      );
+      CREATE TABLE ledger_leaves (
+        ws_key     integer NOT NULL,
+        leaf_index bigint NOT NULL,
+        kind       text NOT NULL,
+        record_id  text NOT NULL,
+        entry      bytea NOT NULL,
+        PRIMARY KEY (ws_key, leaf_index)
+      );
+      CREATE UNIQUE INDEX ledger_leaves_by_record ON ledger_leaves (ws_key, record_id);
+      CREATE TABLE ledger_nodes (
+        ws_key integer NOT NULL,
+        level  integer NOT NULL,
+        idx    bigint NOT NULL,
+        hash   bytea NOT NULL,
+        PRIMARY KEY (ws_key, level, idx)
+      );
+      CREATE TABLE ledger_checkpoints (
+        ws_key    integer NOT NULL,
+        tree_size bigint NOT NULL,
+        root      bytea NOT NULL,
+        note      text NOT NULL,
+        signed_ms bigint NOT NULL,
+        PRIMARY KEY (ws_key, tree_size)
+      );
+      CREATE TABLE ledger_cosignatures (
+        ws_key    integer NOT NULL,
+        tree_size bigint NOT NULL,
+        name      text NOT NULL,
+        line      text NOT NULL,
+        added_ms  bigint NOT NULL,
+        PRIMARY KEY (ws_key, tree_size, name)
+      );
+      CREATE TABLE ledger_witnesses (
+        ws_key     integer NOT NULL,
+        name       text NOT NULL,
+        vkey       text NOT NULL,
+        added_ms   bigint NOT NULL,
+        revoked_ms bigint,
+        PRIMARY KEY (ws_key, name)
+      );
+
+      -- Work one replica at a time does (the log's integration and signing): held by holder
+      -- until expires_ms, renewed by it, taken over by another once expired.
+      CREATE TABLE leases (
+        name       text PRIMARY KEY,
+        holder     text NOT NULL,
+        expires_ms bigint NOT NULL
+      );
+    `,
+  },
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** The database was migrated by a newer govctl (a schema this code does not know). */
+export class PostgresSchemaVersionError extends Error {
+  override readonly name = 'PostgresSchemaVersionError';
+}
+
+/** The advisory lock key migrations run under ('govctl' in ASCII). */
+const MIGRATION_LOCK = 0x676f7663746c;
+
+/**
+ * Applies every migration newer than the database's version, in one transaction under a
+ * transaction-level advisory lock: a second replica starting at the same time waits, then finds
+ * the work done.
+ * @returns the versions applied (none when the database was current)
+ * @throws PostgresSchemaVersionError when the database is newer than this code
+ */
+export async function migrate(client: pg.ClientBase): Promise<number[]> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_ms bigint NOT NULL)',
+    );
+    const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
+    const current = rows[0]?.v ?? 0;
+    if (current > SCHEMA_VERSION) {
+      throw new PostgresSchemaVersionError(`the database has schema version ${current}, newer than this govctl understands (${SCHEMA_VERSION}); upgrade govctl`);
+    }
+    const applied: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      await client.query(migration.sql);
+      await client.query('INSERT INTO schema_migrations (version, name, applied_ms) VALUES ($1, $2, $3)', [migration.version, migration.name, Date.now()]);
+      applied.push(migration.version);
+    }
+    await client.query('COMMIT');
+    return applied;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}
