@@ -1,0 +1,110 @@
+/**
+ * What two replicas on one PostgreSQL database share at once: API keys (hashed as the SQLite
+ * backend hashes them; a revocation or an expiry at one applies to the next request at the other)
+ * and per-workspace budgets (counted exactly across replicas, the fixed window of auth.ts).
+ */
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedWindowLimiter } from '../../../src/server/auth.js';
+import type { PostgresStore } from '../../../src/server/store/postgres/index.js';
+import { openTestStore, withClient } from '../../helpers/postgres.js';
+
+let a: PostgresStore;
+let b: PostgresStore;
+let url: string;
+
+beforeAll(async () => {
+  ({ store: a, url } = await openTestStore('identity'));
+  ({ store: b } = await openTestStore('identity', {}, url));
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+});
+
+describe('API keys across replicas', () => {
+  it('stores only the SHA-256 of a key, as the SQLite backend does', async () => {
+    const provisioned = await a.identity.provision({ orgName: 'o', workspaceName: 'w' }, Date.now());
+    const stored = await withClient(url, async (client) => (await client.query('SELECT key_hash FROM api_keys WHERE workspace_id = $1', [provisioned.workspace_id])).rows);
+    expect(stored).toEqual([{ key_hash: createHash('sha256').update(provisioned.api_key).digest() }]);
+  });
+
+  it('refuses a key revoked at another replica on the very next request', async () => {
+    const now = Date.now();
+    const provisioned = await a.identity.provision({}, now);
+    const created = await a.identity.createApiKey(provisioned.workspace_id, 'ci', null, now);
+    expect(await b.identity.authenticate(created!.api_key, now)).toMatchObject({ workspaceId: provisioned.workspace_id, keyId: created!.key_id });
+    expect(await a.identity.authenticate(created!.api_key, now)).not.toBeNull();
+    const revoked = await a.identity.revokeApiKey(created!.key_id, now + 1);
+    expect(revoked).toMatchObject({ revoked: true, revoked_at: new Date(now + 1).toISOString() });
+    expect(await b.identity.authenticate(created!.api_key, now + 2)).toBeNull();
+    expect(await a.identity.authenticate(created!.api_key, now + 2)).toBeNull();
+    // the workspace's first key is untouched
+    expect(await b.identity.authenticate(provisioned.api_key, now + 2)).not.toBeNull();
+    // revoking again keeps the first revocation's time
+    expect((await b.identity.revokeApiKey(created!.key_id, now + 99))!.revoked_at).toBe(new Date(now + 1).toISOString());
+    expect(await b.identity.revokeApiKey('key_nope', now)).toBeNull();
+  });
+
+  it('refuses an expired key from its expiry on, by the clock of the request', async () => {
+    const now = Date.now();
+    const provisioned = await a.identity.provision({}, now);
+    const created = await a.identity.createApiKey(provisioned.workspace_id, null, now + 1000, now);
+    expect(await b.identity.authenticate(created!.api_key, now + 999)).not.toBeNull();
+    expect(await b.identity.authenticate(created!.api_key, now + 1000)).toBeNull();
+  });
+
+  it('lists keys and knows workspaces whichever replica created them', async () => {
+    const provisioned = await b.identity.provision({}, Date.now());
+    expect(await a.identity.workspaceExists(provisioned.workspace_id)).toBe(true);
+    expect(await a.identity.workspaceExists('ws_nope')).toBe(false);
+    expect(await a.identity.createApiKey('ws_nope', null, null, Date.now())).toBeNull();
+    const keys = await a.identity.listApiKeys(provisioned.workspace_id);
+    expect(keys.map((key) => key.name)).toEqual(['default']);
+    expect(JSON.stringify(keys)).not.toContain(provisioned.api_key);
+  });
+});
+
+describe('budgets across replicas', () => {
+  it('counts every request of two replicas exactly once', async () => {
+    const { workspace_id: ws } = await a.identity.provision({}, Date.now());
+    const now = 1_000_000;
+    const states = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? a : b).budget.hit(ws, 50, now)));
+    expect(states.filter((state) => state.exceeded)).toHaveLength(10);
+    const remaining = states.filter((state) => !state.exceeded).map((state) => state.remaining).sort((x, y) => x - y);
+    expect(remaining).toEqual(Array.from({ length: 50 }, (_, i) => i));
+  });
+
+  it('follows FixedWindowLimiter request for request, whichever replica answers', async () => {
+    const { workspace_id: ws } = await a.identity.provision({}, Date.now());
+    const limiter = new FixedWindowLimiter(3);
+    const steps: [number, 'hit' | number][] = [
+      [0, 'hit'],
+      [10, 2],
+      [20, 'hit'],
+      [30, 'hit'],
+      [40, 'hit'],
+      [50, 1],
+      [59_999, 'hit'],
+      [60_000, 'hit'],
+      [60_001, 4],
+      [60_002, 2],
+      [60_003, 1],
+      [200_000, 5],
+      [200_001, 'hit'],
+    ];
+    for (const [i, [at, what]] of steps.entries()) {
+      const replica = i % 2 === 0 ? a : b;
+      const expected = what === 'hit' ? limiter.hit(ws, at) : limiter.chargeRecords(ws, what, 5, at);
+      const got = what === 'hit' ? await replica.budget.hit(ws, 3, at) : await replica.budget.chargeRecords(ws, what, 5, at);
+      expect({ step: i, ...got }).toEqual({ step: i, ...expected });
+    }
+  });
+
+  it('refuses a record charge over the budget whole, charging nothing', async () => {
+    const { workspace_id: ws } = await a.identity.provision({}, Date.now());
+    expect(await a.budget.chargeRecords(ws, 8, 10, 0)).toMatchObject({ exceeded: false, remaining: 2 });
+    expect(await b.budget.chargeRecords(ws, 3, 10, 1)).toMatchObject({ exceeded: true, remaining: 2 });
+    expect(await b.budget.chargeRecords(ws, 2, 10, 2)).toMatchObject({ exceeded: false, remaining: 0 });
+  });
+});
