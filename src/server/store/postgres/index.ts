@@ -210,36 +210,44 @@ export class PostgresStore implements Store {
     const keys = new Map<string, number>();
     for (const row of rows) if (!keys.has(row.workspace_id)) keys.set(row.workspace_id, await this.#wsKey(row.workspace_id));
     return this.writer.write([...keys.values()], async (group) => {
-      // Keys first (a row whose key is used stores nothing), then one insert of the rest in
-      // order: a signature stored already, or twice in the list, is stored once (the first).
-      const outcomes: (Stored | null | undefined)[] = [];
-      const toStore: number[] = [];
+      // In order, as the SQLite backend: a row's key is looked up after the rows before it are
+      // stored (their keys count). Rows without a key go in one multi-row insert per run; a
+      // signature stored already, or twice in the list, is stored once (the first).
+      const outcomes: (Stored | null)[] = [];
+      let run: number[] = [];
+      const store = async (indexes: number[]): Promise<void> => {
+        if (indexes.length === 0) return;
+        const columns = ATTESTATION_INSERT_COLUMNS.map((column) => indexes.map((i) => rows[i]![column]));
+        const result = await group.client.query<{ attestation_id: string }>(INSERT_ATTESTATIONS, columns);
+        const stored = new Set(result.rows.map((row) => row.attestation_id));
+        for (const i of indexes) {
+          const row = rows[i]!;
+          if (!stored.has(row.attestation_id)) {
+            outcomes[i] = null;
+            continue;
+          }
+          const leafIndex = this.ledger.appendAttestation(group, keys.get(row.workspace_id)!, row);
+          const claim = claims[i];
+          if (claim !== undefined) this.#remember(group, row.workspace_id, claim, attestationResult(row, leafIndex), row.received_ms);
+          const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
+          group.derived.push({ system: { workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom } } satisfies DerivedEvent);
+          outcomes[i] = { hit: null, leafIndex };
+        }
+      };
       for (const [i, row] of rows.entries()) {
         const claim = claims[i];
-        const hit = claim === undefined ? null : await this.#findInGroup(group, row.workspace_id, claim, row.received_ms);
-        if (hit !== null) outcomes[i] = { hit };
-        else toStore.push(i);
-      }
-      const stored = new Set<string>();
-      if (toStore.length > 0) {
-        const columns = ATTESTATION_INSERT_COLUMNS.map((column) => toStore.map((i) => rows[i]![column]));
-        const result = await group.client.query<{ attestation_id: string }>(INSERT_ATTESTATIONS, columns);
-        for (const { attestation_id: id } of result.rows) stored.add(id);
-      }
-      for (const i of toStore) {
-        const row = rows[i]!;
-        if (!stored.has(row.attestation_id)) {
-          outcomes[i] = null;
+        if (claim === undefined) {
+          run.push(i);
           continue;
         }
-        const leafIndex = this.ledger.appendAttestation(group, keys.get(row.workspace_id)!, row);
-        const claim = claims[i];
-        if (claim !== undefined) this.#remember(group, row.workspace_id, claim, attestationResult(row, leafIndex), row.received_ms);
-        const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
-        group.derived.push({ system: { workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom } } satisfies DerivedEvent);
-        outcomes[i] = { hit: null, leafIndex };
+        await store(run);
+        run = [];
+        const hit = await this.#findInGroup(group, row.workspace_id, claim, row.received_ms);
+        if (hit !== null) outcomes[i] = { hit };
+        else await store([i]);
       }
-      return outcomes as (Stored | null)[];
+      await store(run);
+      return outcomes;
     });
   }
 
