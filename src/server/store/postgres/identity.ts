@@ -51,6 +51,7 @@ export class PgIdentityStore implements IdentityStore {
 
   async provision(options: ProvisionOptions, nowMs: number): Promise<Provisioned> {
     const client = await this.pool.connect();
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       const orgId = newId('org');
@@ -75,9 +76,11 @@ export class PgIdentityStore implements IdentityStore {
       return { org_id: orgId, workspace_id: workspaceId, user_id: userId, api_key: key.api_key };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
+      broken = error as Error;
       throw error;
     } finally {
-      client.release();
+      // a connection that failed is closed, not handed out again
+      client.release(broken);
     }
   }
 

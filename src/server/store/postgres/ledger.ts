@@ -173,6 +173,7 @@ export class PgLedgerStore implements LedgerStore {
   async #integrateWorkspace(wsKey: number): Promise<number> {
     const workspaceId = await this.keys.idOf(wsKey);
     const client = await this.pool.connect();
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       if (!(await this.lease.fence(client))) {
@@ -225,9 +226,11 @@ export class PgLedgerStore implements LedgerStore {
       return size - integrated;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
+      broken = error as Error;
       throw error;
     } finally {
-      client.release();
+      // a connection that failed is closed, not handed out again
+      client.release(broken);
     }
   }
 

@@ -38,9 +38,13 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
     // an idle connection the database or a pooler has closed is dropped, not an uncaught error
     idleTimeoutMillis: 30_000,
   });
-  // A connection that fails while idle (the server restarted) is replaced by the pool on next use;
-  // without a listener its 'error' would end the process.
+  // A connection that fails (the server restarted, a network cut) emits 'error': while idle in the
+  // pool, the pool drops it; while checked out between two statements, the next statement fails
+  // and the store releases it as broken. Without these listeners the event would end the process.
   pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   return pool;
 }
 
