@@ -133,7 +133,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
 
   // A client may half-close its side once it has sent a request (`socket.end(request)`). Node's
   // default then aborts the request and ends the socket at once, so a reply not yet written (a write
-  // waiting for its group commit, see store/writer.ts) would be lost although the write commits.
+  // waiting for its group commit, see store/sqlite/writer.ts) would be lost although the write commits.
   // With half-open allowed, Node sends the reply in progress and then closes the connection.
   (app.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
 
