@@ -99,7 +99,11 @@ export interface SigningKeyStore {
   list(workspaceId: string): Promise<SigningKeyInfo[]>;
 }
 
-/** The transparency log (docs/ledger.md): leaves are appended by the record writes above. */
+/**
+ * The transparency log (docs/ledger.md): leaves are appended by the record writes below. A read
+ * that cannot be answered as asked throws LedgerQueryError (ledger-common.ts); the tree itself is
+ * core/ledger's (CompactTree, proofs from a HashReader over the stored subtrees).
+ */
 export interface LedgerStore {
   /** true when this store holds the log key and signs checkpoints */
   readonly signing: boolean;
