@@ -169,7 +169,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
       turns,
       ...(options.budgetNowMs !== undefined ? { budgetNowMs: options.budgetNowMs } : {}),
     });
-    registerHealthRoute(app);
+    registerHealthRoute(app, store);
     await app.register(async (api) => {
       api.addHook('onRequest', authenticate);
       registerIdentityRoutes(api);

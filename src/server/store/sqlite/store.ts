@@ -20,7 +20,7 @@ import type * as Interface from '../store.js';
 import type { EvidenceWrite, Store, Stored } from '../store.js';
 import { AttestationStore } from './attestations.js';
 import { CoverageStore } from './coverage.js';
-import { openDatabase, type Db } from './database.js';
+import { checkDatabaseFile, openDatabase, type Db } from './database.js';
 import { EvidenceStore } from './evidence.js';
 import { GatePolicyStore } from './gate-policy.js';
 import { IdempotencyStore } from './idempotency.js';
@@ -185,7 +185,10 @@ export class SqliteStore implements Store {
     return this.tables.coverage.lastEarned(workspaceId);
   }
 
+  /** Open, answering, and still the file it was opened as (a replaced file refuses every write). */
   async ready(): Promise<boolean> {
+    if (!this.db.open) return false;
+    checkDatabaseFile(this.db);
     return this.db.prepare<[], number>('SELECT 1').pluck().get() === 1;
   }
 
