@@ -71,8 +71,8 @@ async function main() {
   const core = await import(DIST.core);
   const dir = mkdtempSync(join(tmpdir(), 'govctl-abuse-'));
   const db = join(dir, 'server.db');
-  const hog = server.provision(db, { orgName: 'hog', workspaceName: 'hog' });
-  const other = server.provision(db, { orgName: 'other', workspaceName: 'other' });
+  const hog = await server.provision(db, { orgName: 'hog', workspaceName: 'hog' });
+  const other = await server.provision(db, { orgName: 'other', workspaceName: 'other' });
   const child = fork(new URL(import.meta.url).pathname, ['--child', db], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
   const { url, pid } = await new Promise((resolve) => child.once('message', resolve));
   const results = {};

@@ -22,7 +22,7 @@ const { values } = parseArgs({
 try {
   const server = await import(DIST.server);
   const dbPath = values.db;
-  const identity = server.provision(dbPath, { orgName: 'bench', workspaceName: 'bench' });
+  const identity = await server.provision(dbPath, { orgName: 'bench', workspaceName: 'bench' });
   const keyFile = server.ledgerKeyPath(dbPath);
   if (!existsSync(keyFile)) server.createLedgerKey(keyFile);
   const seed = Number(values['seed-leaves']);
@@ -53,7 +53,7 @@ try {
     ledger: { key: server.readLedgerKey(keyFile), integration: values.integration },
   });
   const started = Date.now();
-  const integrated = seed > 0 ? running.service.store.ledger.integrate() : 0;
+  const integrated = seed > 0 ? await running.service.store.ledger.integrate() : 0;
   const integrationMs = Date.now() - started;
   const stop = () => running.close().then(() => process.exit(0), () => process.exit(1));
   process.on('SIGTERM', stop);

@@ -1,23 +1,23 @@
 /**
  * Administration of a service database, behind `govctl admin` (cli.md): provision an
  * organisation, workspace, user and first API key; create, list and revoke API keys; set the
- * gate policy of a workspace; register and revoke its verifying keys and set its key policy. Each call opens the database, does its work in one transaction and
- * closes it, so it is safe beside a running `govctl serve` on the same file (WAL).
+ * gate policy of a workspace; register and revoke its verifying keys and set its key policy;
+ * register and revoke the witnesses of its log. Each call opens the store at a location (a SQLite
+ * file, or a database URL: store/open-store.ts), does its work through the store interface and
+ * closes it, so it is safe beside a running `govctl serve` on the same database (SQLite: WAL).
  * API keys appear in clear only in what `provision` and `createApiKey` return.
  */
 import { FRAMEWORKS, keyFingerprint, validateGatePolicy, type Framework, type GateMode } from '../core/index.js';
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { DEFAULT_LOG_ORIGIN_PREFIX, Ed25519NoteSigner, generateSignerKey, ledgerOrigin, parseSignerKey } from '../core/index.js';
 import type { SigningKey } from '../core/signing/keys.js';
-import { checkWitnessKey } from './store/ledger.js';
 import { describeIssues } from './errors.js';
-import { openDatabase, type Db } from './store/database.js';
-import { GatePolicyStore } from './store/gate-policy.js';
-import { IdentityStore, type ApiKeyInfo, type CreatedApiKey, type ProvisionOptions, type Provisioned } from './store/identity.js';
+import { checkWitnessKey } from './store/ledger-common.js';
+import { openStore } from './store/open-store.js';
+import { KEY_POLICIES, type ApiKeyInfo, type CreatedApiKey, type KeyPolicy, type ProvisionOptions, type Provisioned, type SigningKeyInfo, type WitnessInfo } from './store/rows.js';
+import type { Store } from './store/store.js';
 
-import { KEY_POLICIES, SigningKeyStore, type KeyPolicy, type SigningKeyInfo } from './store/signing-keys.js';
-
-export type { ApiKeyInfo, CreatedApiKey, KeyPolicy, ProvisionOptions, Provisioned, SigningKeyInfo };
+export type { ApiKeyInfo, CreatedApiKey, KeyPolicy, ProvisionOptions, Provisioned, SigningKeyInfo, WitnessInfo };
 export { KEY_POLICIES };
 
 /** An admin request that cannot be done: `not_found` (no such workspace or key) or `invalid` (a bad value, named by `field`). */
@@ -32,22 +32,23 @@ export class AdminError extends Error {
   }
 }
 
-function withDatabase<T>(dbPath: string, work: (db: Db) => T): T {
-  const db = openDatabase(dbPath);
+/** Opens the store at `location` for one piece of work, and closes it. */
+async function withStore<T>(location: string, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(location);
   try {
-    return work(db);
+    return await work(store);
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
 /**
  * Adds an organisation with one workspace, one user and one API key. Every call adds another.
  *
- * @example const { workspace_id, api_key } = provision('govctl.db', { orgName: 'Acme' });
+ * @example const { workspace_id, api_key } = await provision('govctl.db', { orgName: 'Acme' });
  */
-export function provision(dbPath: string, options: ProvisionOptions = {}): Provisioned {
-  return withDatabase(dbPath, (db) => new IdentityStore(db).provision(options, Date.now()));
+export function provision(location: string, options: ProvisionOptions = {}): Promise<Provisioned> {
+  return withStore(location, (store) => store.identity.provision(options, Date.now()));
 }
 
 export interface CreateApiKeyOptions {
@@ -69,27 +70,27 @@ function expiryMs(expiresAt: Date | string | undefined): number | null {
  * A new API key for a workspace; the returned `api_key` is the only time the key is shown.
  * @throws AdminError `not_found` for an unknown workspace, `invalid` for a bad expiry
  */
-export function createApiKey(dbPath: string, options: CreateApiKeyOptions): CreatedApiKey {
+export async function createApiKey(location: string, options: CreateApiKeyOptions): Promise<CreatedApiKey> {
   const expires = expiryMs(options.expiresAt);
-  return withDatabase(dbPath, (db) => {
-    const created = new IdentityStore(db).createApiKey(options.workspaceId, options.name ?? null, expires, Date.now());
+  return withStore(location, async (store) => {
+    const created = await store.identity.createApiKey(options.workspaceId, options.name ?? null, expires, Date.now());
     if (!created) throw new AdminError('not_found', `no workspace ${options.workspaceId} in this database`, 'workspaceId');
     return created;
   });
 }
 
 /** Every API key (of one workspace, when given): ids, prefixes, dates, revocation; never the keys. */
-export function listApiKeys(dbPath: string, options: { workspaceId?: string } = {}): ApiKeyInfo[] {
-  return withDatabase(dbPath, (db) => new IdentityStore(db).listApiKeys(options.workspaceId));
+export function listApiKeys(location: string, options: { workspaceId?: string } = {}): Promise<ApiKeyInfo[]> {
+  return withStore(location, (store) => store.identity.listApiKeys(options.workspaceId));
 }
 
 /**
  * Revokes an API key at once; revoking it again changes nothing.
  * @throws AdminError `not_found` for an unknown key id
  */
-export function revokeApiKey(dbPath: string, keyId: string): ApiKeyInfo {
-  return withDatabase(dbPath, (db) => {
-    const key = new IdentityStore(db).revokeApiKey(keyId, Date.now());
+export function revokeApiKey(location: string, keyId: string): Promise<ApiKeyInfo> {
+  return withStore(location, async (store) => {
+    const key = await store.identity.revokeApiKey(keyId, Date.now());
     if (!key) throw new AdminError('not_found', `no API key ${keyId} in this database`, 'keyId');
     return key;
   });
@@ -112,14 +113,14 @@ export interface SetGatePolicyOptions {
   threshold?: number;
 }
 
-function policyEntries(gatePolicy: GatePolicyStore, workspaceId: string): GatePolicyEntry[] {
-  const own = gatePolicy.overrides(workspaceId);
-  const policy = gatePolicy.policy(workspaceId);
+async function policyEntries(store: Store, workspaceId: string): Promise<GatePolicyEntry[]> {
+  const own = await store.gatePolicy.overrides(workspaceId);
+  const policy = await store.gatePolicy.policy(workspaceId);
   return FRAMEWORKS.map((framework) => ({ framework, ...policy[framework], source: own[framework] ? 'workspace' : 'default' }));
 }
 
-function requireWorkspace(db: Db, workspaceId: string): void {
-  if (!new IdentityStore(db).workspaceExists(workspaceId)) throw new AdminError('not_found', `no workspace ${workspaceId} in this database`, 'workspaceId');
+async function requireWorkspace(store: Store, workspaceId: string, field = 'workspaceId'): Promise<void> {
+  if (!(await store.identity.workspaceExists(workspaceId))) throw new AdminError('not_found', `no workspace ${workspaceId} in this database`, field);
 }
 
 /**
@@ -127,7 +128,7 @@ function requireWorkspace(db: Db, workspaceId: string): void {
  * @returns the workspace's whole policy afterwards
  * @throws AdminError `invalid` for an unknown framework, mode or a threshold outside 0–100; `not_found` for an unknown workspace
  */
-export function setGatePolicy(dbPath: string, options: SetGatePolicyOptions): GatePolicyEntry[] {
+export async function setGatePolicy(location: string, options: SetGatePolicyOptions): Promise<GatePolicyEntry[]> {
   const rule: Record<string, unknown> = {};
   if (options.mode !== undefined) rule.mode = options.mode;
   if (options.threshold !== undefined) rule.threshold = options.threshold;
@@ -137,36 +138,34 @@ export function setGatePolicy(dbPath: string, options: SetGatePolicyOptions): Ga
     const last = issues[0]!.path.split('.').pop();
     throw new AdminError('invalid', describeIssues(issues), last === 'mode' || last === 'threshold' ? last : 'framework');
   }
-  return withDatabase(dbPath, (db) => {
-    requireWorkspace(db, options.workspaceId);
-    const gatePolicy = new GatePolicyStore(db);
-    const current = gatePolicy.policy(options.workspaceId)[options.framework];
-    gatePolicy.set(
+  return withStore(location, async (store) => {
+    await requireWorkspace(store, options.workspaceId);
+    const current = (await store.gatePolicy.policy(options.workspaceId))[options.framework];
+    await store.gatePolicy.set(
       options.workspaceId,
       options.framework,
       { mode: options.mode ?? current.mode, threshold: options.threshold ?? current.threshold },
       Date.now(),
     );
-    return policyEntries(gatePolicy, options.workspaceId);
+    return policyEntries(store, options.workspaceId);
   });
 }
 
 /** Puts one framework's gate of a workspace back to the default. */
-export function resetGatePolicy(dbPath: string, options: { workspaceId: string; framework: Framework }): GatePolicyEntry[] {
+export async function resetGatePolicy(location: string, options: { workspaceId: string; framework: Framework }): Promise<GatePolicyEntry[]> {
   if (!FRAMEWORKS.includes(options.framework)) throw new AdminError('invalid', `framework must be one of: ${FRAMEWORKS.join(', ')}`, 'framework');
-  return withDatabase(dbPath, (db) => {
-    requireWorkspace(db, options.workspaceId);
-    const gatePolicy = new GatePolicyStore(db);
-    gatePolicy.clear(options.workspaceId, options.framework);
-    return policyEntries(gatePolicy, options.workspaceId);
+  return withStore(location, async (store) => {
+    await requireWorkspace(store, options.workspaceId);
+    await store.gatePolicy.clear(options.workspaceId, options.framework);
+    return policyEntries(store, options.workspaceId);
   });
 }
 
 /** A workspace's gate policy: every framework, its own rule or the default. */
-export function getGatePolicy(dbPath: string, options: { workspaceId: string }): GatePolicyEntry[] {
-  return withDatabase(dbPath, (db) => {
-    requireWorkspace(db, options.workspaceId);
-    return policyEntries(new GatePolicyStore(db), options.workspaceId);
+export function getGatePolicy(location: string, options: { workspaceId: string }): Promise<GatePolicyEntry[]> {
+  return withStore(location, async (store) => {
+    await requireWorkspace(store, options.workspaceId);
+    return policyEntries(store, options.workspaceId);
   });
 }
 
@@ -227,44 +226,10 @@ export function readLedgerKey(file: string): SigningKey {
 }
 
 /** Each workspace's log verifier key (`<origin>+<key id>+<key>`), what an auditor pins. */
-export function ledgerVerifierKeys(dbPath: string, key: SigningKey, originPrefix = DEFAULT_LOG_ORIGIN_PREFIX): { workspace_id: string; verifier_key: string }[] {
-  return withDatabase(dbPath, (db) =>
-    db
-      .prepare<[], string>('SELECT workspace_id FROM workspace_keys ORDER BY ws_key')
-      .pluck()
-      .all()
-      .map((workspaceId) => ({ workspace_id: workspaceId, verifier_key: new Ed25519NoteSigner(ledgerOrigin(originPrefix, workspaceId), key).verifierKey })),
+export function ledgerVerifierKeys(location: string, key: SigningKey, originPrefix = DEFAULT_LOG_ORIGIN_PREFIX): Promise<{ workspace_id: string; verifier_key: string }[]> {
+  return withStore(location, async (store) =>
+    (await store.identity.workspaceIds()).map((workspaceId) => ({ workspace_id: workspaceId, verifier_key: new Ed25519NoteSigner(ledgerOrigin(originPrefix, workspaceId), key).verifierKey })),
   );
-}
-
-/** A witness registered for a workspace's log. */
-export interface WitnessInfo {
-  workspace_id: string;
-  name: string;
-  verifier_key: string;
-  added_at: string;
-  revoked_at: string | null;
-}
-
-function wsKeyOf(db: Db, workspaceId: string): number {
-  const key = db.prepare<[string], number>('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck().get(workspaceId);
-  if (key === undefined) throw new AdminError('not_found', `no workspace ${workspaceId} in this database`, 'workspace');
-  return key;
-}
-
-function witnessRows(db: Db, where: string, ...params: unknown[]): WitnessInfo[] {
-  const rows = db
-    .prepare(
-      `SELECT k.workspace_id, w.name, w.vkey, w.added_ms, w.revoked_ms FROM ledger_witnesses w JOIN workspace_keys k ON k.ws_key = w.ws_key ${where} ORDER BY k.workspace_id, w.name`,
-    )
-    .all(...params) as { workspace_id: string; name: string; vkey: string; added_ms: number; revoked_ms: number | null }[];
-  return rows.map((row) => ({
-    workspace_id: row.workspace_id,
-    name: row.name,
-    verifier_key: row.vkey,
-    added_at: new Date(row.added_ms).toISOString(),
-    revoked_at: row.revoked_ms === null ? null : new Date(row.revoked_ms).toISOString(),
-  }));
 }
 
 /**
@@ -272,7 +237,7 @@ function witnessRows(db: Db, where: string, ...params: unknown[]): WitnessInfo[]
  * the key's name. Registering a name again replaces its key (and un-revokes it).
  * @throws AdminError `invalid` for a key that is not a witness verifier key or a name that does not match it; `not_found` for an unknown workspace
  */
-export function addWitness(dbPath: string, options: { workspaceId: string; key: string; name?: string }): WitnessInfo {
+export async function addWitness(location: string, options: { workspaceId: string; key: string; name?: string }): Promise<WitnessInfo> {
   let witness: { name: string; vkey: string };
   try {
     witness = checkWitnessKey(options.key);
@@ -280,33 +245,37 @@ export function addWitness(dbPath: string, options: { workspaceId: string; key: 
     throw new AdminError('invalid', (error as Error).message, 'key');
   }
   if (options.name !== undefined && options.name !== witness.name) throw new AdminError('invalid', `the witness name ${options.name} is not the key's name ${witness.name}`, 'name');
-  return withDatabase(dbPath, (db) => {
-    const wsKey = wsKeyOf(db, options.workspaceId);
-    db.prepare(
-      `INSERT INTO ledger_witnesses (ws_key, name, vkey, added_ms, revoked_ms) VALUES (?, ?, ?, ?, NULL)
-       ON CONFLICT (ws_key, name) DO UPDATE SET vkey = excluded.vkey, added_ms = excluded.added_ms, revoked_ms = NULL`,
-    ).run(wsKey, witness.name, witness.vkey, Date.now());
-    return witnessRows(db, 'WHERE w.ws_key = ? AND w.name = ?', wsKey, witness.name)[0]!;
+  return withStore(location, async (store) => {
+    const added = await store.ledger.addWitness(options.workspaceId, witness.name, witness.vkey, Date.now());
+    if (added === null) throw noWorkspace(options.workspaceId);
+    return added;
   });
 }
 
 /** The witnesses registered (for one workspace, when given), revoked ones included. */
-export function listWitnesses(dbPath: string, options: { workspaceId?: string } = {}): WitnessInfo[] {
-  return withDatabase(dbPath, (db) =>
-    options.workspaceId === undefined ? witnessRows(db, '') : witnessRows(db, 'WHERE w.ws_key = ?', wsKeyOf(db, options.workspaceId)),
-  );
+export function listWitnesses(location: string, options: { workspaceId?: string } = {}): Promise<WitnessInfo[]> {
+  return withStore(location, async (store) => {
+    const witnesses = await store.ledger.listWitnesses(options.workspaceId);
+    if (witnesses === null) throw noWorkspace(options.workspaceId!);
+    return witnesses;
+  });
+}
+
+/** An unknown workspace, in the witness commands (whose option is `workspace`). */
+function noWorkspace(workspaceId: string): AdminError {
+  return new AdminError('not_found', `no workspace ${workspaceId} in this database`, 'workspace');
 }
 
 /**
  * Revokes a witness: its cosignatures are no longer accepted (those already held are still served).
  * @throws AdminError `not_found` for an unknown workspace or witness
  */
-export function revokeWitness(dbPath: string, options: { workspaceId: string; name: string }): WitnessInfo {
-  return withDatabase(dbPath, (db) => {
-    const wsKey = wsKeyOf(db, options.workspaceId);
-    const changed = db.prepare('UPDATE ledger_witnesses SET revoked_ms = coalesce(revoked_ms, ?) WHERE ws_key = ? AND name = ?').run(Date.now(), wsKey, options.name).changes;
-    if (changed === 0) throw new AdminError('not_found', `no witness ${options.name} for workspace ${options.workspaceId}`, 'name');
-    return witnessRows(db, 'WHERE w.ws_key = ? AND w.name = ?', wsKey, options.name)[0]!;
+export function revokeWitness(location: string, options: { workspaceId: string; name: string }): Promise<WitnessInfo> {
+  return withStore(location, async (store) => {
+    if (!(await store.identity.workspaceExists(options.workspaceId))) throw noWorkspace(options.workspaceId);
+    const revoked = await store.ledger.revokeWitness(options.workspaceId, options.name, Date.now());
+    if (revoked === null) throw new AdminError('not_found', `no witness ${options.name} for workspace ${options.workspaceId}`, 'name');
+    return revoked;
   });
 }
 
@@ -325,8 +294,8 @@ function publicKeyOf(hex: string): string {
   return key;
 }
 
-function registryOf(keys: SigningKeyStore, workspaceId: string): SigningKeyRegistry {
-  return { workspace_id: workspaceId, policy: keys.policy(workspaceId), keys: keys.list(workspaceId) };
+async function registryOf(store: Store, workspaceId: string): Promise<SigningKeyRegistry> {
+  return { workspace_id: workspaceId, policy: await store.signingKeys.policy(workspaceId), keys: await store.signingKeys.list(workspaceId) };
 }
 
 /**
@@ -335,21 +304,19 @@ function registryOf(keys: SigningKeyStore, workspaceId: string): SigningKeyRegis
  * @returns the registered key
  * @throws AdminError `not_found` for an unknown workspace, `invalid` for a bad or revoked key
  */
-export function addSigningKey(dbPath: string, options: { workspaceId: string; publicKeyHex: string; name?: string }): SigningKeyInfo {
+export async function addSigningKey(location: string, options: { workspaceId: string; publicKeyHex: string; name?: string }): Promise<SigningKeyInfo> {
   const publicKey = publicKeyOf(options.publicKeyHex);
   const fingerprint = keyFingerprint(publicKey);
-  return withDatabase(dbPath, (db) =>
-    db.transaction(() => {
-      requireWorkspace(db, options.workspaceId);
-      const keys = new SigningKeyStore(db);
-      const existing = keys.get(options.workspaceId, fingerprint);
-      if (existing?.revoked_at) {
-        throw new AdminError('invalid', `the key ${fingerprint} was revoked in this workspace at ${existing.revoked_at}; a revoked key is never reinstated: make a new key pair`, 'public-key');
-      }
-      if (!existing) keys.add(options.workspaceId, fingerprint, publicKey, options.name ?? null, Date.now());
-      return keys.get(options.workspaceId, fingerprint)!;
-    })(),
-  );
+  return withStore(location, async (store) => {
+    await requireWorkspace(store, options.workspaceId);
+    const keys = store.signingKeys;
+    const existing = await keys.get(options.workspaceId, fingerprint);
+    if (existing?.revoked_at) {
+      throw new AdminError('invalid', `the key ${fingerprint} was revoked in this workspace at ${existing.revoked_at}; a revoked key is never reinstated: make a new key pair`, 'public-key');
+    }
+    if (!existing) await keys.add(options.workspaceId, fingerprint, publicKey, options.name ?? null, Date.now());
+    return (await keys.get(options.workspaceId, fingerprint))!;
+  });
 }
 
 /**
@@ -357,24 +324,22 @@ export function addSigningKey(dbPath: string, options: { workspaceId: string; pu
  * under the `registered` policy. Attestations stored before keep their tier.
  * @throws AdminError `not_found` for an unknown workspace or a key not registered there
  */
-export function revokeSigningKey(dbPath: string, options: { workspaceId: string; publicKeyHex: string }): SigningKeyInfo {
+export async function revokeSigningKey(location: string, options: { workspaceId: string; publicKeyHex: string }): Promise<SigningKeyInfo> {
   const fingerprint = keyFingerprint(publicKeyOf(options.publicKeyHex));
-  return withDatabase(dbPath, (db) =>
-    db.transaction(() => {
-      requireWorkspace(db, options.workspaceId);
-      const keys = new SigningKeyStore(db);
-      if (!keys.get(options.workspaceId, fingerprint)) throw new AdminError('not_found', `no signing key ${fingerprint} in workspace ${options.workspaceId}`, 'public-key');
-      keys.revoke(options.workspaceId, fingerprint, Date.now());
-      return keys.get(options.workspaceId, fingerprint)!;
-    })(),
-  );
+  return withStore(location, async (store) => {
+    await requireWorkspace(store, options.workspaceId);
+    const keys = store.signingKeys;
+    if (!(await keys.get(options.workspaceId, fingerprint))) throw new AdminError('not_found', `no signing key ${fingerprint} in workspace ${options.workspaceId}`, 'public-key');
+    await keys.revoke(options.workspaceId, fingerprint, Date.now());
+    return (await keys.get(options.workspaceId, fingerprint))!;
+  });
 }
 
 /** A workspace's key policy and every key it registered (revoked ones too). */
-export function listSigningKeys(dbPath: string, options: { workspaceId: string }): SigningKeyRegistry {
-  return withDatabase(dbPath, (db) => {
-    requireWorkspace(db, options.workspaceId);
-    return registryOf(new SigningKeyStore(db), options.workspaceId);
+export function listSigningKeys(location: string, options: { workspaceId: string }): Promise<SigningKeyRegistry> {
+  return withStore(location, async (store) => {
+    await requireWorkspace(store, options.workspaceId);
+    return registryOf(store, options.workspaceId);
   });
 }
 
@@ -382,14 +347,11 @@ export function listSigningKeys(dbPath: string, options: { workspaceId: string }
  * Sets a workspace's key policy: `open` (any valid signature earns `witnessed`) or `registered`.
  * Applies from the next request on; attestations stored before keep their tier.
  */
-export function setSigningKeyPolicy(dbPath: string, options: { workspaceId: string; policy: KeyPolicy }): SigningKeyRegistry {
+export async function setSigningKeyPolicy(location: string, options: { workspaceId: string; policy: KeyPolicy }): Promise<SigningKeyRegistry> {
   if (!(KEY_POLICIES as readonly string[]).includes(options.policy)) throw new AdminError('invalid', `the policy must be one of: ${KEY_POLICIES.join(', ')}`, 'policy');
-  return withDatabase(dbPath, (db) =>
-    db.transaction(() => {
-      requireWorkspace(db, options.workspaceId);
-      const keys = new SigningKeyStore(db);
-      keys.setPolicy(options.workspaceId, options.policy, Date.now());
-      return registryOf(keys, options.workspaceId);
-    })(),
-  );
+  return withStore(location, async (store) => {
+    await requireWorkspace(store, options.workspaceId);
+    await store.signingKeys.setPolicy(options.workspaceId, options.policy, Date.now());
+    return registryOf(store, options.workspaceId);
+  });
 }

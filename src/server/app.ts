@@ -20,14 +20,15 @@ import { DEFAULT_LIMITS, resolveLimits, TurnTaker, type ServiceLimits } from './
 import { registerPostureRoutes } from './routes/posture.js';
 import { registerLedgerRoutes } from './routes/ledger.js';
 import type { SigningKey } from '../core/signing/keys.js';
-import { openStore, type Store } from './store/index.js';
+import { openStore } from './store/open-store.js';
+import type { Store } from './store/store.js';
 import { VerifyPool } from './verify-pool.js';
 
 /** Requests per minute per workspace (spec §8). */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = DEFAULT_LIMITS.requestsPerMinute;
 
 export interface AppOptions {
-  /** database file, or `:memory:` */
+  /** the store's location: a SQLite database file, or `:memory:` (store/open-store.ts) */
   db: string;
   /** the clock (default: the system clock) */
   now?: () => Date;
@@ -44,7 +45,7 @@ export interface AppOptions {
    * checked in the request, as the embedded store does)
    */
   verifyWorkers?: number;
-  /** the transparency log (store/ledger.ts, docs/ledger.md) */
+  /** the transparency log (store/sqlite/ledger.ts, docs/ledger.md) */
   ledger?: AppLedgerOptions;
 }
 
@@ -102,7 +103,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
     ...options.limits,
   });
   const turns = new TurnTaker();
-  const store = openStore(options.db, {
+  const store = await openStore(options.db, {
     ledger: {
       ...(options.ledger?.key ? { key: options.ledger.key } : {}),
       ...(options.ledger?.originPrefix !== undefined ? { originPrefix: options.ledger.originPrefix } : {}),
@@ -132,7 +133,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
 
   // A client may half-close its side once it has sent a request (`socket.end(request)`). Node's
   // default then aborts the request and ends the socket at once, so a reply not yet written (a write
-  // waiting for its group commit, see store/writer.ts) would be lost although the write commits.
+  // waiting for its group commit, see store/sqlite/writer.ts) would be lost although the write commits.
   // With half-open allowed, Node sends the reply in progress and then closes the connection.
   (app.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
 

@@ -12,14 +12,16 @@
  * The workspace's record budget (limits.ts) is charged by the routes that write records, once they
  * know how many a request holds: {@link chargeRecords}.
  *
- * The hook is a callback hook, not an async one, and the limit is a plain counter per workspace
- * (docs/decisions.md, "Rate limit: our own fixed-window counter in the auth hook"): the hook runs
- * on every request, and a promise or a plugin's generic machinery there costs more than the count.
+ * The key check and the counts are the store's (store.authenticate, store.budget; for SQLite a
+ * plain counter per workspace in memory, store/memory-budget.ts, docs/decisions.md "Rate limit:
+ * our own fixed-window counter"). The hook is a callback hook that settles on the store's promises,
+ * not an async one through a plugin's generic machinery.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { badRequest, HttpError, notFound, unauthorized } from './errors.js';
 import type { TurnTaker } from './limits.js';
-import type { AuthContext, Store } from './store/index.js';
+import type { AuthContext } from './store/rows.js';
+import type { Store } from './store/store.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -40,90 +42,6 @@ const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 
 /** Longest credential looked at; real keys are 46 characters. */
 const MAX_KEY_LENGTH = 512;
-
-/** The rate limit's window: one minute (spec §8, "per minute"). */
-export const RATE_LIMIT_WINDOW_MS = 60_000;
-
-/** What one counted request learns from {@link FixedWindowLimiter.hit}. */
-export interface LimitState {
-  /** the request is over the budget: answer 429 */
-  exceeded: boolean;
-  /** requests left in the window (0 once exceeded) */
-  remaining: number;
-  /** whole seconds until the window ends (rounded up) */
-  resetSeconds: number;
-}
-
-interface Window {
-  startMs: number;
-  count: number;
-  /** records charged in the window */
-  records: number;
-}
-
-/** Past this many workspaces with a window, ended windows are dropped before a new one is added. */
-const PRUNE_AT = 10_000;
-
-/**
- * Fixed windows per key (the workspace): a window starts with the key's first request and lasts
- * {@link RATE_LIMIT_WINDOW_MS}; the request after it starts a new one. The same rule
- * `@fastify/rate-limit`'s local store applied, kept in a Map; memory is bounded by the workspaces
- * seen within a minute, since ended windows are dropped once there are many.
- */
-export class FixedWindowLimiter {
-  readonly #windows = new Map<string, Window>();
-
-  constructor(
-    /** requests allowed per window */
-    readonly max: number,
-    readonly windowMs: number = RATE_LIMIT_WINDOW_MS,
-  ) {}
-
-  /** Counts one request for `key` at `nowMs`. */
-  hit(key: string, nowMs: number): LimitState {
-    const window = this.#windowAt(key, nowMs);
-    window.count += 1;
-    const count = window.count;
-    return {
-      exceeded: count > this.max,
-      remaining: count >= this.max ? 0 : this.max - count,
-      resetSeconds: Math.ceil((this.windowMs - (nowMs - window.startMs)) / 1000),
-    };
-  }
-
-  /**
-   * Charges `n` records to `key`'s current window (started by the request that carries them).
-   * A charge that would go over `maxRecords` is refused whole and charges nothing, so a client
-   * that splits its batch can still spend what is left.
-   */
-  chargeRecords(key: string, n: number, maxRecords: number, nowMs: number): LimitState {
-    // When the window of the request that carries these records has just ended, they start the next.
-    const window = this.#windowAt(key, nowMs);
-    const resetSeconds = Math.ceil((this.windowMs - (nowMs - window.startMs)) / 1000);
-    if (window.records + n > maxRecords) return { exceeded: true, remaining: Math.max(0, maxRecords - window.records), resetSeconds };
-    window.records += n;
-    return { exceeded: false, remaining: maxRecords - window.records, resetSeconds };
-  }
-
-  /** `key`'s window at `nowMs`: its current one, or a new one when it has none or its last has ended. */
-  #windowAt(key: string, nowMs: number): Window {
-    let window = this.#windows.get(key);
-    if (window === undefined) {
-      if (this.#windows.size >= PRUNE_AT) this.#prune(nowMs);
-      window = { startMs: nowMs, count: 0, records: 0 };
-      this.#windows.set(key, window);
-    } else if (window.startMs + this.windowMs <= nowMs) {
-      window.startMs = nowMs;
-      window.count = 0;
-      window.records = 0;
-    }
-    return window;
-  }
-
-  #prune(nowMs: number): void {
-    for (const [key, window] of this.#windows) if (window.startMs + this.windowMs <= nowMs) this.#windows.delete(key);
-  }
-}
 
 /**
  * Waits for a turn of the event loop of its own (limits.ts, TurnTaker), for a route that splits a
@@ -153,10 +71,10 @@ export const BATCH_TURN_ITEMS = 100;
  * @example
  * await inTurns(request, records.length, (from, to) => { for (let i = from; i < to; i++) check(records[i]); });
  */
-export async function inTurns(request: FastifyRequest, length: number, work: (from: number, to: number) => void): Promise<void> {
+export async function inTurns(request: FastifyRequest, length: number, work: (from: number, to: number) => void | Promise<void>): Promise<void> {
   for (let from = 0; from < length; from += BATCH_TURN_ITEMS) {
     if (from > 0) await takeTurn(request);
-    work(from, Math.min(length, from + BATCH_TURN_ITEMS));
+    await work(from, Math.min(length, from + BATCH_TURN_ITEMS));
   }
 }
 
@@ -186,7 +104,7 @@ export interface AuthOptions {
 
 /** What a request needs to charge its records: set by the auth hook. */
 interface RecordBudget {
-  limiter: FixedWindowLimiter;
+  budget: Store['budget'];
   maxRecords: number;
   nowMs: () => number;
   turns: TurnTaker;
@@ -205,10 +123,10 @@ const TURN_AT_RECORDS = 64;
  * await chargeRecords(request, records.length);
  * @throws HttpError 429 `rate_limited` over the budget
  */
-export function chargeRecords(request: FastifyRequest, n: number): Promise<void> | undefined {
+export async function chargeRecords(request: FastifyRequest, n: number): Promise<void> {
   const budget = request.recordBudget;
-  if (budget === null || request.auth === null) return undefined;
-  const state = budget.limiter.chargeRecords(request.auth.workspaceId, n, budget.maxRecords, budget.nowMs());
+  if (budget === null || request.auth === null) return;
+  const state = await budget.budget.chargeRecords(request.auth.workspaceId, n, budget.maxRecords, budget.nowMs());
   if (state.exceeded) {
     const retry = String(Math.max(1, state.resetSeconds));
     throw new HttpError(
@@ -221,7 +139,7 @@ export function chargeRecords(request: FastifyRequest, n: number): Promise<void>
       { 'retry-after': retry },
     );
   }
-  return n >= TURN_AT_RECORDS ? budget.turns.take() : undefined;
+  if (n >= TURN_AT_RECORDS) await budget.turns.take();
 }
 
 /**
@@ -232,19 +150,19 @@ export function chargeRecords(request: FastifyRequest, n: number): Promise<void>
 export function createAuthHook(app: FastifyInstance, options: AuthOptions & { turns: TurnTaker }) {
   app.decorateRequest('auth', null);
   app.decorateRequest('recordBudget', null);
-  const limiter = new FixedWindowLimiter(options.rateLimitPerMinute);
-  const limitHeader = String(limiter.max);
+  const maxRequests = options.rateLimitPerMinute;
+  const limitHeader = String(maxRequests);
   const budgetNowMs = options.budgetNowMs ?? Date.now;
-  const recordBudget: RecordBudget = { limiter, maxRecords: options.recordsPerMinute, nowMs: budgetNowMs, turns: options.turns };
+  const recordBudget: RecordBudget = { budget: options.store.budget, maxRecords: options.recordsPerMinute, nowMs: budgetNowMs, turns: options.turns };
 
   /** The checks; throws the HttpError to answer with. */
-  function check(request: FastifyRequest, reply: FastifyReply): void {
+  async function check(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     if (header === undefined || header === '') throw unauthorized('the Authorization header is missing; send Authorization: Bearer <API key>');
     const match = header.length <= MAX_KEY_LENGTH + 16 ? BEARER.exec(header) : null;
     if (!match) throw unauthorized('the Authorization header must be Bearer followed by the API key');
     if (hasSecondAuthorization(request.raw.rawHeaders)) throw badRequest('the request has more than one Authorization header; send exactly one');
-    const auth = options.store.identity.authenticate(match[1]!, options.nowMs());
+    const auth = await options.store.identity.authenticate(match[1]!, options.nowMs());
     if (!auth) throw unauthorized('the API key is not valid: unknown, revoked or expired');
 
     const { workspace_id: workspaceId } = request.params as { workspace_id?: string };
@@ -252,7 +170,7 @@ export function createAuthHook(app: FastifyInstance, options: AuthOptions & { tu
     request.auth = auth;
     request.recordBudget = recordBudget;
 
-    const limit = limiter.hit(auth.workspaceId, budgetNowMs());
+    const limit = await options.store.budget.hit(auth.workspaceId, maxRequests, budgetNowMs());
     void reply
       .header('x-ratelimit-limit', limitHeader)
       .header('x-ratelimit-remaining', String(limit.remaining))
@@ -261,7 +179,7 @@ export function createAuthHook(app: FastifyInstance, options: AuthOptions & { tu
       throw new HttpError(
         429,
         'rate_limited',
-        `more than ${limiter.max} requests in a minute for this workspace; retry in ${limit.resetSeconds} s`,
+        `more than ${maxRequests} requests in a minute for this workspace; retry in ${limit.resetSeconds} s`,
         undefined,
         { 'retry-after': String(Math.max(1, limit.resetSeconds)) },
       );
@@ -269,12 +187,9 @@ export function createAuthHook(app: FastifyInstance, options: AuthOptions & { tu
   }
 
   return function authenticate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    try {
-      check(request, reply);
-    } catch (error) {
-      done(error as Error);
-      return;
-    }
-    done();
+    check(request, reply).then(
+      () => done(),
+      (error: unknown) => done(error as Error),
+    );
   };
 }

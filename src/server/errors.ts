@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ValidationIssue } from '../core/index.js';
 import { closeWithoutReadingBody } from './connections.js';
-import { DatabaseFileChangedError } from './store/database.js';
+import { DatabaseFileChangedError } from './store/errors.js';
 
 /** Every `error` code the service answers with. */
 export const ERROR_CODES = [

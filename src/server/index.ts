@@ -44,10 +44,12 @@ export {
   LedgerKeyError,
   type WitnessInfo,
 } from './admin.js';
-export { MAX_MERGE_DELAY_MS } from './store/ledger.js';
+export { MAX_MERGE_DELAY_MS } from './store/ledger-common.js';
 export type { AppLedgerOptions } from './app.js';
 export { openLocalStore, type LocalStore, type LocalTransport, type LocalRequest, type LocalResponse } from './local-store.js';
 export { HttpError, ERROR_CODES, type ErrorBody, type ErrorCode, type LogLine } from './errors.js';
 export { createLogWriter, type LogClock, type LogWriter } from './log-writer.js';
-export { SchemaVersionError, DatabaseInUseError, DatabaseReadOnlyError, DatabaseFileChangedError, assertWritable } from './store/database.js';
+export { SchemaVersionError, DatabaseInUseError, DatabaseReadOnlyError, DatabaseFileChangedError } from './store/errors.js';
+export { assertWritable } from './store/sqlite/database.js';
+export { StoreUnavailableError } from './store/open-store.js';
 export { DEFAULT_LIMITS, type ServiceLimits } from './limits.js';

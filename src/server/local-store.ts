@@ -16,8 +16,8 @@ import { createLedgerKey, ledgerKeyPath, readLedgerKey } from './admin.js';
 
 /** The embedded store's rate limit: high enough never to bind one user's work. */
 const LOCAL_RATE_LIMIT_PER_MINUTE = 1_000_000_000;
-import { openDatabase } from './store/database.js';
-import { IdentityStore, type Provisioned } from './store/identity.js';
+import type { Provisioned } from './store/rows.js';
+import type { Store } from './store/store.js';
 
 /** One request as the client library's Transport sends it (structurally its TransportRequest). */
 export interface LocalRequest {
@@ -154,19 +154,13 @@ function writeCredentials(file: string, credentials: Provisioned): void {
  * The credentials of the local store, provisioning it when the file is missing or its key no
  * longer opens the database (a deleted database starts over).
  */
-function ensureProvisioned(dataDir: string, dbPath: string): Provisioned {
+async function ensureProvisioned(dataDir: string, store: Store): Promise<Provisioned> {
   const file = join(dataDir, LOCAL_FILE);
-  const db = openDatabase(dbPath);
-  try {
-    const identity = new IdentityStore(db);
-    const existing = readCredentials(file);
-    if (existing && identity.authenticate(existing.api_key, Date.now())) return existing;
-    const created = identity.provision({ orgName: 'local', workspaceName: 'local' }, Date.now());
-    writeCredentials(file, created);
-    return created;
-  } finally {
-    db.close();
-  }
+  const existing = readCredentials(file);
+  if (existing && (await store.identity.authenticate(existing.api_key, Date.now()))) return existing;
+  const created = await store.identity.provision({ orgName: 'local', workspaceName: 'local' }, Date.now());
+  writeCredentials(file, created);
+  return created;
 }
 
 /**
@@ -184,7 +178,6 @@ export async function openLocalStore(dataDir: string): Promise<LocalStore> {
   ensureDataDir(dataDir);
   const dbPath = join(dataDir, DB_FILE);
   ensureDatabaseFile(dbPath);
-  const credentials = ensureProvisioned(dataDir, dbPath);
   // One user on one machine: the per-workspace rate limit protects a shared service, and here it
   // would only slow a large `evidence import` down (docs/decisions.md).
   // The log key beside the database, made on first use (the user's own store); the log integrates
@@ -196,6 +189,13 @@ export async function openLocalStore(dataDir: string): Promise<LocalStore> {
     limits: { requestsPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE, recordsPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE },
     ledger: { key: readLedgerKey(keyFile), integration: 'on-read' },
   });
+  let credentials: Provisioned;
+  try {
+    credentials = await ensureProvisioned(dataDir, service.store);
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
   const transport: LocalTransport = {
     description: `local store ${dataDir}`,
     async request(request, signal) {

@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { createApp, type AppLedgerOptions, type ServiceApp } from './app.js';
 import type { LogLine } from './errors.js';
 import type { ServiceLimits } from './limits.js';
-import { acquireServeLock, assertWritable } from './store/database.js';
+import { claimForServing } from './store/open-store.js';
 
 export interface ServerOptions {
   /** default 127.0.0.1 */
@@ -65,10 +65,9 @@ function logEvent(logLine: LogLine, fields: Record<string, unknown>): void {
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const logLine = options.logLine ?? (() => {});
-  // Refused before anything is opened: a database this process cannot write (SQLite would open it
-  // read-only and fail every write), or one another `govctl serve` is running on.
-  assertWritable(options.db);
-  const lock = acquireServeLock(options.db);
+  // Refused before anything is opened: a database this process cannot write, or one another
+  // `govctl serve` is running on (store/open-store.ts).
+  const lock = claimForServing(options.db);
   let service: ServiceApp;
   try {
     service = await createApp({

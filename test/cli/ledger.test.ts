@@ -14,6 +14,7 @@ import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { addWitness, createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
 import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
+import { sqliteOf } from '../helpers/sqlite-store.js';
 
 interface Service {
   url: string;
@@ -45,7 +46,7 @@ async function serve(dbPath: string, identity: { api_key: string; workspace_id: 
 async function newService(): Promise<Service & { identity: { api_key: string; workspace_id: string }; dir: string }> {
   const dir = tempDir();
   const dbPath = join(dir, 'server.db');
-  const identity = provision(dbPath, { orgName: 'o', workspaceName: 'w' });
+  const identity = await provision(dbPath, { orgName: 'o', workspaceName: 'w' });
   createLedgerKey(ledgerKeyPath(dbPath));
   return { ...(await serve(dbPath, identity)), identity, dir };
 }
@@ -65,7 +66,7 @@ async function write(service: Service, n = 1, kind: 'evidence' | 'attestation' =
       ids.push(reply.json.record_id as string);
     } else ids.push((await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), { body: attestation() })).json.attestation_id as string);
   }
-  service.server.service.store.ledger.integrate();
+  await service.server.service.store.ledger.integrate();
   return ids;
 }
 
@@ -189,7 +190,7 @@ describe('govctl ledger verify --state', () => {
     const service = await newService();
     await write(service, 3);
     const copy = join(service.dir, 'old.db');
-    await service.server.service.store.db.backup(copy);
+    await sqliteOf(service.server.service.store).db.backup(copy);
     await write(service, 2);
     const state = join(service.dir, 'state.json');
     expect((await govctl(service, ['ledger', 'verify', '--state', state])).code).toBe(0);
@@ -209,7 +210,7 @@ describe('govctl ledger verify --state', () => {
     const service = await newService();
     await write(service, 2);
     const forkPath = join(service.dir, 'fork.db');
-    await service.server.service.store.db.backup(forkPath);
+    await sqliteOf(service.server.service.store).db.backup(forkPath);
     copyFileSync(ledgerKeyPath(service.dbPath), ledgerKeyPath(forkPath));
     const fork = await serve(forkPath, service.identity);
     await write(service, 1);
@@ -259,7 +260,7 @@ describe('govctl ledger verify --state', () => {
     const missing = await govctl(service, ['ledger', 'verify', '--state', state, '--witness', witness.verifierKey]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/has no cosignature by witness\.example\/w1/);
-    addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witness.verifierKey });
+    await addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witness.verifierKey });
     const note = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
     const body = note.slice(0, note.indexOf('\n\n') + 1);
     expect((await call(service, 'POST', wsPath(service.workspaceId, 'ledger/cosignatures'), { body: { checkpoint: note + witness.cosign(body) } })).status).toBe(201);
@@ -353,7 +354,7 @@ describe('the log key and witnesses in administration', () => {
 
   it('serve refuses an existing database without a log key, naming how to create one; ledger-key create makes it once', async () => {
     const dir = tempDir();
-    provision(join(dir, 'old.db'), {});
+    await provision(join(dir, 'old.db'), {});
     const refused = await admin(['serve', '--db', 'old.db', '--port', '0'], dir);
     expect(refused.code).toBe(78);
     expect(refused.stderr).toMatch(/no log key file .*old\.db\.ledger-key.*govctl admin ledger-key create --db/s);
@@ -401,13 +402,13 @@ describe('govctl ledger cosign', () => {
     const printed = await govctl(service, ['ledger', 'cosign', ...name, '--print-key']);
     expect(printed.code, printed.stderr).toBe(0);
     const witnessKey = printed.stdout.trim();
-    addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witnessKey });
+    await addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witnessKey });
     const state = join(service.dir, 'witness-state.json');
     const first = await govctl(service, ['ledger', 'cosign', ...name, '--state', state, '--json']);
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ tree_size: 2, cosigned: true, witness_key: witnessKey });
     const copy = join(service.dir, 'old.db');
-    await service.server.service.store.db.backup(copy);
+    await sqliteOf(service.server.service.store).db.backup(copy);
     await write(service, 1);
     const second = await govctl(service, ['ledger', 'cosign', ...name, '--state', state, '--json']);
     expect(JSON.parse(second.stdout)).toMatchObject({ tree_size: 3, previous_size: 2 });
@@ -484,7 +485,7 @@ describe('govctl ledger audit and the signatures inside records', () => {
     const att = attestation();
     const witnessed = await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), { body: { ...att, ...signWitness(att, service.workspaceId, key) } });
     expect(witnessed.json.trust_tier).toBe('witnessed');
-    service.server.service.store.ledger.integrate();
+    await service.server.service.store.ledger.integrate();
     const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
     const unchecked = await govctl(service, ['ledger', 'audit', '--json'], env);
     expect(JSON.parse(unchecked.stdout)).toMatchObject({ client_sig_unchecked: 2, problems: [] });
@@ -522,7 +523,7 @@ describe('govctl ledger audit in bulk', () => {
     // executed long before any lookback window, at the earliest zone offset: still audited
     const old = await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), { body: attestation({ executed_at: '0001-01-01T00:00:00+14:00' }) });
     expect(old.status, old.text).toBe(201);
-    service.server.service.store.ledger.integrate();
+    await service.server.service.store.ledger.integrate();
     const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
     const proxy = await countingProxy(service.url);
     try {
@@ -568,7 +569,7 @@ describe('govctl ledger audit in bulk', () => {
     expect(written.status, written.text).toBe(201);
     const id = (written.json as { record_id: string }).record_id;
     const other = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: evidenceRecord('model_drift_event') });
-    service.server.service.store.ledger.integrate();
+    await service.server.service.store.ledger.integrate();
     const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
     expect((await govctl(service, ['ledger', 'audit', '--json'], env)).code).toBe(0);
 

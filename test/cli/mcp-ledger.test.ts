@@ -44,7 +44,7 @@ async function newService(port = 0, dbPath?: string, identity?: { api_key: strin
     dirs.push(dir);
     dbPath = join(dir, 'server.db');
   }
-  identity ??= provision(dbPath, { orgName: 'o', workspaceName: 'w' });
+  identity ??= await provision(dbPath, { orgName: 'o', workspaceName: 'w' });
   try {
     createLedgerKey(ledgerKeyPath(dbPath));
   } catch {
@@ -55,8 +55,8 @@ async function newService(port = 0, dbPath?: string, identity?: { api_key: strin
   return { url: server.url, port: Number(new URL(server.url).port), apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, server };
 }
 
-function integrate(service: Service): void {
-  service.server.service.store.ledger.integrate();
+async function integrate(service: Service): Promise<void> {
+  await service.server.service.store.ledger.integrate();
 }
 
 /** The key the service states, over a connection of its own (a restarted service closes pooled ones). */
@@ -122,7 +122,7 @@ describe('govctl mcp ledger tools over stdio, with the log key pinned', () => {
     const attestationIndex = attested.structuredContent!.ledger_index;
     expect(typeof recordIndex).toBe('number');
     expect(attestationIndex).toBe((recordIndex as number) + 1);
-    integrate(service);
+    await integrate(service);
 
     const checkpoint = await call('ledger_checkpoint');
     expect(checkpoint.isError, checkpoint.content[0]!.text).toBeFalsy();
@@ -145,7 +145,7 @@ describe('govctl mcp ledger tools over stdio, with the log key pinned', () => {
   it('names a record whose member was changed in the database file as a tool error, and an id the log does not hold', async () => {
     const stored = await call('record_change_event', { type: 'deployment', by: 'ci@example.com', description: 'v2.4', environment: 'production' });
     const id = stored.structuredContent!.record_id as string;
-    integrate(service);
+    await integrate(service);
     expect((await call('ledger_prove', { id })).isError).toBeFalsy();
 
     const db = new Database(service.dbPath);
@@ -215,7 +215,7 @@ describe('govctl mcp ledger tools in-process', () => {
     const { call, close } = await connectInProcess({ SERVICE_BASE_URL: first.url, SERVICE_API_KEY: first.apiKey });
     try {
       const stored = await call('record_change_event', { type: 'deployment', by: 'ci@example.com', description: 'x', environment: 'production', system_name: 'tofu' });
-      integrate(first);
+      await integrate(first);
       const proved = await call('ledger_prove', { id: stored.structuredContent!.record_id });
       expect(proved.isError, proved.content[0]!.text).toBeFalsy();
       expect(proved.structuredContent).toMatchObject({ leaf_index: stored.structuredContent!.ledger_index, log_key: { trust: 'first_use', verifier_key: await logKey(first) } });

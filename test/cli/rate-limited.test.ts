@@ -138,7 +138,7 @@ describe('the real service', () => {
   it('govctl posture exits 75 once the workspace has used up its requests, after waiting for Retry-After and retrying once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'govctl-rate-limited-'));
     const db = join(dir, 'server.db');
-    const tenant = provision(db, { orgName: 'rl', workspaceName: 'rl' });
+    const tenant = await provision(db, { orgName: 'rl', workspaceName: 'rl' });
     const clock = { ms: Date.UTC(2026, 5, 1, 12, 0, 0) };
     const service = await startServer({ db, port: 0, verifyWorkers: 0, rateLimitPerMinute: 1, budgetNowMs: () => clock.ms });
     try {

@@ -3,8 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type ServiceApp } from '../../src/server/app.js';
-import { openDatabase } from '../../src/server/store/database.js';
-import { IdentityStore } from '../../src/server/store/identity.js';
+import { openDatabase } from '../../src/server/store/sqlite/database.js';
+import { IdentityStore } from '../../src/server/store/sqlite/identity.js';
 
 export interface InProcess {
   service: ServiceApp;

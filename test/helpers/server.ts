@@ -34,7 +34,7 @@ export interface TestServer {
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const tempDir = options.dbPath === undefined ? mkdtempSync(join(tmpdir(), 'govctl-server-')) : undefined;
   const dbPath = options.dbPath ?? join(tempDir!, 'govctl.db');
-  const identity = provision(dbPath, { orgName: 'test', workspaceName: 'test', userEmail: 'tester@example.com' });
+  const identity = await provision(dbPath, { orgName: 'test', workspaceName: 'test', userEmail: 'tester@example.com' });
   const server = await startServer({
     host: '127.0.0.1',
     port: 0,
@@ -59,7 +59,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 }
 
 /** Another organisation and workspace, with its own key, in the same database. */
-export function provisionWorkspace(dbPath: string): { apiKey: string; workspaceId: string; orgId: string; userId: string } {
-  const identity = provision(dbPath, { orgName: 'other', workspaceName: 'other' });
+export async function provisionWorkspace(dbPath: string): Promise<{ apiKey: string; workspaceId: string; orgId: string; userId: string }> {
+  const identity = await provision(dbPath, { orgName: 'other', workspaceName: 'other' });
   return { apiKey: identity.api_key, workspaceId: identity.workspace_id, orgId: identity.org_id, userId: identity.user_id };
 }

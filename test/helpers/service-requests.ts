@@ -1,7 +1,7 @@
 /** Shared pieces of the service tests: HTTP calls with fetch, valid records of every type, stored rows. */
 import Database from 'better-sqlite3';
 import type { RecordType } from '../../src/core/index.js';
-import type { EvidenceRow } from '../../src/server/store/index.js';
+import type { EvidenceRow } from '../../src/server/store/rows.js';
 import type { TestServer } from './server.js';
 
 export interface Reply {

@@ -16,9 +16,9 @@ afterEach(() => {
 });
 
 describe('provision', () => {
-  it('adds another organisation, workspace, user and key on every call', () => {
-    const first = provision(dbPath, { orgName: 'Acme', workspaceName: 'prod', userEmail: 'a@example.com' });
-    const second = provision(dbPath);
+  it('adds another organisation, workspace, user and key on every call', async () => {
+    const first = await provision(dbPath, { orgName: 'Acme', workspaceName: 'prod', userEmail: 'a@example.com' });
+    const second = await provision(dbPath);
     expect(first.org_id).toMatch(/^org_/);
     expect(first.workspace_id).toMatch(/^ws_/);
     expect(first.user_id).toMatch(/^usr_/);
@@ -26,16 +26,16 @@ describe('provision', () => {
     for (const key of ['org_id', 'workspace_id', 'user_id', 'api_key'] as const) expect(second[key]).not.toBe(first[key]);
   });
 
-  it('creates the database file readable by its owner only, in WAL mode', () => {
-    provision(dbPath);
+  it('creates the database file readable by its owner only, in WAL mode', async () => {
+    await provision(dbPath);
     const db = new Database(dbPath, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();
     expect(statSync(dbPath).mode & 0o777).toBe(0o600);
   });
 
-  it('never stores a key in clear', () => {
-    const { api_key } = provision(dbPath);
+  it('never stores a key in clear', async () => {
+    const { api_key } = await provision(dbPath);
     const db = new Database(dbPath, { readonly: true });
     const rows = db.prepare('SELECT * FROM api_keys').all();
     db.close();
@@ -44,40 +44,40 @@ describe('provision', () => {
 });
 
 describe('API keys', () => {
-  it('creates, lists (without the key) and revokes keys', () => {
-    const ws = provision(dbPath);
-    const other = provision(dbPath);
-    const created = createApiKey(dbPath, { workspaceId: ws.workspace_id, name: 'ci', expiresAt: '2030-01-01T00:00:00Z' });
+  it('creates, lists (without the key) and revokes keys', async () => {
+    const ws = await provision(dbPath);
+    const other = await provision(dbPath);
+    const created = await createApiKey(dbPath, { workspaceId: ws.workspace_id, name: 'ci', expiresAt: '2030-01-01T00:00:00Z' });
     expect(created.api_key).toMatch(/^gk_/);
     expect(created).toMatchObject({ workspace_id: ws.workspace_id, name: 'ci', expires_at: '2030-01-01T00:00:00.000Z', revoked: false, revoked_at: null });
     expect(created.prefix).toBe(created.api_key.slice(0, 11));
 
-    const listed = listApiKeys(dbPath, { workspaceId: ws.workspace_id });
+    const listed = await listApiKeys(dbPath, { workspaceId: ws.workspace_id });
     expect(listed.map((k) => k.key_id)).toEqual(expect.arrayContaining([created.key_id]));
     expect(listed).toHaveLength(2);
     expect(JSON.stringify(listed)).not.toContain(created.api_key);
     expect(Object.keys(listed[0]!).sort()).toEqual(['created_at', 'expires_at', 'key_id', 'name', 'prefix', 'revoked', 'revoked_at', 'user_id', 'workspace_id']);
-    expect(listApiKeys(dbPath)).toHaveLength(3);
-    expect(listApiKeys(dbPath, { workspaceId: other.workspace_id })).toHaveLength(1);
+    expect(await listApiKeys(dbPath)).toHaveLength(3);
+    expect(await listApiKeys(dbPath, { workspaceId: other.workspace_id })).toHaveLength(1);
 
-    const revoked = revokeApiKey(dbPath, created.key_id);
+    const revoked = await revokeApiKey(dbPath, created.key_id);
     expect(revoked.revoked).toBe(true);
     expect(typeof revoked.revoked_at).toBe('string');
-    expect(revokeApiKey(dbPath, created.key_id).revoked_at).toBe(revoked.revoked_at);
+    expect((await revokeApiKey(dbPath, created.key_id)).revoked_at).toBe(revoked.revoked_at);
   });
 
-  it('refuses an unknown workspace, an unknown key and a bad expiry with AdminError', () => {
-    provision(dbPath);
-    expect(() => createApiKey(dbPath, { workspaceId: 'ws_nope' })).toThrow(AdminError);
-    expect(() => revokeApiKey(dbPath, 'key_nope')).toThrow(expect.objectContaining({ code: 'not_found' }));
-    expect(() => createApiKey(dbPath, { workspaceId: 'ws_nope', expiresAt: 'soon' })).toThrow(expect.objectContaining({ code: 'invalid', field: 'expiresAt' }));
+  it('refuses an unknown workspace, an unknown key and a bad expiry with AdminError', async () => {
+    await provision(dbPath);
+    await expect(createApiKey(dbPath, { workspaceId: 'ws_nope' })).rejects.toThrow(AdminError);
+    await expect(revokeApiKey(dbPath, 'key_nope')).rejects.toThrow(expect.objectContaining({ code: 'not_found' }));
+    await expect(createApiKey(dbPath, { workspaceId: 'ws_nope', expiresAt: 'soon' })).rejects.toThrow(expect.objectContaining({ code: 'invalid', field: 'expiresAt' }));
   });
 });
 
 describe('gate policy', () => {
-  it('reports the defaults, sets one framework at a time and resets it', () => {
-    const { workspace_id: workspaceId } = provision(dbPath);
-    const defaults = getGatePolicy(dbPath, { workspaceId });
+  it('reports the defaults, sets one framework at a time and resets it', async () => {
+    const { workspace_id: workspaceId } = await provision(dbPath);
+    const defaults = await getGatePolicy(dbPath, { workspaceId });
     expect(defaults).toEqual([
       { framework: 'eu_ai_act', mode: 'required', threshold: 80, source: 'default' },
       { framework: 'iso_42001', mode: 'advisory', threshold: 70, source: 'default' },
@@ -85,18 +85,18 @@ describe('gate policy', () => {
       { framework: 'iso_27001', mode: 'advisory', threshold: 70, source: 'default' },
       { framework: 'nist_airf', mode: 'advisory', threshold: 70, source: 'default' },
     ]);
-    const after = setGatePolicy(dbPath, { workspaceId, framework: 'soc2_type2', threshold: 55.5 });
+    const after = await setGatePolicy(dbPath, { workspaceId, framework: 'soc2_type2', threshold: 55.5 });
     expect(after[2]).toEqual({ framework: 'soc2_type2', mode: 'advisory', threshold: 55.5, source: 'workspace' });
-    setGatePolicy(dbPath, { workspaceId, framework: 'soc2_type2', mode: 'required' });
-    expect(getGatePolicy(dbPath, { workspaceId })[2]).toEqual({ framework: 'soc2_type2', mode: 'required', threshold: 55.5, source: 'workspace' });
-    expect(resetGatePolicy(dbPath, { workspaceId, framework: 'soc2_type2' })).toEqual(defaults);
+    await setGatePolicy(dbPath, { workspaceId, framework: 'soc2_type2', mode: 'required' });
+    expect((await getGatePolicy(dbPath, { workspaceId }))[2]).toEqual({ framework: 'soc2_type2', mode: 'required', threshold: 55.5, source: 'workspace' });
+    expect(await resetGatePolicy(dbPath, { workspaceId, framework: 'soc2_type2' })).toEqual(defaults);
   });
 
-  it('refuses an unknown framework, mode, a threshold outside 0–100 and an unknown workspace', () => {
-    const { workspace_id: workspaceId } = provision(dbPath);
-    expect(() => setGatePolicy(dbPath, { workspaceId, framework: 'gdpr' as never, mode: 'required' })).toThrow(expect.objectContaining({ code: 'invalid', field: 'framework' }));
-    expect(() => setGatePolicy(dbPath, { workspaceId, framework: 'eu_ai_act', mode: 'strict' as never })).toThrow(expect.objectContaining({ code: 'invalid', field: 'mode' }));
-    expect(() => setGatePolicy(dbPath, { workspaceId, framework: 'eu_ai_act', threshold: 101 })).toThrow(expect.objectContaining({ code: 'invalid', field: 'threshold' }));
-    expect(() => setGatePolicy(dbPath, { workspaceId: 'ws_nope', framework: 'eu_ai_act', threshold: 1 })).toThrow(expect.objectContaining({ code: 'not_found' }));
+  it('refuses an unknown framework, mode, a threshold outside 0–100 and an unknown workspace', async () => {
+    const { workspace_id: workspaceId } = await provision(dbPath);
+    await expect(setGatePolicy(dbPath, { workspaceId, framework: 'gdpr' as never, mode: 'required' })).rejects.toThrow(expect.objectContaining({ code: 'invalid', field: 'framework' }));
+    await expect(setGatePolicy(dbPath, { workspaceId, framework: 'eu_ai_act', mode: 'strict' as never })).rejects.toThrow(expect.objectContaining({ code: 'invalid', field: 'mode' }));
+    await expect(setGatePolicy(dbPath, { workspaceId, framework: 'eu_ai_act', threshold: 101 })).rejects.toThrow(expect.objectContaining({ code: 'invalid', field: 'threshold' }));
+    await expect(setGatePolicy(dbPath, { workspaceId: 'ws_nope', framework: 'eu_ai_act', threshold: 1 })).rejects.toThrow(expect.objectContaining({ code: 'not_found' }));
   });
 });

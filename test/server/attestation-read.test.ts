@@ -99,7 +99,7 @@ describe('GET attestations/{attestation_id}', () => {
     const reply = await call(server, 'GET', wsPath(server.workspaceId, `attestations/${ids.unsigned}`));
     expect(reply.json).toMatchObject({ signed_text: null, witness_sig: null, verifying_key_hex: null, witness_form: null, key_fingerprint: null, trust_tier: 'declared' });
     expect((await call(server, 'GET', wsPath(server.workspaceId, 'attestations/att_nope'))).status).toBe(404);
-    const other = provisionWorkspace(server.dbPath);
+    const other = await provisionWorkspace(server.dbPath);
     const foreign = await call({ url: server.url, apiKey: other.apiKey }, 'GET', wsPath(other.workspaceId, `attestations/${ids.canonical}`));
     expect(foreign.status).toBe(404);
   });

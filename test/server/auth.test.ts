@@ -62,17 +62,17 @@ describe('authentication', () => {
   });
 
   it('answers 401 for a revoked key from the moment it is revoked', async () => {
-    const key = createApiKey(server.dbPath, { workspaceId: server.workspaceId, name: 'to revoke' });
+    const key = await createApiKey(server.dbPath, { workspaceId: server.workspaceId, name: 'to revoke' });
     expect((await call(server, 'GET', '/api/me', { apiKey: key.api_key })).status).toBe(200);
-    revokeApiKey(server.dbPath, key.key_id);
+    await revokeApiKey(server.dbPath, key.key_id);
     const reply = await call(server, 'GET', '/api/me', { apiKey: key.api_key });
     expect(reply.status).toBe(401);
     expect(reply.json.error).toBe('unauthorized');
   });
 
   it('answers 401 for an expired key and accepts one that has not expired yet', async () => {
-    const expired = createApiKey(server.dbPath, { workspaceId: server.workspaceId, expiresAt: new Date(Date.now() - 1000) });
-    const valid = createApiKey(server.dbPath, { workspaceId: server.workspaceId, expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+    const expired = await createApiKey(server.dbPath, { workspaceId: server.workspaceId, expiresAt: new Date(Date.now() - 1000) });
+    const valid = await createApiKey(server.dbPath, { workspaceId: server.workspaceId, expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
     expect((await call(server, 'GET', '/api/me', { apiKey: expired.api_key })).status).toBe(401);
     expect((await call(server, 'GET', '/api/me', { apiKey: valid.api_key })).status).toBe(200);
   });
@@ -85,7 +85,7 @@ describe('authentication', () => {
 
 describe('workspace isolation', () => {
   it('answers 404 not_found for a workspace the key does not belong to, on every workspace endpoint, and writes nothing', async () => {
-    const other = provisionWorkspace(server.dbPath);
+    const other = await provisionWorkspace(server.dbPath);
     const bodies: Record<string, unknown> = {
       [wsPath(other.workspaceId, 'grc/evidence')]: evidenceRecord('change_event'),
       [wsPath(other.workspaceId, 'attestations/external')]: attestation(),
@@ -111,7 +111,7 @@ describe('workspace isolation', () => {
 
   it('keeps two workspaces apart: each sees only its own records, systems and posture', async () => {
     const a = server;
-    const b = { url: server.url, ...provisionWorkspace(server.dbPath) };
+    const b = { url: server.url, ...(await provisionWorkspace(server.dbPath)) };
     const written = await call(a, 'POST', wsPath(a.workspaceId, 'grc/evidence'), { body: evidenceRecord('access_review', { system_name: 'only-in-a' }) });
     expect(written.status).toBe(201);
 

@@ -37,7 +37,7 @@ beforeAll(async () => {
   await ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'govctl-backpressure-'));
   const db = join(dir, 'server.db');
-  identity = provision(db, { orgName: 'flood', workspaceName: 'flood' });
+  identity = await provision(db, { orgName: 'flood', workspaceName: 'flood' });
   createLedgerKey(ledgerKeyPath(db)); // as `govctl admin init` does
   child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0', '--verify-workers', '0'], {
     env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1' },

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SigningKey, signWitness } from '../../src/core/index.js';
 import { createApp, type ServiceApp } from '../../src/server/app.js';
-import { openDatabase } from '../../src/server/store/database.js';
-import { IdentityStore } from '../../src/server/store/identity.js';
+import { openDatabase } from '../../src/server/store/sqlite/database.js';
+import { IdentityStore } from '../../src/server/store/sqlite/identity.js';
 import { attestation, evidenceRecord } from '../helpers/service-requests.js';
 
 const BATCH = 1000;
@@ -35,8 +35,8 @@ beforeEach(async () => {
     const { api_key: apiKey, workspace_id: workspaceId } = identity.provision({ orgName: name, workspaceName: name }, Date.now());
     return { apiKey, workspaceId };
   };
-  hog = provision('hog');
-  other = provision('other');
+  hog = await provision('hog');
+  other = await provision('other');
   db.close();
   // a verify worker when dist is built (as the suite's setup does): signatures are checked chunk by chunk on it too
   service = await createApp({ db: dbPath, ledger: { integration: 'manual' }, verifyWorkers: 1 });
@@ -54,8 +54,8 @@ afterEach(async () => {
 async function raceOtherTenant(rest: string, records: unknown[], store: 'recordAttestations' | 'recordEvidenceBatch') {
   const events: string[] = [];
   let otherReply: Promise<{ statusCode: number; body: string }> | undefined;
-  const find = service.store.idempotency.find.bind(service.store.idempotency);
-  vi.spyOn(service.store.idempotency, 'find').mockImplementation((...args) => {
+  const find = service.store.findIdempotent.bind(service.store);
+  vi.spyOn(service.store, 'findIdempotent').mockImplementation((...args) => {
     otherReply ??= service.app
       .inject({ method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${other.apiKey}` } })
       .then((reply) => {

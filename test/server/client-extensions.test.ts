@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, parseJsonLossless, RECORD_TYPES, type RecordType } from '../../src/core/index.js';
-import { MIGRATIONS } from '../../src/server/store/migrations.js';
+import { MIGRATIONS } from '../../src/server/store/sqlite/migrations.js';
 import { setGatePolicy } from '../../src/server/index.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from '../helpers/service-requests.js';
@@ -25,8 +25,8 @@ afterAll(async () => {
   await server.stop();
 });
 
-function workspace() {
-  const ws = { url: server.url, ...provisionWorkspace(server.dbPath) };
+async function workspace() {
+  const ws = { url: server.url, ...(await provisionWorkspace(server.dbPath)) };
   const path = (rest: string) => wsPath(ws.workspaceId, rest);
   return {
     ...ws,
@@ -39,11 +39,11 @@ function workspace() {
 
 describe('GET grc/gates/check: passed and results beside gates', () => {
   it('passes when every blocking gate passes, even with advisory gates failing (mima gates check exits 0)', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     // The EU AI Act gate (required, 80 %) passes with every record type; without a change_event
     // ISO 27001 misses control 8.32, so its advisory gate at 100 % fails.
     for (const type of RECORD_TYPES.filter((type) => type !== 'change_event')) expect((await ws.write(type)).status).toBe(201);
-    setGatePolicy(server.dbPath, { workspaceId: ws.workspaceId, framework: 'iso_27001', mode: 'advisory', threshold: 100 });
+    await setGatePolicy(server.dbPath, { workspaceId: ws.workspaceId, framework: 'iso_27001', mode: 'advisory', threshold: 100 });
     const check = await ws.get('grc/gates/check');
     expect(check.gates).toHaveLength(5); // the specification's member is unchanged
     expect(check.passed).toBe(true);
@@ -60,7 +60,7 @@ describe('GET grc/gates/check: passed and results beside gates', () => {
   });
 
   it('fails when a blocking gate fails', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     const check = await ws.get('grc/gates/check');
     expect(check.passed).toBe(false);
     expect(check.results.map((r: { framework: string; status: string }) => [r.framework, r.status])).toEqual([
@@ -75,7 +75,7 @@ describe('GET grc/gates/check: passed and results beside gates', () => {
 
 describe('GET grc/readiness', () => {
   it('answers the scores with the control counts behind them, agreeing with the posture brief', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     await ws.write('ai_risk_assessment');
     const readiness = await ws.get('grc/readiness');
     const brief = await ws.get('grc/posture-brief');
@@ -92,8 +92,8 @@ describe('GET grc/readiness', () => {
 
 describe('GET grc/gates: the gate policy in effect, read-only', () => {
   it('lists one policy per framework with its id, mode, threshold, current score, status and scope', async () => {
-    const ws = workspace();
-    setGatePolicy(server.dbPath, { workspaceId: ws.workspaceId, framework: 'soc2_type2', mode: 'required', threshold: 50 });
+    const ws = await workspace();
+    await setGatePolicy(server.dbPath, { workspaceId: ws.workspaceId, framework: 'soc2_type2', mode: 'required', threshold: 50 });
     const gates = await ws.get('grc/gates');
     expect(gates.unconfigured_frameworks).toEqual([]);
     expect(gates.policies.map((p: { framework: string }) => p.framework)).toEqual(['eu_ai_act', 'iso_42001', 'soc2_type2', 'iso_27001', 'nist_airf']);
@@ -102,7 +102,7 @@ describe('GET grc/gates: the gate policy in effect, read-only', () => {
   });
 
   it('cannot be changed with an API key', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     for (const method of ['PUT', 'POST', 'DELETE']) {
       const reply = await call(ws, method, wsPath(ws.workspaceId, 'grc/gates'), method === 'DELETE' ? {} : { body: { framework: 'eu_ai_act', mode: 'advisory', threshold_pct: 0 } });
       expect(reply.status, method).toBe(404);
@@ -113,7 +113,7 @@ describe('GET grc/gates: the gate policy in effect, read-only', () => {
 
 describe('GET grc/systems: what list_systems reads', () => {
   it('counts each system’s records, record types and earned controls, with is_registered, last_seen and a total', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     await ws.write('change_event', { system_name: 'scorer' });
     await ws.write('change_event', { system_name: 'scorer' });
     await ws.write('ai_risk_assessment', { system_name: 'scorer' });
@@ -131,7 +131,7 @@ describe('GET grc/systems: what list_systems reads', () => {
   });
 
   it('takes system_name as another name of the name filter', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     for (const name of ['loan-scorer', 'chatbot']) await ws.write('change_event', { system_name: name });
     const names = async (query: string) => (await ws.get(`grc/systems${query}`)).systems.map((s: { system_name: string }) => s.system_name);
     expect(await names('?system_name=loan')).toEqual(['loan-scorer']);

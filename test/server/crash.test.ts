@@ -54,7 +54,7 @@ afterAll(() => {
 describe('crash safety', () => {
   it('keeps every acknowledged record and a consistent database after SIGKILL mid-stream', async () => {
     const dbPath = join(dir, 'crash.db');
-    const identity = provision(dbPath);
+    const identity = await provision(dbPath);
     createLedgerKey(ledgerKeyPath(dbPath)); // as `govctl admin init` does
     const first = await spawnServer(dbPath);
     const server = { url: first.url, apiKey: identity.api_key };

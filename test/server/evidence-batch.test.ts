@@ -4,6 +4,7 @@ import { controlsEarned } from '../../src/core/index.js';
 import { MAX_EVIDENCE_BATCH } from '../../src/server/routes/evidence.js';
 import { evidenceRecord, PAYLOADS } from '../helpers/service-requests.js';
 import { startInProcess, type InProcess } from '../helpers/in-process-service.js';
+import { sqliteOf } from '../helpers/sqlite-store.js';
 
 let service: InProcess;
 beforeEach(async () => {
@@ -68,7 +69,7 @@ describe('POST grc/evidence/batch', () => {
 
   it('stores the accepted records of a batch in one transaction (one commit for the whole batch)', async () => {
     const commits: number[] = [];
-    const writer = service.service.store.writer;
+    const writer = sqliteOf(service.service.store).writer;
     const original = writer.write.bind(writer);
     writer.write = ((work: () => unknown) => {
       commits.push(1);

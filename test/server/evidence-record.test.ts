@@ -113,7 +113,7 @@ describe('GET grc/evidence/{record_id}', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.json.error).toBe('not_found');
 
-    const other = { url: server.url, ...provisionWorkspace(server.dbPath) };
+    const other = { url: server.url, ...(await provisionWorkspace(server.dbPath)) };
     const theirs = await call(other, 'POST', wsPath(other.workspaceId, 'grc/evidence'), {
       body: { record_type: 'vendor_risk', system_name: 's', payload: PAYLOADS.vendor_risk },
     });

@@ -48,7 +48,7 @@ describe('POST grc/evidence', () => {
   });
 
   it('dry run answers the nil UUID, dry_run and the controls, and writes nothing at all', async () => {
-    const fresh = { url: server.url, ...provisionWorkspace(server.dbPath) };
+    const fresh = { url: server.url, ...(await provisionWorkspace(server.dbPath)) };
     const reply = await call(fresh, 'POST', `${wsPath(fresh.workspaceId, 'grc/evidence')}?dry_run=true`, { body: evidenceRecord('ai_risk_assessment', { system_name: 'dry-system' }) });
     expect(reply.status).toBe(200);
     expect(reply.json).toEqual({

@@ -4,8 +4,8 @@
  * later group, a turn of the event loop later, every write still acknowledged after its own commit.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../../src/server/store/database.js';
-import { GroupCommitWriter, MAX_GROUP_MS } from '../../src/server/store/writer.js';
+import { openDatabase, type Db } from '../../src/server/store/sqlite/database.js';
+import { GroupCommitWriter, MAX_GROUP_MS } from '../../src/server/store/sqlite/writer.js';
 
 let db: Db | undefined;
 afterEach(() => {

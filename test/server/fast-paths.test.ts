@@ -7,24 +7,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FixedWindowLimiter } from '../../src/server/auth.js';
+import { FixedWindowLimiter } from '../../src/server/store/memory-budget.js';
 import { createApp, provision, type ServiceApp } from '../../src/server/index.js';
-import { listStatements } from '../../src/server/store/evidence.js';
-import { openStore, type EvidenceRow, type Store } from '../../src/server/store/index.js';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../src/server/store/migrations.js';
+import { listStatements } from '../../src/server/store/sqlite/evidence.js';
+import type { EvidenceRow } from '../../src/server/store/rows.js';
+import { openSqliteStore as openStore, type SqliteStore as Store } from '../../src/server/store/sqlite/store.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/server/store/sqlite/migrations.js';
 import { storedEvidenceRow } from '../helpers/service-requests.js';
 
 describe('FixedWindowLimiter', () => {
   it('counts per key in a window that starts with the first request, and starts again after it', () => {
-    const limiter = new FixedWindowLimiter(3, 60_000);
+    const limiter = new FixedWindowLimiter(60_000);
     const t = 1_000_000;
-    expect(limiter.hit('a', t)).toEqual({ exceeded: false, remaining: 2, resetSeconds: 60 });
-    expect(limiter.hit('a', t + 1500)).toEqual({ exceeded: false, remaining: 1, resetSeconds: 59 });
-    expect(limiter.hit('b', t + 1500)).toEqual({ exceeded: false, remaining: 2, resetSeconds: 60 });
-    expect(limiter.hit('a', t + 2000)).toEqual({ exceeded: false, remaining: 0, resetSeconds: 58 });
-    expect(limiter.hit('a', t + 59_001)).toEqual({ exceeded: true, remaining: 0, resetSeconds: 1 });
+    expect(limiter.hit('a', 3, t)).toEqual({ exceeded: false, remaining: 2, resetSeconds: 60 });
+    expect(limiter.hit('a', 3, t + 1500)).toEqual({ exceeded: false, remaining: 1, resetSeconds: 59 });
+    expect(limiter.hit('b', 3, t + 1500)).toEqual({ exceeded: false, remaining: 2, resetSeconds: 60 });
+    expect(limiter.hit('a', 3, t + 2000)).toEqual({ exceeded: false, remaining: 0, resetSeconds: 58 });
+    expect(limiter.hit('a', 3, t + 59_001)).toEqual({ exceeded: true, remaining: 0, resetSeconds: 1 });
     // the window ends 60 s after its first request
-    expect(limiter.hit('a', t + 60_000)).toEqual({ exceeded: false, remaining: 2, resetSeconds: 60 });
+    expect(limiter.hit('a', 3, t + 60_000)).toEqual({ exceeded: false, remaining: 2, resetSeconds: 60 });
   });
 });
 
@@ -35,7 +36,7 @@ describe('rate-limit headers from the fused hook', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'govctl-fast-'));
     const db = join(dir, 'a.db');
-    apiKey = provision(db, {}).api_key;
+    apiKey = (await provision(db, {})).api_key;
     service = await createApp({ db, rateLimitPerMinute: 3 });
   });
   afterAll(async () => {
@@ -78,7 +79,7 @@ describe('systems written once per group', () => {
 
   it('leaves what one upsert per record would: latest assessment wins, a tie goes to the later arrival', async () => {
     store = openStore(':memory:');
-    const ws = store.identity.provision({}, Date.now()).workspace_id;
+    const ws = store.tables.identity.provision({}, Date.now()).workspace_id;
     const t = Date.UTC(2026, 0, 1);
     await store.recordEvidence({ row: row(ws, 'rec_0', 'a', t + 5000, t + 9000), controls: [], riskTier: 'minimal' });
     // one group: an older assessment, two tied with the first, a plain record later in time
@@ -89,7 +90,7 @@ describe('systems written once per group', () => {
       store.recordEvidence({ row: row(ws, 'rec_4', 'a', t + 8000, t + 9000, 'change_event'), controls: [] }),
       store.recordEvidence({ row: row(ws, 'rec_5', 'b', t + 2000, t + 9000, 'change_event'), controls: [] }),
     ]);
-    const systems = store.systems.list(ws).map((s) => ({ name: s.name, registered: s.registered, risk: s.risk_tier, last: s.last_evidence_ms }));
+    const systems = store.tables.systems.list(ws).map((s) => ({ name: s.name, registered: s.registered, risk: s.risk_tier, last: s.last_evidence_ms }));
     expect(systems).toEqual([
       { name: 'a', registered: 1, risk: 'high', last: t + 8000 },
       { name: 'b', registered: 0, risk: null, last: t + 2000 },
@@ -131,7 +132,7 @@ describe('migrations 2, 3 and 4 on a version-1 database', () => {
         const pages: string[][] = [];
         let after: string | undefined;
         for (;;) {
-          const page = store.evidence.list({ workspaceId: ws, sinceMs: now - 86_400_000, limit: 7, ...(after ? { afterRecordId: after } : {}) });
+          const page = store.tables.evidence.list({ workspaceId: ws, sinceMs: now - 86_400_000, limit: 7, ...(after ? { afterRecordId: after } : {}) });
           pages.push(page!.records.map((r) => r.record_id));
           if (!page!.next) break;
           after = page!.next.recordId;
@@ -141,7 +142,7 @@ describe('migrations 2, 3 and 4 on a version-1 database', () => {
           .sort((a, b) => b.occurred - a.occurred || (a.id < b.id ? 1 : -1))
           .map((r) => r.id);
         expect(pages.flat()).toEqual(expected);
-        const bySystem = store.evidence.list({ workspaceId: ws, sinceMs: 0, limit: 200, systemName: 'sys-1', recordType: 'change_event' });
+        const bySystem = store.tables.evidence.list({ workspaceId: ws, sinceMs: 0, limit: 200, systemName: 'sys-1', recordType: 'change_event' });
         expect(bySystem!.records.map((r) => r.record_id)).toEqual(expected.filter((id) => [1, 7, 13, 19, 25].includes(ids.indexOf(id))));
         // Every shape of list query the store builds reads its list table (migration 4) by key,
         // newest first with no sort, and the records after through_seq by rowid range (at most

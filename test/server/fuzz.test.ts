@@ -34,7 +34,7 @@ let server: TestServer;
 let otherWorkspace: string;
 beforeAll(async () => {
   server = await startTestServer({ rateLimitPerMinute: 10_000_000 });
-  otherWorkspace = provisionWorkspace(server.dbPath).workspaceId;
+  otherWorkspace = (await provisionWorkspace(server.dbPath)).workspaceId;
 });
 afterAll(async () => {
   await server.stop();

@@ -7,10 +7,11 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { newId, newRequestId, uuidv7, uuidv7After } from '../../src/server/ids.js';
-import { openDatabase, type Db } from '../../src/server/store/database.js';
-import { openStore, type AttestationRow, type EvidenceRow, type Store } from '../../src/server/store/index.js';
-import { GroupCommitWriter, MAX_WAIT_MS } from '../../src/server/store/writer.js';
+import { IdGenerator, newId, newRequestId, uuidv7 } from '../../src/server/ids.js';
+import { openDatabase, type Db } from '../../src/server/store/sqlite/database.js';
+import type { AttestationRow, EvidenceRow } from '../../src/server/store/rows.js';
+import { openSqliteStore as openStore, type SqliteStore as Store } from '../../src/server/store/sqlite/store.js';
+import { GroupCommitWriter, MAX_WAIT_MS } from '../../src/server/store/sqlite/writer.js';
 import { startTestServer } from '../helpers/server.js';
 import { call, countRows, evidenceRecord, storedEvidenceRow, wsPath } from '../helpers/service-requests.js';
 import { manualTimer } from '../helpers/manual-timer.js';
@@ -84,7 +85,7 @@ describe('GroupCommitWriter fast path and group hooks', () => {
 function store(): { store: Store; workspaceId: string } {
   const s = openStore(':memory:');
   open.push(s);
-  return { store: s, workspaceId: s.identity.provision({}, Date.now()).workspace_id };
+  return { store: s, workspaceId: s.tables.identity.provision({}, Date.now()).workspace_id };
 }
 
 function evidenceRow(workspaceId: string, recordId: string, occurredMs: number, system = 'sys-a'): EvidenceRow {
@@ -105,7 +106,7 @@ describe('Store writes merged per group', () => {
     ];
     const outcomes = await Promise.allSettled(writes);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
-    expect(Object.fromEntries(s.coverage.lastEarned(workspaceId))).toEqual({ A: t + 2000, B: t + 3000, C: t + 50_000 });
+    expect(Object.fromEntries(s.tables.coverage.lastEarned(workspaceId))).toEqual({ A: t + 2000, B: t + 3000, C: t + 50_000 });
     expect(s.db.prepare('SELECT count(*) AS n FROM evidence').get()).toEqual({ n: 4 });
   });
 
@@ -134,7 +135,7 @@ describe('Store writes merged per group', () => {
       received_ms: t + 10_000,
     });
     await s.recordAttestations([row(0, 'x', t + 1000), row(1, 'y', t + 500), row(2, 'x', t + 3000), row(3, 'x', t + 2000), row(4, 'y', t + 20_000)]);
-    const systems = s.systems.list(workspaceId).map((r) => ({ name: r.name, evidence: r.last_evidence_ms, attested: r.last_attested_ms }));
+    const systems = s.tables.systems.list(workspaceId).map((r) => ({ name: r.name, evidence: r.last_evidence_ms, attested: r.last_attested_ms }));
     // y's latest is in the future of its arrival: it counts from arrival (t + 10 000)
     expect(systems).toEqual([
       { name: 'x', evidence: t + 3000, attested: t + 3000 },
@@ -155,15 +156,15 @@ describe('ids from the random pool', () => {
     expect([...uuids].sort()).toEqual(uuids); // time-ordered, monotonic within the process
   });
 
-  it('after uuidv7After, new ids sort after the given id even when it is ahead of the clock', () => {
-    const ahead = `rec_${uuidv7(Date.now() + 3_600_000)}`; // as if an earlier run's clock was an hour ahead
-    uuidv7After(ahead);
-    const next = [newId('rec'), newId('rec'), newId('rec')];
+  it('a generator started after ids hands out ids that sort after the latest of them, even when it is ahead of the clock', () => {
+    const ahead = `rec_${new IdGenerator().uuidv7(Date.now() + 3_600_000)}`; // as if an earlier run's clock was an hour ahead
+    const behind = `rec_${'0'.repeat(8)}-0000-7000-8000-000000000000`;
+    // a non-UUID and an id behind the other change nothing
+    const ids = new IdGenerator([behind, 'rec_not-a-uuid', ahead, undefined]);
+    const next = [ids.newId('rec'), ids.newId('rec'), ids.newId('rec')];
     expect([ahead, ...next].sort()).toEqual([ahead, ...next]);
-    uuidv7After('rec_not-a-uuid'); // ignored
-    uuidv7After(`rec_${'0'.repeat(8)}-0000-7000-8000-000000000000`); // behind: changes nothing
-    const later = newId('rec');
-    expect(later > next[2]!).toBe(true);
+    // another generator (the process's, for unordered ids) is not moved by it
+    expect(newId('rec') < ahead).toBe(true);
   });
 
   it('a store opened on a file with records hands out record ids after the last stored one', async () => {
@@ -171,13 +172,14 @@ describe('ids from the random pool', () => {
     try {
       const path = join(dir, 'ids.db');
       const first = openStore(path);
-      const workspaceId = first.identity.provision({}, Date.now()).workspace_id;
-      const future = `rec_${uuidv7(Date.now() + 7_200_000)}`;
+      const workspaceId = first.tables.identity.provision({}, Date.now()).workspace_id;
+      const future = `rec_${new IdGenerator().uuidv7(Date.now() + 7_200_000)}`;
       await first.recordEvidence({ row: storedEvidenceRow({ workspaceId, recordId: future, occurredMs: Date.now() }), controls: [] });
       await first.close();
-      const second = openStore(path); // the constructor reads the last stored id
+      const second = openStore(path); // the store starts its ids after the last stored one
       open.push(second);
-      expect(newId('rec') > future).toBe(true);
+      expect(second.newId('rec') > future).toBe(true);
+      expect(second.newId('att').slice(4) > future.slice(4)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -47,8 +47,8 @@ describe('Idempotency-Key on POST grc/evidence', () => {
 
   it('scopes keys per workspace', async () => {
     // Same key, other workspace: provisioned through the store, then sent with its own key.
-    const { IdentityStore } = await import('../../src/server/store/identity.js');
-    const { openDatabase } = await import('../../src/server/store/database.js');
+    const { IdentityStore } = await import('../../src/server/store/sqlite/identity.js');
+    const { openDatabase } = await import('../../src/server/store/sqlite/database.js');
     const raw = openDatabase(service.dbPath);
     const other = new IdentityStore(raw).provision({ orgName: 'o2', workspaceName: 'w2' }, Date.now());
     raw.close();

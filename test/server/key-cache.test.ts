@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey } from '../../src/server/index.js';
-import { openDatabase, type Db } from '../../src/server/store/database.js';
-import { IdentityStore, KEY_CACHE_SIZE } from '../../src/server/store/identity.js';
+import { openDatabase, type Db } from '../../src/server/store/sqlite/database.js';
+import { IdentityStore, KEY_CACHE_SIZE } from '../../src/server/store/sqlite/identity.js';
 
 let dir: string;
 let dbPath: string;
@@ -41,16 +41,16 @@ describe('API key cache', () => {
     expect(identity.authenticate(apiKey, Date.now())).toEqual(first);
   });
 
-  it('drops the cache when another connection revokes a key: 401 on the very next request', () => {
-    const key = createApiKey(dbPath, { workspaceId, name: 'other connection' });
+  it('drops the cache when another connection revokes a key: 401 on the very next request', async () => {
+    const key = await createApiKey(dbPath, { workspaceId, name: 'other connection' });
     expect(identity.authenticate(key.api_key, Date.now())).not.toBeNull();
-    revokeApiKey(dbPath, key.key_id); // opens its own connection, as `govctl admin api-key revoke` does
+    await revokeApiKey(dbPath, key.key_id); // opens its own connection, as `govctl admin api-key revoke` does
     expect(identity.authenticate(key.api_key, Date.now())).toBeNull();
     expect(identity.authenticate(apiKey, Date.now())).not.toBeNull();
   });
 
-  it('drops the cache when another process revokes a key', () => {
-    const key = createApiKey(dbPath, { workspaceId, name: 'other process' });
+  it('drops the cache when another process revokes a key', async () => {
+    const key = await createApiKey(dbPath, { workspaceId, name: 'other process' });
     expect(identity.authenticate(key.api_key, Date.now())).not.toBeNull();
     const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000');
       db.prepare('UPDATE api_keys SET revoked_ms = ? WHERE key_id = ?').run(Date.now(), process.argv[2]); db.close();`;

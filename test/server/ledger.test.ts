@@ -40,7 +40,7 @@ interface Service {
 async function startLedgerService(integration: 'manual' | 'timer' = 'manual'): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), 'govctl-ledger-'));
   const dbPath = join(dir, 'server.db');
-  const identity = provision(dbPath, { orgName: 'test', workspaceName: 'test' });
+  const identity = await provision(dbPath, { orgName: 'test', workspaceName: 'test' });
   createLedgerKey(ledgerKeyPath(dbPath));
   const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(dbPath)), integration } });
   return { url: server.url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, dir, server };
@@ -86,7 +86,7 @@ describe('the transparency log endpoints', () => {
   });
 
   it('serves a checkpoint signed by the log key, proofs and tiles that the Python reference verifies', async () => {
-    expect(service.server.service.store.ledger.integrate()).toBe(5);
+    expect(await service.server.service.store.ledger.integrate()).toBe(5);
     const key = (await call(service, 'GET', path('ledger/key'))).text.trim();
     expect(key.startsWith(`govctl.local/ledger/${service.workspaceId}+`)).toBe(true);
     const checkpoint = await call(service, 'GET', path('ledger/checkpoint'));
@@ -141,7 +141,7 @@ describe('the transparency log endpoints', () => {
     const key = Ed25519NoteVerifier.fromVerifierKey((await call(service, 'GET', path('ledger/key'))).text.trim());
     const before = openCheckpoint((await call(service, 'GET', path('ledger/checkpoint'))).text, key).checkpoint;
     await call(service, 'POST', path('grc/evidence'), { body: evidenceRecord() });
-    service.server.service.store.ledger.integrate();
+    await service.server.service.store.ledger.integrate();
     const after = openCheckpoint((await call(service, 'GET', path('ledger/checkpoint'))).text, key).checkpoint;
     expect(after.size).toBe(before.size + 1);
     const proof = await call(service, 'GET', path(`ledger/proof/consistency?from=${before.size}&to=${after.size}`));
@@ -154,7 +154,7 @@ describe('the transparency log endpoints', () => {
     const cosigned = note + witness.cosign(note.slice(0, note.indexOf('\n\n') + 1));
     const refused = await call(service, 'POST', path('ledger/cosignatures'), { body: { checkpoint: cosigned } });
     expect(refused.status).toBe(422);
-    addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witness.verifierKey });
+    await addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witness.verifierKey });
     const accepted = await call(service, 'POST', path('ledger/cosignatures'), { body: { checkpoint: cosigned } });
     expect(accepted.status).toBe(201);
     expect(accepted.json).toEqual({ accepted: ['witness.example/w1'] });
@@ -220,7 +220,7 @@ describe('a database from before the log', () => {
     db.close();
     const again = await startServer({ host: '127.0.0.1', port: 0, db: service.dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(service.dbPath)), integration: 'manual' } });
     try {
-      again.service.store.ledger.integrate();
+      await again.service.store.ledger.integrate();
       const s = { url: again.url, apiKey: service.apiKey };
       const indexes = [];
       for (const id of written) indexes.push((await call(s, 'GET', path(`ledger/proof/inclusion?id=${id}`))).json.leaf_index);
@@ -237,13 +237,13 @@ describe('the log key and origin', () => {
   it('without a key keeps the tree but signs nothing: checkpoint and key answer 503, writes still get their index', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'govctl-ledger-nokey-'));
     const dbPath = join(dir, 'server.db');
-    const identity = provision(dbPath, {});
+    const identity = await provision(dbPath, {});
     const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { integration: 'manual' } });
     try {
       const s = { url: server.url, apiKey: identity.api_key };
       const write = await call(s, 'POST', wsPath(identity.workspace_id, 'grc/evidence'), { body: evidenceRecord() });
       expect(write.json.ledger_index).toBe(0);
-      server.service.store.ledger.integrate();
+      await server.service.store.ledger.integrate();
       expect((await call(s, 'GET', wsPath(identity.workspace_id, 'ledger/checkpoint'))).status).toBe(503);
       expect((await call(s, 'GET', wsPath(identity.workspace_id, 'ledger/key'))).status).toBe(503);
       expect((await call(s, 'GET', wsPath(identity.workspace_id, `ledger/proof/inclusion?id=${write.json.record_id}`))).json.tree_size).toBe(1);
@@ -256,8 +256,8 @@ describe('the log key and origin', () => {
   it('names each workspace log <prefix>/<workspace_id> with the origin prefix given, one seed for every workspace', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'govctl-ledger-origin-'));
     const dbPath = join(dir, 'server.db');
-    const one = provision(dbPath, {});
-    const two = provision(dbPath, {});
+    const one = await provision(dbPath, {});
+    const two = await provision(dbPath, {});
     createLedgerKey(ledgerKeyPath(dbPath));
     const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(dbPath)), originPrefix: 'audit.example.com/govctl', integration: 'manual' } });
     try {

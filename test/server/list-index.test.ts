@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidv7 } from '../../src/server/ids.js';
 import { prng } from '../helpers/prng.js';
-import { openStore, type Store } from '../../src/server/store/index.js';
+import { openSqliteStore as openStore, type SqliteStore as Store } from '../../src/server/store/sqlite/store.js';
 import { storedEvidenceRow } from '../helpers/service-requests.js';
 
 interface Stored {
@@ -46,7 +46,7 @@ describe('evidence list tables written in batches', () => {
     const ids: string[] = [];
     let after: string | undefined;
     for (let pages = 0; pages < 1000; pages++) {
-      const page = s.evidence.list({
+      const page = s.tables.evidence.list({
         workspaceId: ws,
         ...(system !== undefined ? { systemName: system } : {}),
         ...(type !== undefined ? { recordType: type } : {}),
@@ -70,8 +70,8 @@ describe('evidence list tables written in batches', () => {
     dir = mkdtempSync(join(tmpdir(), 'govctl-sysindex-'));
     path = join(dir, 'e.db');
     store = openStore(path, { listIndexBatch: 7 });
-    wsA = store.identity.provision({}, Date.now()).workspace_id;
-    wsB = store.identity.provision({}, Date.now()).workspace_id;
+    wsA = store.tables.identity.provision({}, Date.now()).workspace_id;
+    wsB = store.tables.identity.provision({}, Date.now()).workspace_id;
     const random = prng(42);
     const add = (ws: string, system: string, type: string, occurredMs: number): Promise<void> => {
       const id = `rec_${uuidv7()}`;

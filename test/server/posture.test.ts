@@ -26,8 +26,8 @@ afterAll(async () => {
 });
 
 /** A fresh workspace on the shared server. */
-function workspace() {
-  const ws = { url: server.url, ...provisionWorkspace(server.dbPath) };
+async function workspace() {
+  const ws = { url: server.url, ...(await provisionWorkspace(server.dbPath)) };
   const path = (rest: string) => wsPath(ws.workspaceId, rest);
   return {
     ...ws,
@@ -39,7 +39,7 @@ function workspace() {
 
 describe('GET grc/posture-brief', () => {
   it('starts at zero with every gate failing and no systems', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     expect(await ws.get('grc/posture-brief')).toEqual({
       overall_pct: 0,
       frameworks: ['eu_ai_act', 'iso_42001', 'soc2_type2', 'iso_27001', 'nist_airf'].map((framework) => ({ framework, score_pct: 0 })),
@@ -49,7 +49,7 @@ describe('GET grc/posture-brief', () => {
   });
 
   it('rises as records arrive, exactly as core scores the controls they earn', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     const coverage = new Map<string, number>();
     for (const type of RECORD_TYPES) {
       expect((await ws.write(type)).status).toBe(201);
@@ -66,7 +66,7 @@ describe('GET grc/posture-brief', () => {
   });
 
   it('lets back-dated records count from when they occurred and future-dated ones only from when they arrived', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     // change_event earns controls with a freshness window; dated 400 days ago it is stale at once.
     await ws.write('change_event', { occurred_at: new Date(clockMs - 400 * DAY).toISOString() });
     expect((await ws.get('grc/posture-brief')).overall_pct).toBe(0);
@@ -84,7 +84,7 @@ describe('GET grc/posture-brief', () => {
   });
 
   it('counts the systems without an attestation in the last 24 hours', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     await ws.write('change_event', { system_name: 'never-attested' });
     await ws.attest({ system_name: 'attested' });
     await ws.write('change_event', { system_name: 'attested' });
@@ -103,7 +103,7 @@ describe('GET grc/posture-brief', () => {
 
 describe('GET grc/gates/check', () => {
   it('answers one gate per framework under the default policy', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     await ws.write('ai_risk_assessment');
     const { gates } = await ws.get('grc/gates/check');
     const coverage = new Map<string, number>();
@@ -114,11 +114,11 @@ describe('GET grc/gates/check', () => {
   });
 
   it('follows the workspace gate policy set with setGatePolicy, and only that workspace', async () => {
-    const ws = workspace();
-    const bystander = workspace();
+    const ws = await workspace();
+    const bystander = await workspace();
     await ws.write('ai_risk_assessment');
-    setGatePolicy(server.dbPath, { workspaceId: ws.workspaceId, framework: 'eu_ai_act', mode: 'advisory', threshold: 10 });
-    setGatePolicy(server.dbPath, { workspaceId: ws.workspaceId, framework: 'iso_27001', mode: 'required' });
+    await setGatePolicy(server.dbPath, { workspaceId: ws.workspaceId, framework: 'eu_ai_act', mode: 'advisory', threshold: 10 });
+    await setGatePolicy(server.dbPath, { workspaceId: ws.workspaceId, framework: 'iso_27001', mode: 'required' });
     const { gates } = await ws.get('grc/gates/check');
     const euGate = gates.find((g: { gate_id: string }) => g.gate_id === 'gate_eu_ai_act');
     expect(euGate).toMatchObject({ passing: true, blocking: false, exit_code: 0 });
@@ -132,7 +132,7 @@ describe('GET grc/gates/check', () => {
 
 describe('GET grc/systems', () => {
   it('knows a system once a record or an attestation names it; registered with the risk level of its latest assessment', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     await ws.attest({ system_name: 'Loan-Scorer' });
     let [system] = (await ws.get('grc/systems')).systems;
     expect(system).toEqual({
@@ -166,7 +166,7 @@ describe('GET grc/systems', () => {
   });
 
   it('filters by name, case-insensitively and by part, and lists by name', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     for (const name of ['Loan-Scorer', 'loan-approver', 'chatbot']) await ws.write('change_event', { system_name: name });
     const names = async (query: string) => (await ws.get(`grc/systems${query}`)).systems.map((s: { system_name: string }) => s.system_name);
     expect(await names('')).toEqual(['Loan-Scorer', 'chatbot', 'loan-approver']);
@@ -179,7 +179,7 @@ describe('GET grc/systems', () => {
 
 describe('POST grc/derive-controls', () => {
   it('answers core’s recommendations for the description and risk tier', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     const reply = await call(ws, 'POST', wsPath(ws.workspaceId, 'grc/derive-controls'), { body: { description: 'Scores consumer loan applications', risk_tier: 'high' } });
     expect(reply.status).toBe(200);
     expect(reply.json).toMatchObject({ recommendations: deriveControls('Scores consumer loan applications', 'high') });
@@ -187,7 +187,7 @@ describe('POST grc/derive-controls', () => {
   });
 
   it('answers 422 for a missing or unknown risk_tier and a missing or non-string description', async () => {
-    const ws = workspace();
+    const ws = await workspace();
     const cases: [Record<string, unknown>, string][] = [
       [{ description: 'x' }, 'risk_tier'],
       [{ description: 'x', risk_tier: 'severe' }, 'risk_tier'],

@@ -14,7 +14,7 @@ afterAll(async () => {
 describe('rate limit', () => {
   it('passes 2000 requests a minute for a workspace across its endpoints, answers the 2001st with 429 and Retry-After, and leaves other workspaces alone', async () => {
     expect(DEFAULT_RATE_LIMIT_PER_MINUTE).toBe(2000);
-    const other = { url: server.url, ...provisionWorkspace(server.dbPath) };
+    const other = { url: server.url, ...(await provisionWorkspace(server.dbPath)) };
     const paths = ['/api/me', wsPath(server.workspaceId, 'grc/systems'), wsPath(server.workspaceId, 'grc/posture-brief'), wsPath(server.workspaceId, 'grc/evidence?limit=1')];
 
     // Requests that fail authentication or name another workspace spend nothing.

@@ -13,6 +13,7 @@ import { SigningKey, signWitness } from '../../src/core/index.js';
 import { createApp, createLedgerKey, DEFAULT_LIMITS, ledgerKeyPath, provision, type ServiceApp } from '../../src/server/index.js';
 import { BIN, ensureBuilt } from '../helpers/cli.js';
 import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
+import { sqliteOf } from '../helpers/sqlite-store.js';
 
 let service: ServiceApp | undefined;
 let dir: string | undefined;
@@ -31,8 +32,8 @@ interface Tenant {
 async function start(recordsPerMinute: number): Promise<{ clock: { ms: number }; a: Tenant; b: Tenant }> {
   dir = mkdtempSync(join(tmpdir(), 'govctl-budget-'));
   const db = join(dir, 'govctl.db');
-  const a = provision(db, { orgName: 'a', workspaceName: 'a' });
-  const b = provision(db, { orgName: 'b', workspaceName: 'b' });
+  const a = await provision(db, { orgName: 'a', workspaceName: 'a' });
+  const b = await provision(db, { orgName: 'b', workspaceName: 'b' });
   const clock = { ms: Date.UTC(2026, 5, 1, 12, 0, 0) };
   service = await createApp({ db, limits: { recordsPerMinute }, budgetNowMs: () => clock.ms });
   return { clock, a: { apiKey: a.api_key, workspaceId: a.workspace_id }, b: { apiKey: b.api_key, workspaceId: b.workspace_id } };
@@ -89,7 +90,7 @@ describe('record budget', () => {
     clock.ms += 50_000;
     expect((await post(a, 'attestations/batch', batchOf(1000, a.workspaceId))).status).toBe(200);
 
-    const perWorkspace = service!.store.db.prepare('SELECT count(*) AS n FROM attestations WHERE workspace_id = ?');
+    const perWorkspace = sqliteOf(service!.store).db.prepare('SELECT count(*) AS n FROM attestations WHERE workspace_id = ?');
     expect((perWorkspace.get(a.workspaceId) as { n: number }).n).toBe(2000);
     expect((perWorkspace.get(b.workspaceId) as { n: number }).n).toBe(1000);
   });
@@ -110,7 +111,7 @@ describe('govctl serve flags', () => {
     await ensureBuilt();
     dir = mkdtempSync(join(tmpdir(), 'govctl-budget-'));
     const db = join(dir, 'server.db');
-    const tenant = provision(db, { orgName: 'flags', workspaceName: 'flags' });
+    const tenant = await provision(db, { orgName: 'flags', workspaceName: 'flags' });
     createLedgerKey(ledgerKeyPath(db)); // as `govctl admin init` does
     const child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0', '--verify-workers', '0', '--requests-per-minute', '4', '--records-per-minute', '1000'], {
       env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1' },

@@ -58,7 +58,7 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
 
 describe('key policy open (the default)', () => {
   it('gives any valid signature witnessed, and keeps the key fingerprint', async () => {
-    expect(listSigningKeys(server.dbPath, { workspaceId: server.workspaceId }).policy).toBe('open');
+    expect((await listSigningKeys(server.dbPath, { workspaceId: server.workspaceId })).policy).toBe('open');
     const reply = await call(server, 'POST', externalPath, { body: signedBy(stranger) });
     expect(reply.status).toBe(201);
     expect(reply.json).toMatchObject({ trust_tier: 'witnessed', external_verified: true, detail: 'ok' });
@@ -67,11 +67,11 @@ describe('key policy open (the default)', () => {
 });
 
 describe('key policy registered', () => {
-  beforeAll(() => {
-    addSigningKey(server.dbPath, { workspaceId: server.workspaceId, publicKeyHex: registered.publicKeyHex, name: 'ci' });
-    addSigningKey(server.dbPath, { workspaceId: server.workspaceId, publicKeyHex: retired.publicKeyHex.toUpperCase() });
-    revokeSigningKey(server.dbPath, { workspaceId: server.workspaceId, publicKeyHex: retired.publicKeyHex });
-    setSigningKeyPolicy(server.dbPath, { workspaceId: server.workspaceId, policy: 'registered' });
+  beforeAll(async () => {
+    await addSigningKey(server.dbPath, { workspaceId: server.workspaceId, publicKeyHex: registered.publicKeyHex, name: 'ci' });
+    await addSigningKey(server.dbPath, { workspaceId: server.workspaceId, publicKeyHex: retired.publicKeyHex.toUpperCase() });
+    await revokeSigningKey(server.dbPath, { workspaceId: server.workspaceId, publicKeyHex: retired.publicKeyHex });
+    await setSigningKeyPolicy(server.dbPath, { workspaceId: server.workspaceId, policy: 'registered' });
   });
 
   it('gives a registered key witnessed', async () => {
@@ -116,22 +116,22 @@ describe('key policy registered', () => {
   });
 
   it('applies a revocation from the next request on, and a key registered in one workspace is not registered in another', async () => {
-    const other = provisionWorkspace(server.dbPath);
-    setSigningKeyPolicy(server.dbPath, { workspaceId: other.workspaceId, policy: 'registered' });
+    const other = await provisionWorkspace(server.dbPath);
+    await setSigningKeyPolicy(server.dbPath, { workspaceId: other.workspaceId, policy: 'registered' });
     const there = await call({ url: server.url, apiKey: other.apiKey }, 'POST', wsPath(other.workspaceId, 'attestations/external'), { body: signedBy(registered, other.workspaceId) });
     expect(there.json).toMatchObject({ trust_tier: 'declared' });
 
     const late = SigningKey.fromHex('74'.repeat(32));
-    addSigningKey(server.dbPath, { workspaceId: server.workspaceId, publicKeyHex: late.publicKeyHex });
+    await addSigningKey(server.dbPath, { workspaceId: server.workspaceId, publicKeyHex: late.publicKeyHex });
     expect((await call(server, 'POST', externalPath, { body: signedBy(late) })).json.trust_tier).toBe('witnessed');
-    revokeSigningKey(server.dbPath, { workspaceId: server.workspaceId, publicKeyHex: late.publicKeyHex });
+    await revokeSigningKey(server.dbPath, { workspaceId: server.workspaceId, publicKeyHex: late.publicKeyHex });
     expect((await call(server, 'POST', externalPath, { body: signedBy(late) })).json.trust_tier).toBe('declared');
   });
 });
 
 describe('govctl admin signing-key', () => {
   it('adds, lists, revokes keys and sets the policy of a workspace', async () => {
-    const ws = provisionWorkspace(server.dbPath).workspaceId;
+    const ws = (await provisionWorkspace(server.dbPath)).workspaceId;
     const key = SigningKey.fromHex('75'.repeat(32));
     const add = await cli(['admin', 'signing-key', 'add', '--db', server.dbPath, '--workspace', ws, '--public-key', key.publicKeyHex, '--name', 'runner', '--json']);
     expect(add.code, add.stderr).toBe(0);

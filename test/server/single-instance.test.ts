@@ -24,15 +24,15 @@ beforeAll(async () => {
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
-afterAll(() => {
+afterAll(async () => {
   for (const made of dirs) rmSync(made, { recursive: true, force: true });
 });
 
-function freshDb(): string {
+async function freshDb(): Promise<string> {
   dir = mkdtempSync(join(tmpdir(), 'govctl-single-'));
   dirs.push(dir);
   const db = join(dir, 'server.db');
-  provision(db, { orgName: 'single', workspaceName: 'single' });
+  await provision(db, { orgName: 'single', workspaceName: 'single' });
   createLedgerKey(ledgerKeyPath(db)); // as `govctl admin init` does
   return db;
 }
@@ -72,7 +72,7 @@ function serve(db: string, options: { uid?: number; gid?: number; home?: string 
 
 describe('one service per database', () => {
   it('a second startServer on the same file refuses with a clear message; once the first stops, it starts', async () => {
-    const db = freshDb();
+    const db = await freshDb();
     const first = await startServer({ db, port: 0, verifyWorkers: 0 });
     let second: RunningServer | undefined;
     try {
@@ -86,7 +86,7 @@ describe('one service per database', () => {
   });
 
   it('govctl serve: the second process exits 78 naming the database; after the first is SIGKILLed, a new one starts', async () => {
-    const db = freshDb();
+    const db = await freshDb();
     const first = serve(db);
     expect(await first.listening).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
@@ -119,7 +119,7 @@ describe('a database the service cannot write', () => {
       chmodSync(folder, 0o555);
     }],
   ])('%s: govctl serve refuses to start (exit 66) and says why', async (_name, makeReadOnly) => {
-    const db = freshDb();
+    const db = await freshDb();
     const home = mkdtempSync(join(tmpdir(), 'govctl-single-home-'));
     chmodSync(home, 0o777);
     chmodSync(dir, 0o755);

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SchemaVersionError } from '../../src/server/index.js';
-import { openDatabase } from '../../src/server/store/database.js';
-import { SCHEMA_VERSION } from '../../src/server/store/migrations.js';
-import { GroupCommitWriter } from '../../src/server/store/writer.js';
+import { openDatabase } from '../../src/server/store/sqlite/database.js';
+import { SCHEMA_VERSION } from '../../src/server/store/sqlite/migrations.js';
+import { GroupCommitWriter } from '../../src/server/store/sqlite/writer.js';
 
 let dir: string;
 beforeEach(() => {

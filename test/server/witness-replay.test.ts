@@ -105,7 +105,7 @@ describe('a witness_sig is accepted once', () => {
   });
 
   it('refuses a replay into another workspace of a legacy-form signature (which verifies there)', async () => {
-    const other = provisionWorkspace(server.dbPath);
+    const other = await provisionWorkspace(server.dbPath);
     const record = legacySigned(attestation({ input_hash: 'c'.repeat(64) }));
     const first = await call(server, 'POST', externalPath, { body: record });
     expect(first.status).toBe(201);
@@ -181,8 +181,8 @@ describe('migration 5 on a database that already holds a replay', () => {
     const { mkdtempSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
-    const { MIGRATIONS } = await import('../../src/server/store/migrations.js');
-    const { openDatabase } = await import('../../src/server/store/database.js');
+    const { MIGRATIONS } = await import('../../src/server/store/sqlite/migrations.js');
+    const { openDatabase } = await import('../../src/server/store/sqlite/database.js');
     const dir = mkdtempSync(join(tmpdir(), 'govctl-migrate-'));
     try {
       const path = join(dir, 'old.db');

@@ -50,8 +50,8 @@ export function createAdminInitCommand(factory: Factory): Command {
 
 export async function run(options: AdminInitOptions, deps: Factory): Promise<void> {
   const path = databasePath(options.db, deps.cwd, false);
-  const { identity, ledgerKey } = await withDatabaseErrors(path, (server) => {
-    const provisioned = server.provision(path, {
+  const { identity, ledgerKey } = await withDatabaseErrors(path, async (server) => {
+    const provisioned = await server.provision(path, {
       ...(options.orgName !== undefined ? { orgName: options.orgName } : {}),
       ...(options.workspaceName !== undefined ? { workspaceName: options.workspaceName } : {}),
       ...(options.email !== undefined ? { userEmail: options.email } : {}),
@@ -59,7 +59,7 @@ export async function run(options: AdminInitOptions, deps: Factory): Promise<voi
     // The transparency log's key lives beside the database, never in it (docs/ledger.md); made once.
     const keyFile = server.ledgerKeyPath(path);
     if (!existsSync(keyFile)) server.createLedgerKey(keyFile, options.logOrigin);
-    const keys = server.ledgerVerifierKeys(path, server.readLedgerKey(keyFile), options.logOrigin);
+    const keys = await server.ledgerVerifierKeys(path, server.readLedgerKey(keyFile), options.logOrigin);
     return { identity: provisioned, ledgerKey: keys.find((k) => k.workspace_id === provisioned.workspace_id)!.verifier_key };
   });
   const shown = { org_id: identity.org_id, workspace_id: identity.workspace_id, user_id: identity.user_id, api_key: identity.api_key, ledger_key: ledgerKey };

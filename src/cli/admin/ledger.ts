@@ -27,11 +27,11 @@ export function createLedgerKeyCommand(factory: Factory): Command {
     .option('--log-origin <prefix>', 'the origin prefix `govctl serve --log-origin` will use', DEFAULT_PREFIX)
     .action(async (flags: { db: string; logKey?: string; logOrigin: string }) => {
       const path = databasePath(flags.db, factory.cwd, true);
-      const result = await withDatabaseErrors(path, (server) => {
+      const result = await withDatabaseErrors(path, async (server) => {
         const file = flags.logKey !== undefined ? resolve(factory.cwd, flags.logKey) : server.ledgerKeyPath(path);
         if (existsSync(file)) throw new ConfigError(`the log key file ${displayPath(file)} exists already; it is never overwritten`, { field: '--log-key', hint: 'see "Rotating the log key" in docs/ledger.md' });
         server.createLedgerKey(file, flags.logOrigin);
-        return { file, keys: server.ledgerVerifierKeys(path, server.readLedgerKey(file), flags.logOrigin) };
+        return { file, keys: await server.ledgerVerifierKeys(path, server.readLedgerKey(file), flags.logOrigin) };
       });
       if (factory.globals.json === true) return printJson(factory.io.stdout, { ledger_key_file: result.file, verifier_keys: result.keys });
       await printFields(factory.io.stdout, [['ledger_key_file', displayPath(result.file)], ...result.keys.map((k): [string, unknown] => [k.workspace_id, k.verifier_key])]);

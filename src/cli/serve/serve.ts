@@ -189,9 +189,9 @@ function waitForStop(abort: AbortSignal, again: () => void): { stopped: Promise<
 }
 
 /** Whether the database holds any API key (for a first-run hint; a failure to tell is not an error). */
-function hasApiKeys(server: ServerModule, path: string): boolean {
+async function hasApiKeys(server: ServerModule, path: string): Promise<boolean> {
   try {
-    return server.listApiKeys(path).length > 0;
+    return (await server.listApiKeys(path)).length > 0;
   } catch {
     return true;
   }
@@ -274,7 +274,7 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
     await note(
       `listening on ${running.url} (database ${displayPath(path)}, ${workers === 1 ? '1 verify worker' : `${workers} verify workers`}); Ctrl-C or SIGTERM stops it`,
     );
-    if (!hasApiKeys(server, path)) await note(`no API keys yet: run \`govctl admin init --db ${path}\``);
+    if (!(await hasApiKeys(server, path))) await note(`no API keys yet: run \`govctl admin init --db ${path}\``);
     const why = await waiter.stopped;
     await note(`${why}: shutting down, finishing requests in flight`);
     await running.close();

@@ -31,10 +31,10 @@ import {
 } from '../../core/index.js';
 import { authOf, chargeRecords, inTurns } from '../auth.js';
 import { HttpError, invalidField, notFound, validationFailed } from '../errors.js';
-import { newId } from '../ids.js';
 import { BATCH_BODY_LIMIT, bodyObject, type JsonObject } from '../json-body.js';
 import { integerParam, textParam, type Query } from '../query.js';
-import { SigningKeyStore, type AttestationRow, type IdempotencyClaim, type IdempotencyHit, type KeyPolicy, type TierReason } from '../store/index.js';
+import type { AttestationRow, IdempotencyClaim, IdempotencyHit, KeyPolicy, TierReason } from '../store/rows.js';
+import type { Store } from '../store/store.js';
 import { attestationView, TIER_REASONS } from '../store/record-views.js';
 import { claimOf, headerKey, IDEMPOTENCY_HEADER, ITEM_KEY_MEMBER, keyConflict, replayOrConflict, splitItemKey } from './idempotency.js';
 import { isoFromMs, sourceOf, wellFormedIssues, WORKSPACE_PREFIX, type RouteDeps, type Source } from './deps.js';
@@ -62,13 +62,24 @@ interface Ingest {
   source: Source;
   /** the workspace's key policy, read once per request */
   policy: KeyPolicy;
-  keys: SigningKeyStore;
+  store: Store;
 }
 
-function ingestOf(request: FastifyRequest, nowMs: () => number, keys: SigningKeyStore): Ingest {
+async function ingestOf(request: FastifyRequest, nowMs: () => number, store: Store): Promise<Ingest> {
   const receivedMs = nowMs();
   const workspaceId = authOf(request).workspaceId;
-  return { workspaceId, receivedMs, receivedAt: isoFromMs(receivedMs), source: sourceOf(request), policy: keys.policy(workspaceId), keys };
+  return { workspaceId, receivedMs, receivedAt: isoFromMs(receivedMs), source: sourceOf(request), policy: await store.signingKeys.policy(workspaceId), store };
+}
+
+type KeyStatus = 'active' | 'revoked' | 'unregistered';
+
+/**
+ * The registry's word on a checked attestation's key, when the workspace's policy asks for it
+ * (`registered`); null otherwise, without a look-up.
+ */
+function keyStatusOf({ job }: CheckedAttestation, ingest: Ingest): Promise<KeyStatus> | null {
+  if (ingest.policy === 'open' || job === null) return null;
+  return ingest.store.signingKeys.status(ingest.workspaceId, keyFingerprint(job.publicKey));
 }
 
 /** An attestation that passed validation, with the signature check it still needs. */
@@ -105,9 +116,15 @@ function checkAttestation(item: JsonValue, prefix: string, ingest: Ingest): Chec
 /**
  * Builds the row of a checked attestation once its signature's form is known.
  * @param form what the signature verified under (null: it did not, or there is none)
+ * @param keyStatus the key's status in the registry (keyStatusOf; null: the policy does not ask)
  * @throws HttpError 422 on `witness_sig` when the attestation is signed and the signature does not verify
  */
-function attestationRow({ record, stored, job, prefix }: CheckedAttestation, form: WitnessForm | null, ingest: Ingest): { row: AttestationRow; result: AttestationResult } {
+function attestationRow(
+  { record, stored, job, prefix }: CheckedAttestation,
+  form: WitnessForm | null,
+  keyStatus: KeyStatus | null,
+  ingest: Ingest,
+): { row: AttestationRow; result: AttestationResult } {
   if (job !== null && form === null) {
     throw invalidField(
       prefix ? `${prefix}.witness_sig` : 'witness_sig',
@@ -115,12 +132,12 @@ function attestationRow({ record, stored, job, prefix }: CheckedAttestation, for
     );
   }
   const fingerprint = job === null ? null : keyFingerprint(job.publicKey);
-  const reason = form === null || fingerprint === null ? null : tierReason(ingest, fingerprint, form);
+  const reason = form === null || fingerprint === null ? null : tierReason(ingest, keyStatus, form);
   const receivedAt = ingest.receivedAt;
   const executedAt = typeof record.executed_at === 'string' ? record.executed_at : receivedAt;
   const systemName = record.system_name as string;
   const row: AttestationRow = {
-    attestation_id: newId('att'),
+    attestation_id: ingest.store.newId('att'),
     workspace_id: ingest.workspaceId,
     system_name: systemName,
     agent_name: typeof record.agent_name === 'string' ? record.agent_name : systemName,
@@ -148,28 +165,26 @@ function attestationRow({ record, stored, job, prefix }: CheckedAttestation, for
 }
 
 /** Why a verified signature earns only `declared` under the workspace's policy, or null when it earns `witnessed`. */
-function tierReason(ingest: Ingest, fingerprint: string, form: WitnessForm): TierReason | null {
-  if (ingest.policy === 'open') return null;
-  const status = ingest.keys.status(ingest.workspaceId, fingerprint);
+function tierReason(ingest: Ingest, status: KeyStatus | null, form: WitnessForm): TierReason | null {
+  if (ingest.policy === 'open' || status === null) return null;
   if (status !== 'active') return status === 'revoked' ? 'revoked_key' : 'unregistered_key';
   return form === 'legacy' ? 'legacy_form' : null;
 }
 
 export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, verifyPool }: RouteDeps): void {
-  const keys = new SigningKeyStore(store.db);
-
   app.post(`${WORKSPACE_PREFIX}/attestations/external`, async (request: FastifyRequest, reply: FastifyReply) => {
-    const ingest = ingestOf(request, nowMs, keys);
+    const ingest = await ingestOf(request, nowMs, store);
     await chargeRecords(request, 1);
     const key = headerKey(request);
     const body = bodyObject(request);
     // The idempotency key first: a repeat gets the first write's result before any other check.
     const claim = claimOf('attestation', key, body);
-    const earlier = claim && store.idempotency.find(ingest.workspaceId, claim, ingest.receivedMs);
+    const earlier = claim && (await store.findIdempotent(ingest.workspaceId, claim, ingest.receivedMs));
     if (earlier) return replayOrConflict(earlier, IDEMPOTENCY_HEADER, key!, reply);
     const checked = checkAttestation(body, '', ingest);
     // One signature: checked here, where a hop to a worker would cost more than it saves.
-    const { row, result } = attestationRow(checked, checked.job ? witnessFormOf(checked.job) : null, ingest);
+    const keyStatus = keyStatusOf(checked, ingest);
+    const { row, result } = attestationRow(checked, checked.job ? witnessFormOf(checked.job) : null, keyStatus === null ? null : await keyStatus, ingest);
     const [stored] = await store.recordAttestations([row], [claim]);
     if (stored === null) throw invalidField('witness_sig', REPLAY_MESSAGE);
     if (stored!.hit) return replayOrConflict(stored!.hit, IDEMPOTENCY_HEADER, key!, reply);
@@ -179,7 +194,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
   });
 
   app.post(`${WORKSPACE_PREFIX}/attestations/batch`, { bodyLimit: BATCH_BODY_LIMIT }, async (request: FastifyRequest) => {
-    const ingest = ingestOf(request, nowMs, keys);
+    const ingest = await ingestOf(request, nowMs, store);
     const records = bodyObject(request).records;
     if (records === undefined || records === null) throw invalidField('records', 'is required: an array of attestations');
     if (!Array.isArray(records)) throw invalidField('records', 'must be an array of attestations');
@@ -204,11 +219,11 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     const rowAt: number[] = [];
     // Idempotency keys first: an item whose key is already used is answered with what the key
     // stands for, before its other checks (docs/service.md "Idempotency").
-    const checkItem = (index: number) => {
+    const checkItem = async (index: number) => {
       try {
         const { item, key } = splitItemKey(records[index], `records.${index}`);
         const claim = claimOf('attestation', key, item);
-        const earlier = claim && store.idempotency.find(ingest.workspaceId, claim, ingest.receivedMs);
+        const earlier = claim && (await store.findIdempotent(ingest.workspaceId, claim, ingest.receivedMs));
         if (earlier) return earlierOutcome(index, earlier, key!);
         claims[index] = claim;
         itemKeys[index] = key;
@@ -217,22 +232,24 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
         return rejected(index, error);
       }
     };
-    await inTurns(request, records.length, (from, to) => {
-      const checked: ReturnType<typeof checkItem>[] = [];
-      for (let index = from; index < to; index += 1) checked.push(checkItem(index));
+    await inTurns(request, records.length, async (from, to) => {
+      const checked: Awaited<ReturnType<typeof checkItem>>[] = [];
+      for (let index = from; index < to; index += 1) checked.push(await checkItem(index));
       const jobs: WitnessJob[] = [];
       for (const item of checked) if ('job' in item && item.job !== null) jobs.push(item.job);
       const forms = verifyPool ? verifyPool.verify(jobs) : jobs.map(witnessFormOf);
 
       let next = 0;
-      checked.forEach((item, offset) => {
+      for (const [offset, item] of checked.entries()) {
         const index = from + offset;
         if (!('job' in item)) {
           results[index] = item;
-          return;
+          continue;
         }
         try {
-          const { row, result } = attestationRow(item, item.job === null ? null : forms[next++]!, ingest);
+          const form = item.job === null ? null : forms[next++]!;
+          const keyStatus = keyStatusOf(item, ingest);
+          const { row, result } = attestationRow(item, form, keyStatus === null ? null : await keyStatus, ingest);
           rows.push(row);
           rowClaims.push(claims[index]);
           rowAt.push(index);
@@ -242,7 +259,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
         } catch (error) {
           results[index] = rejected(index, error);
         }
-      });
+      }
     });
     const outcomes = rows.length > 0 ? await store.recordAttestations(rows, rowClaims) : [];
     outcomes.forEach((outcome, i) => {
@@ -280,7 +297,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     const unknownCursor = () => invalidField('cursor', 'is not a cursor this service issued (use next_cursor from the previous page)');
     if (afterId === null) throw unknownCursor();
 
-    const rows = store.attestations.list({
+    const rows = await store.attestations.list({
       workspaceId,
       sinceMs: since ?? nowMs() - days * DAY_MS,
       untilMs: until ?? Number.MAX_SAFE_INTEGER,
@@ -301,7 +318,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
   app.get(`${WORKSPACE_PREFIX}/attestations/:attestation_id`, async (request: FastifyRequest, reply: FastifyReply) => {
     const { workspaceId } = authOf(request);
     const { attestation_id: attestationId } = request.params as { attestation_id: string };
-    const row = store.attestations.get(workspaceId, attestationId);
+    const row = await store.attestations.get(workspaceId, attestationId);
     if (!row) throw notFound('attestation not found');
     void reply.type('application/json; charset=utf-8');
     return attestationView(row, workspaceId);

@@ -1,7 +1,7 @@
 /** What every route module gets from createApp, and small helpers they share. */
 import type { FastifyRequest } from 'fastify';
 import type { ValidationIssue } from '../../core/index.js';
-import type { Store } from '../store/index.js';
+import type { Store } from '../store/store.js';
 import type { VerifyPool } from '../verify-pool.js';
 
 export interface RouteDeps {

@@ -34,7 +34,7 @@ export function registerDeriveRoutes(app: FastifyInstance, { store, nowMs }: Rou
     const systemName = body.system_name;
     if (systemName !== undefined && typeof systemName !== 'string') issues.push({ path: 'system_name', code: 'type', message: 'must be a string' });
     // The named system's registered risk tier, when it has one.
-    const system = typeof systemName === 'string' && systemName !== '' ? store.systems.get(workspaceId, systemName) : undefined;
+    const system = typeof systemName === 'string' && systemName !== '' ? await store.systems.get(workspaceId, systemName) : undefined;
     const systemRiskTier = system?.risk_tier ?? null;
     const riskTier = member(body, 'risk_tier', 'ai_risk_tier') ?? systemRiskTier ?? undefined;
     if (description === undefined || description === null) issues.push({ path: 'description', code: 'required', message: 'is required' });
@@ -49,7 +49,7 @@ export function registerDeriveRoutes(app: FastifyInstance, { store, nowMs }: Rou
     const earnable = new Set(recommendations.flatMap((entry) => entry.controls));
     const covered: string[] = [];
     const uncovered: { control_id: string; framework: string; record_types: string[] }[] = [];
-    for (const framework of coverageByFramework(store.coverage.lastEarned(workspaceId), nowMs())) {
+    for (const framework of coverageByFramework(await store.lastEarned(workspaceId), nowMs())) {
       const missing = new Map(framework.missing.map((entry) => [entry.control_id, entry]));
       for (const controlId of earnable) {
         const control = controlById(controlId);

@@ -13,10 +13,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalize, controlsEarned, DAY_MS, isDateTime, isPlainObject, isRecordType, RECORD_TYPES, validateRecord, type JsonValue } from '../../core/index.js';
 import { authOf, chargeRecords, inTurns } from '../auth.js';
 import { HttpError, invalidField, notFound, validationFailed } from '../errors.js';
-import { NIL_UUID, newId } from '../ids.js';
+import { NIL_UUID } from '../ids.js';
 import { BATCH_BODY_LIMIT, bodyObject, type JsonObject } from '../json-body.js';
 import { booleanParam, integerParam, textParam, type Query } from '../query.js';
-import { evidenceResult, type EvidenceRow, type EvidenceWrite, type ListPosition } from '../store/index.js';
+import { evidenceResult } from '../store/idempotency.js';
+import type { EvidenceRow, ListPosition } from '../store/rows.js';
+import type { EvidenceWrite } from '../store/store.js';
 import { evidenceView } from '../store/record-views.js';
 import { isoFromMs, sourceOf, wellFormedIssues, WORKSPACE_PREFIX, type RouteDeps, type Source } from './deps.js';
 import { evidenceClaimOf, headerKey, IDEMPOTENCY_HEADER, ITEM_KEY_MEMBER, keyConflict, replayOrConflict, splitItemKey } from './idempotency.js';
@@ -139,13 +141,13 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     await chargeRecords(request, 1);
     // The key first: a repeat is answered with what the first write got, before anything else is judged.
     const { claim, payloadText } = dryRun ? {} : evidenceClaimOf(key, record);
-    const earlier = claim && store.idempotency.find(ingest.workspaceId, claim, ingest.receivedMs);
+    const earlier = claim && (await store.findIdempotent(ingest.workspaceId, claim, ingest.receivedMs));
     if (earlier) return replayOrConflict(earlier, IDEMPOTENCY_HEADER, key!, reply);
 
     const { write, mappedControls } = checkRecord(record, '', ingest, payloadText);
     const recordType = write.row.record_type;
     if (dryRun) return { record_id: NIL_UUID, record_type: recordType, mapped_controls: mappedControls, detail: 'dry_run' };
-    write.row.record_id = newId('rec');
+    write.row.record_id = store.newId('rec');
     if (claim) write.claim = claim;
     const stored = await store.recordEvidence(write);
     // A hit only when a request with the same key committed between the look-up above and this write.
@@ -178,13 +180,13 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     const writes: EvidenceWrite[] = [];
     const positions: number[] = [];
     const keys: (string | undefined)[] = [];
-    const checkItem = (index: number): void => {
+    const checkItem = async (index: number): Promise<void> => {
       try {
         const { item, key } = splitItemKey(records[index], `records.${index}`);
         // The key first, as for a single write: a record already stored is answered at once (a
         // re-run import costs a look-up per record, not a validation); checked again when stored.
         const { claim, payloadText } = dryRun ? {} : evidenceClaimOf(key, item);
-        const earlier = claim && store.idempotency.find(ingest.workspaceId, claim, ingest.receivedMs);
+        const earlier = claim && (await store.findIdempotent(ingest.workspaceId, claim, ingest.receivedMs));
         if (earlier) {
           replays += earlier.kind === 'replay' ? 1 : 0;
           results[index] = earlier.kind === 'replay' ? accepted(index, earlier.result, true) : rejected(index, keyConflict(`records.${index}.${ITEM_KEY_MEMBER}`, key!));
@@ -195,7 +197,7 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
           results[index] = accepted(index, { record_id: NIL_UUID, record_type: write.row.record_type, mapped_controls: mappedControls }, false);
           return;
         }
-        write.row.record_id = newId('rec');
+        write.row.record_id = store.newId('rec');
         if (claim) write.claim = claim;
         writes.push(write);
         positions.push(index);
@@ -206,8 +208,8 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     };
     // Chunk by chunk, each in a turn of the event loop of its own (inTurns), so other tenants'
     // requests are answered between two chunks, not after the whole batch.
-    await inTurns(request, records.length, (from, to) => {
-      for (let index = from; index < to; index += 1) checkItem(index);
+    await inTurns(request, records.length, async (from, to) => {
+      for (let index = from; index < to; index += 1) await checkItem(index);
     });
     const outcomes = writes.length > 0 ? await store.recordEvidenceBatch(writes) : [];
     outcomes.forEach(({ hit, leafIndex }, i) => {
@@ -237,7 +239,7 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     const afterId = textParam(query, 'after', 64);
     let afterSeq = 0;
     if (afterId !== undefined) {
-      const seq = store.evidence.seqOf(workspaceId, afterId);
+      const seq = await store.evidence.seqOf(workspaceId, afterId);
       if (seq === undefined) throw invalidField('after', 'is not a record of this workspace (give the record_id of the last line received)');
       afterSeq = seq;
     }
@@ -252,22 +254,26 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     const stream = new Readable({
       // One page per read: the next is read only when the reply has taken the last.
       read() {
-        try {
-          const take = Math.min(EXPORT_PAGE, remaining);
-          const rows = take > 0 ? store.evidence.exportPage({ ...filters, afterSeq, limit: take }) : [];
-          if (rows.length === 0) {
-            this.push(null);
-            return;
-          }
-          let text = '';
-          for (const row of rows) text += `${storedRecordJson(row)}\n`;
-          afterSeq = rows[rows.length - 1]!.seq;
-          remaining -= rows.length;
-          this.push(text);
-          if (rows.length < take) this.push(null);
-        } catch (error) {
-          this.destroy(error as Error);
+        const take = Math.min(EXPORT_PAGE, remaining);
+        if (take <= 0) {
+          this.push(null);
+          return;
         }
+        store.evidence.exportPage({ ...filters, afterSeq, limit: take }).then(
+          (rows) => {
+            if (rows.length === 0) {
+              this.push(null);
+              return;
+            }
+            let text = '';
+            for (const row of rows) text += `${storedRecordJson(row)}\n`;
+            afterSeq = rows[rows.length - 1]!.seq;
+            remaining -= rows.length;
+            this.push(text);
+            if (rows.length < take) this.push(null);
+          },
+          (error: unknown) => this.destroy(error as Error),
+        );
       },
     });
     void reply.type('application/x-ndjson; charset=utf-8');
@@ -290,7 +296,7 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     const unknownCursor = () => invalidField('cursor', 'is not a cursor this service issued (use next_cursor from the previous page)');
     if (after === null) throw unknownCursor();
 
-    const page = store.evidence.list({
+    const page = await store.evidence.list({
       workspaceId,
       sinceMs,
       limit,
@@ -300,7 +306,7 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     });
     if (page === null) throw unknownCursor();
     // total: every record the filters and window match, on every page (not only this page's).
-    const total = store.evidence.count({
+    const total = await store.evidence.count({
       workspaceId,
       sinceMs,
       ...(systemName !== undefined ? { systemName } : {}),
@@ -312,7 +318,7 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
   app.get(`${WORKSPACE_PREFIX}/grc/evidence/:record_id`, async (request: FastifyRequest, reply: FastifyReply) => {
     const { workspaceId } = authOf(request);
     const { record_id: recordId } = request.params as { record_id: string };
-    const row = store.evidence.get(workspaceId, recordId);
+    const row = await store.evidence.get(workspaceId, recordId);
     if (!row) throw notFound('evidence record not found');
     void reply.type('application/json; charset=utf-8');
     return storedRecordJson(row);

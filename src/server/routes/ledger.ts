@@ -16,7 +16,8 @@ import { authOf } from '../auth.js';
 import { HttpError, invalidField, notFound } from '../errors.js';
 import { bodyObject } from '../json-body.js';
 import { integerParam, textParam, type Query } from '../query.js';
-import { LedgerQueryError, type LedgerStore } from '../store/ledger.js';
+import { LedgerQueryError } from '../store/ledger-common.js';
+import type { LedgerStore } from '../store/store.js';
 import { WORKSPACE_PREFIX, type RouteDeps } from './deps.js';
 
 const LEDGER_PREFIX = `${WORKSPACE_PREFIX}/ledger`;
@@ -32,9 +33,9 @@ function httpError(error: unknown): unknown {
   return invalidField(error.field ?? 'id', error.message);
 }
 
-function answer<T>(work: () => T): T {
+async function answer<T>(work: () => Promise<T>): Promise<T> {
   try {
-    return work();
+    return await work();
   } catch (error) {
     throw httpError(error);
   }
@@ -47,21 +48,21 @@ export interface LedgerRouteOptions {
 
 export function registerLedgerRoutes(app: FastifyInstance, { store }: RouteDeps, options: LedgerRouteOptions = { integrateOnRead: false }): void {
   const ledger: LedgerStore = store.ledger;
-  const before = () => {
-    if (options.integrateOnRead) ledger.integrate();
+  const before = async (): Promise<void> => {
+    if (options.integrateOnRead) await ledger.integrate();
   };
 
   app.get(`${LEDGER_PREFIX}/checkpoint`, async (request: FastifyRequest, reply: FastifyReply) => {
     const { workspaceId } = authOf(request);
-    before();
-    const note = answer(() => ledger.checkpoint(workspaceId));
+    await before();
+    const note = await answer(() => ledger.checkpoint(workspaceId));
     void reply.type(TEXT).header('cache-control', 'no-cache');
     return note;
   });
 
   app.get(`${LEDGER_PREFIX}/key`, async (request: FastifyRequest, reply: FastifyReply) => {
     const { workspaceId } = authOf(request);
-    const key = answer(() => ledger.verifierKey(workspaceId));
+    const key = await answer(() => ledger.verifierKey(workspaceId));
     void reply.type(TEXT);
     return `${key}\n`;
   });
@@ -75,8 +76,8 @@ export function registerLedgerRoutes(app: FastifyInstance, { store }: RouteDeps,
     } catch {
       throw notFound('no such tile (tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>], tlog-tiles)');
     }
-    before();
-    const bytes = answer(() => ledger.tile(workspaceId, tile));
+    await before();
+    const bytes = await answer(() => ledger.tile(workspaceId, tile));
     if (bytes === null) throw notFound('the log has no such tile (yet)');
     // A tile's bytes never change: a full tile is final, and a partial one of width W is the same
     // W hashes for ever (the next width is another path).
@@ -90,8 +91,8 @@ export function registerLedgerRoutes(app: FastifyInstance, { store }: RouteDeps,
     const id = textParam(query, 'id', 128);
     if (id === undefined || id === '') throw invalidField('id', 'is required: a record id or attestation id');
     const treeSize = query.tree_size === undefined ? undefined : integerParam(query, 'tree_size', 0, 1, MAX_SIZE);
-    before();
-    const proof = answer(() => ledger.inclusion(workspaceId, id, treeSize));
+    await before();
+    const proof = await answer(() => ledger.inclusion(workspaceId, id, treeSize));
     if ('pending' in proof) {
       void reply.code(202).header('retry-after', '1');
       return { ...proof.pending, detail: 'not_integrated' };
@@ -106,15 +107,15 @@ export function registerLedgerRoutes(app: FastifyInstance, { store }: RouteDeps,
     if (query.to === undefined) throw invalidField('to', 'is required: the newer tree size');
     const from = integerParam(query, 'from', 0, 0, MAX_SIZE);
     const to = integerParam(query, 'to', 0, 0, MAX_SIZE);
-    before();
-    return answer(() => ledger.consistency(workspaceId, from, to));
+    await before();
+    return await answer(() => ledger.consistency(workspaceId, from, to));
   });
 
   app.post(`${LEDGER_PREFIX}/cosignatures`, async (request: FastifyRequest, reply: FastifyReply) => {
     const { workspaceId } = authOf(request);
     const note = bodyObject(request).checkpoint;
     if (typeof note !== 'string') throw invalidField('checkpoint', 'is required: the checkpoint note with the witness cosignature line(s)');
-    const witnesses = answer(() => ledger.addCosignatures(workspaceId, note));
+    const witnesses = await answer(() => ledger.addCosignatures(workspaceId, note));
     void reply.code(201);
     return { accepted: witnesses };
   });

@@ -42,28 +42,28 @@ function allBlockingPass(gates: readonly Gate[]): boolean {
 
 export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: RouteDeps): void {
   /** The coverage of every framework now, and the workspace's gate policy. */
-  function standing(workspaceId: string) {
-    const byFramework = coverageByFramework(store.coverage.lastEarned(workspaceId), nowMs());
-    return { byFramework, policy: store.gatePolicy.policy(workspaceId) };
+  async function standing(workspaceId: string) {
+    const [lastEarned, policy] = await Promise.all([store.lastEarned(workspaceId), store.gatePolicy.policy(workspaceId)]);
+    return { byFramework: coverageByFramework(lastEarned, nowMs()), policy };
   }
 
   app.get(`${WORKSPACE_PREFIX}/grc/posture-brief`, async (request: FastifyRequest) => {
     const { workspaceId } = authOf(request);
     // One coverage pass feeds both the scores and the gates.
-    const { byFramework, policy } = standing(workspaceId);
+    const { byFramework, policy } = await standing(workspaceId);
     const scores = scoresFrom(byFramework);
     const gates = gatesFrom(byFramework, policy);
     return {
       overall_pct: scores.overall_pct,
       frameworks: scores.frameworks,
       failing_gates: failingGateFrameworks(gates),
-      unattested_24h: store.systems.countUnattestedSince(workspaceId, nowMs() - DAY_MS),
+      unattested_24h: await store.systems.countUnattestedSince(workspaceId, nowMs() - DAY_MS),
     };
   });
 
   // Extension: the scores with the control counts behind them.
   app.get(`${WORKSPACE_PREFIX}/grc/readiness`, async (request: FastifyRequest) => {
-    const { byFramework } = standing(authOf(request).workspaceId);
+    const { byFramework } = await standing(authOf(request).workspaceId);
     return {
       overall_pct: scoresFrom(byFramework).overall_pct,
       frameworks: byFramework.map((entry) => ({
@@ -80,7 +80,7 @@ export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: Ro
     const query = request.query as Query;
     // `system_name` is accepted as another name of the specification's `name` filter.
     const name = textParam(query, 'name', 256) ?? textParam(query, 'system_name', 256);
-    const systems = store.systems.list(workspaceId, name).map((row) => {
+    const systems = (await store.systems.list(workspaceId, name)).map((row) => {
       const lastSeenMs = row.last_attested_ms === null ? row.last_evidence_ms : Math.max(row.last_evidence_ms, row.last_attested_ms);
       return {
         system_id: row.system_id,
@@ -102,8 +102,8 @@ export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: Ro
   // Extension: the gate policy in effect, read-only (changing it is `govctl admin gates set`).
   app.get(`${WORKSPACE_PREFIX}/grc/gates`, async (request: FastifyRequest) => {
     const { workspaceId } = authOf(request);
-    const { byFramework, policy } = standing(workspaceId);
-    const overrides = store.gatePolicy.overrides(workspaceId);
+    const { byFramework, policy } = await standing(workspaceId);
+    const overrides = await store.gatePolicy.overrides(workspaceId);
     return {
       policies: gateStatuses(byFramework, gatesFrom(byFramework, policy), policy).map((status) => ({
         id: gateId(status.framework),
@@ -117,7 +117,7 @@ export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: Ro
   });
 
   app.get(`${WORKSPACE_PREFIX}/grc/gates/check`, async (request: FastifyRequest) => {
-    const { byFramework, policy } = standing(authOf(request).workspaceId);
+    const { byFramework, policy } = await standing(authOf(request).workspaceId);
     const gates = gatesFrom(byFramework, policy);
     return {
       gates,

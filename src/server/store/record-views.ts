@@ -11,11 +11,10 @@
  */
 import { canonicalize, isPlainObject, keyFingerprint, parseJsonLossless, witnessJob, witnessSignedText, type WitnessJob } from '../../core/index.js';
 import { sha256Hex } from '../../core/hashing.js';
-import type { AttestationRow, StoredAttestationRow, TierReason } from './attestations.js';
+import type { AttestationRow, EvidenceRow, StoredAttestationRow, TierReason } from './rows.js';
 
 /** What the attestation view reads of a stored row (its position is not part of it). */
 type AttestationView = Omit<StoredAttestationRow, 'seq'>;
-import type { EvidenceRow } from './evidence.js';
 
 /** The representation version these views write (the ledger entry version that commits to them). */
 export const RECORD_VIEW_VERSION = 1;

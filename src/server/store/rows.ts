@@ -1,12 +1,246 @@
 /**
- * The rows and queries the store interface (store.ts) speaks in, shared by every backend.
- * (Transitional: re-exported from the SQLite modules that define them until they move here.)
+ * The rows and queries the store interface (store.ts) speaks in: their one home, shared by every
+ * backend (a backend imports them from here, never from another backend's folder). Field names
+ * in snake_case are those of the wire and of the SQL tables; a backend maps its own column types
+ * (e.g. PostgreSQL's bigint and bytea) to these.
  */
-export type { EvidenceListItem, EvidenceListQuery, EvidenceRow, ExportQuery, ExportRow, ListPosition } from './evidence.js';
-export type { AttestationListQuery, AttestationRow, StoredAttestationRow, TierReason, TrustTier } from './attestations.js';
-export type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from './identity.js';
-export type { IdempotencyClaim, IdempotencyHit } from './idempotency.js';
-export type { InclusionAnswer } from './ledger.js';
-export type { KeyPolicy, SigningKeyInfo } from './signing-keys.js';
-export type { SystemRow } from './systems.js';
-export type { WitnessInfo } from '../admin.js';
+import type { WitnessForm } from '../../core/index.js';
+
+// ---- Evidence records (spec §2.2, §2.4) --------------------------------------------------------
+
+/** A stored evidence record, as it sits in the table. */
+export interface EvidenceRow {
+  record_id: string;
+  workspace_id: string;
+  record_type: string;
+  system_name: string;
+  identity: string | null;
+  resource: string | null;
+  environment: string | null;
+  /** as sent (or the time of ingest when it was not) */
+  occurred_at: string;
+  occurred_ms: number;
+  /** canonical JSON text of the payload */
+  payload: string;
+  client_sig: string | null;
+  client_sig_algo: string | null;
+  source: string;
+  /** JSON array text of control ids */
+  mapped_controls: string;
+  received_at: string;
+  received_ms: number;
+}
+
+/** A record as listed (spec §2.4). */
+export interface EvidenceListItem {
+  record_id: string;
+  record_type: string;
+  system_name: string;
+  occurred_at: string;
+  mapped_controls: string[];
+  source: string;
+  signed: boolean;
+}
+
+/** Where a page ends: the sort key of its last record. */
+export interface ListPosition {
+  occurredMs: number;
+  recordId: string;
+}
+
+export interface EvidenceListQuery {
+  workspaceId: string;
+  systemName?: string;
+  recordType?: string;
+  /** records with occurred_ms at or after this */
+  sinceMs: number;
+  limit: number;
+  /** continue after this record (exclusive), where it stands in the order as stored */
+  afterRecordId?: string;
+}
+
+/** What an export reads (the export extension): records in the order stored, after a position. */
+export interface ExportQuery {
+  workspaceId: string;
+  systemName?: string;
+  recordType?: string;
+  /** records with occurred_ms at or after this */
+  sinceMs?: number;
+  /** records with occurred_ms before this */
+  untilMs?: number;
+  /** continue after this stored position (seq); 0 from the start */
+  afterSeq: number;
+  limit: number;
+}
+
+/** A stored record with its position in the order stored. */
+export type ExportRow = EvidenceRow & { seq: number };
+
+// ---- Attestations (spec §2.5) ------------------------------------------------------------------
+
+/** Trust tiers the write endpoints answer with (spec §2.7, wire.md §4). */
+export type TrustTier = 'witnessed' | 'declared';
+
+/**
+ * Why a verified signature earned only `declared` (docs/security.md): the workspace's policy is
+ * `registered` and the key is not registered, or revoked, or the signature is in the legacy form.
+ */
+export type TierReason = 'unregistered_key' | 'revoked_key' | 'legacy_form';
+
+export interface AttestationRow {
+  attestation_id: string;
+  workspace_id: string;
+  system_name: string;
+  agent_name: string;
+  tool_name: string;
+  input_hash: string;
+  output_hash: string;
+  /** as sent (or the time of ingest when it was not) */
+  executed_at: string;
+  executed_ms: number;
+  /** canonical JSON text of the attestation as sent */
+  record: string;
+  witness_form: WitnessForm | null;
+  /** the 64 signature bytes of a verified witness_sig; null when unsigned */
+  witness_sig: Buffer | null;
+  /**
+   * with witness_sig: the executed_at its message covers, epoch ms, or 0 when the attestation
+   * has none; null when unsigned. Leads the signature's unique index (migration 8).
+   */
+  signed_ms: number | null;
+  /** hex SHA-256 of the verifying key's bytes; null when unsigned (or stored before schema 8) */
+  key_fingerprint: string | null;
+  trust_tier: TrustTier;
+  tier_reason: TierReason | null;
+  source: string;
+  received_at: string;
+  received_ms: number;
+}
+
+/** A stored attestation as the read endpoints return it (the record as stored text). */
+export type StoredAttestationRow = Omit<AttestationRow, 'workspace_id' | 'witness_sig' | 'signed_ms' | 'input_hash' | 'output_hash' | 'agent_name'> & { seq: number };
+
+export interface AttestationListQuery {
+  workspaceId: string;
+  systemName?: string;
+  toolName?: string;
+  /** executed_ms at or after */
+  sinceMs: number;
+  /** executed_ms before */
+  untilMs: number;
+  limit: number;
+  /** continue after this attestation (exclusive), where it stands in the order as stored */
+  afterId?: string;
+}
+
+// ---- Identity: organisations, workspaces, users, API keys (spec §5) ----------------------------
+
+export interface ProvisionOptions {
+  /** default `default` */
+  orgName?: string;
+  /** default `default` */
+  workspaceName?: string;
+  /** the first user's e-mail; default none */
+  userEmail?: string;
+}
+
+/** What `provision` creates; `api_key` is shown this once. */
+export interface Provisioned {
+  org_id: string;
+  workspace_id: string;
+  user_id: string;
+  api_key: string;
+}
+
+/** An API key as listed: never the key, only its first characters. */
+export interface ApiKeyInfo {
+  key_id: string;
+  /** `gk_` and the next 8 characters of the key */
+  prefix: string;
+  workspace_id: string;
+  user_id: string;
+  name: string | null;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  revoked: boolean;
+}
+
+export interface CreatedApiKey extends ApiKeyInfo {
+  /** the key itself, shown this once */
+  api_key: string;
+}
+
+/** Who a request is, once its key checks out. */
+export interface AuthContext {
+  keyId: string;
+  workspaceId: string;
+  userId: string;
+  orgId: string;
+}
+
+// ---- Verifying keys and the key policy (docs/security.md) --------------------------------------
+
+export const KEY_POLICIES = ['open', 'registered'] as const;
+export type KeyPolicy = (typeof KEY_POLICIES)[number];
+
+/** A registered key as listed. */
+export interface SigningKeyInfo {
+  workspace_id: string;
+  /** hex SHA-256 of the 32 public-key bytes */
+  fingerprint: string;
+  /** lower-case hex */
+  public_key: string;
+  name: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+// ---- AI systems (spec §2.9) --------------------------------------------------------------------
+
+export interface SystemRow {
+  system_id: string;
+  name: string;
+  registered: number;
+  risk_tier: string | null;
+  last_evidence_ms: number;
+  last_attested_ms: number | null;
+  /** evidence records that name the system */
+  record_count: number;
+  /** JSON array text: the distinct record types of those records, sorted */
+  record_types: string;
+  /** JSON array text: every control those records earned, sorted */
+  controls: string;
+}
+
+// ---- Idempotency keys (docs/service.md "Idempotency") ------------------------------------------
+
+/** A key and the hash of the content it came with. */
+export interface IdempotencyClaim {
+  key: string;
+  /** see {@link contentHash} */
+  hash: string;
+}
+
+/** What a key already stands for: the same content (its result), or other content. */
+export type IdempotencyHit = { kind: 'replay'; result: Record<string, unknown> } | { kind: 'conflict' };
+
+// ---- The transparency log (docs/ledger.md) -----------------------------------------------------
+
+/** An inclusion proof as the endpoint returns it. */
+export interface InclusionAnswer {
+  id: string;
+  leaf_index: number;
+  tree_size: number;
+  entry: string;
+  hashes: string[];
+}
+
+/** A witness registered for a workspace's log. */
+export interface WitnessInfo {
+  workspace_id: string;
+  name: string;
+  verifier_key: string;
+  added_at: string;
+  revoked_at: string | null;
+}

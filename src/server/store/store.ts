@@ -48,6 +48,8 @@ export interface IdentityStore {
   /** null: no such key. Applies to the next request at every replica. */
   revokeApiKey(keyId: string, nowMs: number): Promise<ApiKeyInfo | null>;
   workspaceExists(workspaceId: string): Promise<boolean>;
+  /** Every workspace's id, in the order they were created (the log verifier keys of `govctl admin`). */
+  workspaceIds(): Promise<string[]>;
   /** null: unknown, revoked or expired key */
   authenticate(apiKey: string, nowMs: number): Promise<AuthContext | null>;
 }
@@ -97,7 +99,11 @@ export interface SigningKeyStore {
   list(workspaceId: string): Promise<SigningKeyInfo[]>;
 }
 
-/** The transparency log (docs/ledger.md): leaves are appended by the record writes above. */
+/**
+ * The transparency log (docs/ledger.md): leaves are appended by the record writes below. A read
+ * that cannot be answered as asked throws LedgerQueryError (ledger-common.ts); the tree itself is
+ * core/ledger's (CompactTree, proofs from a HashReader over the stored subtrees).
+ */
 export interface LedgerStore {
   /** true when this store holds the log key and signs checkpoints */
   readonly signing: boolean;
@@ -107,15 +113,18 @@ export interface LedgerStore {
   /** Integrates pending leaves and signs checkpoints now; resolves with the leaves integrated. */
   integrate(): Promise<number>;
   size(workspaceId: string): Promise<number>;
-  verifierKey(workspaceId: string): string;
+  /** @throws LedgerQueryError `not_found` for an unknown workspace, `no_key` without a log key */
+  verifierKey(workspaceId: string): Promise<string>;
   checkpoint(workspaceId: string): Promise<string>;
   inclusion(workspaceId: string, id: string, treeSize?: number): Promise<InclusionAnswer | { pending: { id: string; leaf_index: number } }>;
   consistency(workspaceId: string, from: number, to: number): Promise<{ from: number; to: number; hashes: string[] }>;
   tile(workspaceId: string, tile: Tile): Promise<Buffer | null>;
   addCosignatures(workspaceId: string, note: string): Promise<string[]>;
-  addWitness(workspaceId: string, name: string, vkey: string, nowMs: number): Promise<WitnessInfo>;
-  listWitnesses(workspaceId?: string): Promise<WitnessInfo[]>;
-  /** null: no such witness */
+  /** Registers (or replaces and un-revokes) a witness's key; null: no such workspace. */
+  addWitness(workspaceId: string, name: string, vkey: string, nowMs: number): Promise<WitnessInfo | null>;
+  /** revoked ones included; null: no such workspace */
+  listWitnesses(workspaceId?: string): Promise<WitnessInfo[] | null>;
+  /** null: no such workspace or witness */
   revokeWitness(workspaceId: string, name: string, nowMs: number): Promise<WitnessInfo | null>;
 }
 

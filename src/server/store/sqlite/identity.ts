@@ -5,52 +5,9 @@
  */
 import { hash as oneShotHash, timingSafeEqual } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { apiKeyDisplayPrefix, newApiKey, newId } from '../ids.js';
+import { apiKeyDisplayPrefix, newApiKey, newId } from '../../ids.js';
+import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
 import type { Db } from './database.js';
-
-export interface ProvisionOptions {
-  /** default `default` */
-  orgName?: string;
-  /** default `default` */
-  workspaceName?: string;
-  /** the first user's e-mail; default none */
-  userEmail?: string;
-}
-
-/** What `provision` creates; `api_key` is shown this once. */
-export interface Provisioned {
-  org_id: string;
-  workspace_id: string;
-  user_id: string;
-  api_key: string;
-}
-
-/** An API key as listed: never the key, only its first characters. */
-export interface ApiKeyInfo {
-  key_id: string;
-  /** `gk_` and the next 8 characters of the key */
-  prefix: string;
-  workspace_id: string;
-  user_id: string;
-  name: string | null;
-  created_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-  revoked: boolean;
-}
-
-export interface CreatedApiKey extends ApiKeyInfo {
-  /** the key itself, shown this once */
-  api_key: string;
-}
-
-/** Who a request is, once its key checks out. */
-export interface AuthContext {
-  keyId: string;
-  workspaceId: string;
-  userId: string;
-  orgId: string;
-}
 
 /** The stored form of a key. */
 export function hashApiKey(apiKey: string): Buffer {
@@ -202,6 +159,11 @@ export class IdentityStore {
 
   workspaceExists(workspaceId: string): boolean {
     return this.#workspaceOwner.get(workspaceId) !== undefined;
+  }
+
+  /** Every workspace's id, in the order they were created. */
+  workspaceIds(): string[] {
+    return this.db.prepare<[], string>('SELECT workspace_id FROM workspace_keys ORDER BY ws_key').pluck().all();
   }
 
   /**

@@ -3,7 +3,7 @@
  * framework follows core's DEFAULT_GATE_POLICY.
  */
 import type Database from 'better-sqlite3';
-import { DEFAULT_GATE_POLICY, mergeGatePolicy, type Framework, type GateMode, type GatePolicy, type GateRule } from '../../core/index.js';
+import { DEFAULT_GATE_POLICY, mergeGatePolicy, type Framework, type GateMode, type GatePolicy, type GateRule } from '../../../core/index.js';
 import type { Db } from './database.js';
 
 export class GatePolicyStore {

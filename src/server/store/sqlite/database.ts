@@ -7,32 +7,10 @@
 import { accessSync, chmodSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { DatabaseFileChangedError, DatabaseInUseError, DatabaseReadOnlyError, SchemaVersionError } from '../errors.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 
 export type Db = Database.Database;
-
-/** The database was written by a newer govctl (a schema this code does not know). */
-export class SchemaVersionError extends Error {
-  override readonly name = 'SchemaVersionError';
-}
-
-/**
- * The database file was deleted or replaced while the service had it open: a write committed now
- * would go to a file nobody will open again, so writes are refused (503).
- */
-export class DatabaseFileChangedError extends Error {
-  override readonly name = 'DatabaseFileChangedError';
-}
-
-/** Another `govctl serve` holds the database; a second one would race it for every write. */
-export class DatabaseInUseError extends Error {
-  override readonly name = 'DatabaseInUseError';
-}
-
-/** The database (or its directory, where SQLite makes its WAL files) cannot be written. */
-export class DatabaseReadOnlyError extends Error {
-  override readonly name = 'DatabaseReadOnlyError';
-}
 
 /** The file each open database was opened as: its device and inode. */
 const openedAs = new WeakMap<Db, { path: string; dev: number; ino: number }>();

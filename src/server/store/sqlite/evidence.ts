@@ -4,75 +4,8 @@
  * canonical JSON text, so that the signed members re-canonicalise to the same bytes (wire.md §4).
  */
 import type Database from 'better-sqlite3';
+import type { EvidenceListItem, EvidenceListQuery, EvidenceRow, ExportQuery, ExportRow, ListPosition } from '../rows.js';
 import type { Db } from './database.js';
-
-/** A stored evidence record, as it sits in the table. */
-export interface EvidenceRow {
-  record_id: string;
-  workspace_id: string;
-  record_type: string;
-  system_name: string;
-  identity: string | null;
-  resource: string | null;
-  environment: string | null;
-  /** as sent (or the time of ingest when it was not) */
-  occurred_at: string;
-  occurred_ms: number;
-  /** canonical JSON text of the payload */
-  payload: string;
-  client_sig: string | null;
-  client_sig_algo: string | null;
-  source: string;
-  /** JSON array text of control ids */
-  mapped_controls: string;
-  received_at: string;
-  received_ms: number;
-}
-
-/** A record as listed (spec §2.4). */
-export interface EvidenceListItem {
-  record_id: string;
-  record_type: string;
-  system_name: string;
-  occurred_at: string;
-  mapped_controls: string[];
-  source: string;
-  signed: boolean;
-}
-
-/** Where a page ends: the sort key of its last record. */
-export interface ListPosition {
-  occurredMs: number;
-  recordId: string;
-}
-
-export interface EvidenceListQuery {
-  workspaceId: string;
-  systemName?: string;
-  recordType?: string;
-  /** records with occurred_ms at or after this */
-  sinceMs: number;
-  limit: number;
-  /** continue after this record (exclusive), where it stands in the order as stored */
-  afterRecordId?: string;
-}
-
-/** What an export reads (the export extension): records in the order stored, after a position. */
-export interface ExportQuery {
-  workspaceId: string;
-  systemName?: string;
-  recordType?: string;
-  /** records with occurred_ms at or after this */
-  sinceMs?: number;
-  /** records with occurred_ms before this */
-  untilMs?: number;
-  /** continue after this stored position (seq); 0 from the start */
-  afterSeq: number;
-  limit: number;
-}
-
-/** A stored record with its position in the order stored. */
-export type ExportRow = EvidenceRow & { seq: number };
 
 type ListRow = Omit<EvidenceListItem, 'mapped_controls' | 'signed'> & { mapped_controls: string; signed: number; occurred_ms: number; seq: number };
 

@@ -5,63 +5,8 @@
  * index, migration 8) and the verifying key's fingerprint.
  */
 import type Database from 'better-sqlite3';
-import type { WitnessForm } from '../../core/index.js';
+import type { AttestationListQuery, AttestationRow, StoredAttestationRow } from '../rows.js';
 import type { Db } from './database.js';
-
-/** Trust tiers the write endpoints answer with (spec §2.7, wire.md §4). */
-export type TrustTier = 'witnessed' | 'declared';
-
-/**
- * Why a verified signature earned only `declared` (docs/security.md): the workspace's policy is
- * `registered` and the key is not registered, or revoked, or the signature is in the legacy form.
- */
-export type TierReason = 'unregistered_key' | 'revoked_key' | 'legacy_form';
-
-export interface AttestationRow {
-  attestation_id: string;
-  workspace_id: string;
-  system_name: string;
-  agent_name: string;
-  tool_name: string;
-  input_hash: string;
-  output_hash: string;
-  /** as sent (or the time of ingest when it was not) */
-  executed_at: string;
-  executed_ms: number;
-  /** canonical JSON text of the attestation as sent */
-  record: string;
-  witness_form: WitnessForm | null;
-  /** the 64 signature bytes of a verified witness_sig; null when unsigned */
-  witness_sig: Buffer | null;
-  /**
-   * with witness_sig: the executed_at its message covers, epoch ms, or 0 when the attestation
-   * has none; null when unsigned. Leads the signature's unique index (migration 8).
-   */
-  signed_ms: number | null;
-  /** hex SHA-256 of the verifying key's bytes; null when unsigned (or stored before schema 8) */
-  key_fingerprint: string | null;
-  trust_tier: TrustTier;
-  tier_reason: TierReason | null;
-  source: string;
-  received_at: string;
-  received_ms: number;
-}
-
-/** A stored attestation as the read endpoints return it (the record as stored text). */
-export type StoredAttestationRow = Omit<AttestationRow, 'workspace_id' | 'witness_sig' | 'signed_ms' | 'input_hash' | 'output_hash' | 'agent_name'> & { seq: number };
-
-export interface AttestationListQuery {
-  workspaceId: string;
-  systemName?: string;
-  toolName?: string;
-  /** executed_ms at or after */
-  sinceMs: number;
-  /** executed_ms before */
-  untilMs: number;
-  limit: number;
-  /** continue after this attestation (exclusive), where it stands in the order as stored */
-  afterId?: string;
-}
 
 const READ_COLUMNS =
   'seq, attestation_id, system_name, tool_name, executed_at, executed_ms, record, witness_form, key_fingerprint, trust_tier, tier_reason, source, received_at, received_ms';

@@ -5,23 +5,9 @@
  * one by occurred_at (a tie goes to the one that arrived later).
  */
 import type Database from 'better-sqlite3';
-import { newId } from '../ids.js';
+import { newId } from '../../ids.js';
+import type { SystemRow } from '../rows.js';
 import type { Db } from './database.js';
-
-export interface SystemRow {
-  system_id: string;
-  name: string;
-  registered: number;
-  risk_tier: string | null;
-  last_evidence_ms: number;
-  last_attested_ms: number | null;
-  /** evidence records that name the system */
-  record_count: number;
-  /** JSON array text: the distinct record types of those records, sorted */
-  record_types: string;
-  /** JSON array text: every control those records earned, sorted */
-  controls: string;
-}
 
 export interface SystemEvent {
   workspaceId: string;

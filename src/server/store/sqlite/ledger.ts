@@ -27,22 +27,20 @@ import {
   openNote,
   parseCheckpoint,
   parseNote,
-  parseVerifierKey,
   CosignatureVerifier,
   Ed25519NoteSigner,
-  SIGNATURE_TYPE_COSIGNATURE_V1,
   signCheckpoint,
   TILE_HEIGHT,
   TILE_WIDTH,
   type HashReader,
   type LedgerEntryKind,
   type Tile,
-} from '../../core/index.js';
-import type { SigningKey } from '../../core/signing/keys.js';
-import type { AttestationRow } from './attestations.js';
+} from '../../../core/index.js';
+import type { SigningKey } from '../../../core/signing/keys.js';
+import { LedgerQueryError, signedBy, type LedgerOptions } from '../ledger-common.js';
+import { attestationSha256, evidenceSha256 } from '../record-views.js';
+import type { AttestationRow, EvidenceRow, InclusionAnswer } from '../rows.js';
 import type { Db } from './database.js';
-import type { EvidenceRow } from './evidence.js';
-import { attestationSha256, evidenceSha256 } from './record-views.js';
 
 /** How often pending leaves are integrated and a checkpoint signed. */
 export const INTEGRATE_EVERY_MS = 250;
@@ -50,38 +48,6 @@ export const INTEGRATE_EVERY_MS = 250;
 export const INTEGRATE_AT_PENDING = 1000;
 /** Leaves read at a time during an integration. */
 const INTEGRATE_SLICE = 4096;
-/** The maximum merge delay the service promises (docs/ledger.md): a tick, plus the integration's own time, well inside it. */
-export const MAX_MERGE_DELAY_MS = 1000;
-
-/** A ledger read that cannot be answered as asked: `not_found` (no such record/size/tile) or `invalid` (a bad parameter). */
-export class LedgerQueryError extends Error {
-  override readonly name = 'LedgerQueryError';
-  constructor(
-    readonly code: 'not_found' | 'invalid' | 'no_key',
-    message: string,
-    readonly field?: string,
-  ) {
-    super(message);
-  }
-}
-
-export interface LedgerOptions {
-  /** the log's Ed25519 key (its seed); without it the tree is kept but no checkpoint is signed */
-  key?: SigningKey | null;
-  /** `<prefix>/<workspace_id>` is a workspace log's origin and key name (default govctl.local/ledger) */
-  originPrefix?: string;
-  /** epoch ms, for checkpoint and cosignature bookkeeping */
-  nowMs?: () => number;
-}
-
-/** An inclusion proof as the endpoint returns it. */
-export interface InclusionAnswer {
-  id: string;
-  leaf_index: number;
-  tree_size: number;
-  entry: string;
-  hashes: string[];
-}
 
 export class LedgerStore {
   readonly #db: Db;
@@ -509,25 +475,3 @@ export class LedgerStore {
     return names;
   }
 }
-
-/** Whether a stored checkpoint note carries the signer's signature (by key name and key id). */
-function signedBy(note: string, signer: Ed25519NoteSigner): boolean {
-  return parseNote(note).signatures.some((signature) => signature.name === signer.name && signature.keyId === signer.keyId);
-}
-
-/** The body of a checkpoint note, for comparisons. */
-export function checkpointBody(note: string): string {
-  return parseNote(note).text;
-}
-
-/** Checks a witness verifier key for registration (type 0x04, cosignature v1). @throws LedgerQueryError */
-export function checkWitnessKey(vkey: string): { name: string; vkey: string } {
-  try {
-    const parsed = parseVerifierKey(vkey.trim());
-    if (parsed.type !== SIGNATURE_TYPE_COSIGNATURE_V1) throw new Error('not a cosignature (type 0x04) verifier key');
-    return { name: parsed.name, vkey: vkey.trim() };
-  } catch (error) {
-    throw new LedgerQueryError('invalid', `not a witness verifier key: ${(error as Error).message}`, 'key');
-  }
-}
-

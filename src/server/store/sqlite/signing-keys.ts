@@ -5,22 +5,8 @@
  * only: the registry holds nothing secret.
  */
 import type Database from 'better-sqlite3';
+import type { KeyPolicy, SigningKeyInfo } from '../rows.js';
 import type { Db } from './database.js';
-
-export const KEY_POLICIES = ['open', 'registered'] as const;
-export type KeyPolicy = (typeof KEY_POLICIES)[number];
-
-/** A registered key as listed. */
-export interface SigningKeyInfo {
-  workspace_id: string;
-  /** hex SHA-256 of the 32 public-key bytes */
-  fingerprint: string;
-  /** lower-case hex */
-  public_key: string;
-  name: string | null;
-  created_at: string;
-  revoked_at: string | null;
-}
 
 interface KeyRow {
   workspace_id: string;

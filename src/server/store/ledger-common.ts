@@ -1,0 +1,54 @@
+/**
+ * What every backend's transparency log shares (docs/ledger.md): the promise on the merge delay,
+ * the error a ledger read answers with, the log's options, and the checks on notes and witness
+ * keys. The Merkle tree itself (compact tree, proofs from stored subtrees, tiles, checkpoint
+ * signing) is in core/ledger; a backend stores leaves, complete subtrees and checkpoints and
+ * hands core a HashReader over them (sqlite/ledger.ts).
+ */
+import { parseNote, parseVerifierKey, SIGNATURE_TYPE_COSIGNATURE_V1, type Ed25519NoteSigner } from '../../core/index.js';
+import type { SigningKey } from '../../core/signing/keys.js';
+
+/** The maximum merge delay the service promises (docs/ledger.md): a tick, plus the integration's own time, well inside it. */
+export const MAX_MERGE_DELAY_MS = 1000;
+
+/** A ledger read that cannot be answered as asked: `not_found` (no such record/size/tile) or `invalid` (a bad parameter). */
+export class LedgerQueryError extends Error {
+  override readonly name = 'LedgerQueryError';
+  constructor(
+    readonly code: 'not_found' | 'invalid' | 'no_key',
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface LedgerOptions {
+  /** the log's Ed25519 key (its seed); without it the tree is kept but no checkpoint is signed */
+  key?: SigningKey | null;
+  /** `<prefix>/<workspace_id>` is a workspace log's origin and key name (default govctl.local/ledger) */
+  originPrefix?: string;
+  /** epoch ms, for checkpoint and cosignature bookkeeping */
+  nowMs?: () => number;
+}
+
+/** Whether a stored checkpoint note carries the signer's signature (by key name and key id). */
+export function signedBy(note: string, signer: Ed25519NoteSigner): boolean {
+  return parseNote(note).signatures.some((signature) => signature.name === signer.name && signature.keyId === signer.keyId);
+}
+
+/** The body of a checkpoint note, for comparisons. */
+export function checkpointBody(note: string): string {
+  return parseNote(note).text;
+}
+
+/** Checks a witness verifier key for registration (type 0x04, cosignature v1). @throws LedgerQueryError */
+export function checkWitnessKey(vkey: string): { name: string; vkey: string } {
+  try {
+    const parsed = parseVerifierKey(vkey.trim());
+    if (parsed.type !== SIGNATURE_TYPE_COSIGNATURE_V1) throw new Error('not a cosignature (type 0x04) verifier key');
+    return { name: parsed.name, vkey: vkey.trim() };
+  } catch (error) {
+    throw new LedgerQueryError('invalid', `not a witness verifier key: ${(error as Error).message}`, 'key');
+  }
+}

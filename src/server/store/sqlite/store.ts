@@ -1,0 +1,289 @@
+/**
+ * The SQLite backend of the store (store.ts): one database file (database.ts, migrations.ts,
+ * schema.sql), a module per mechanism, and the group-commit writer every write goes through
+ * (writer.ts). A write that arrives updates the evidence or attestation table, its leaf in the
+ * transparency log, the control coverage and the systems table in the same transaction, so the
+ * derived tables can never disagree with the records.
+ *
+ * The modules are synchronous (better-sqlite3): SqliteStore answers the asynchronous interface
+ * around them, so that a group commit's transaction never awaits. Their synchronous forms stay
+ * reachable here (`db`, `writer`, `idempotency`, `tables`) for this backend's own tests.
+ */
+import type { Tile } from '../../../core/index.js';
+import { IdGenerator } from '../../ids.js';
+import { countsFromMs } from '../derived.js';
+import { attestationResult, evidenceResult } from '../idempotency.js';
+import type { LedgerOptions } from '../ledger-common.js';
+import { FixedWindowLimiter } from '../memory-budget.js';
+import type { AttestationRow, IdempotencyClaim } from '../rows.js';
+import type * as Interface from '../store.js';
+import type { EvidenceWrite, Store, Stored } from '../store.js';
+import { AttestationStore } from './attestations.js';
+import { CoverageStore } from './coverage.js';
+import { openDatabase, type Db } from './database.js';
+import { EvidenceStore } from './evidence.js';
+import { GatePolicyStore } from './gate-policy.js';
+import { IdempotencyStore } from './idempotency.js';
+import { IdentityStore } from './identity.js';
+import { LedgerStore } from './ledger.js';
+import { SigningKeyStore } from './signing-keys.js';
+import { SystemStore } from './systems.js';
+import { WitnessStore } from './witnesses.js';
+import { GroupCommitWriter } from './writer.js';
+
+export type { Db } from './database.js';
+
+/** Tuning a test may change. */
+export interface SqliteStoreOptions {
+  /** see LIST_INDEX_BATCH in evidence.ts */
+  listIndexBatch?: number;
+  /** the transparency log's key and origin (ledger.ts); without a key no checkpoint is signed */
+  ledger?: LedgerOptions;
+}
+
+/** The synchronous modules behind the interface, one per table family. */
+export interface SqliteTables {
+  identity: IdentityStore;
+  evidence: EvidenceStore;
+  attestations: AttestationStore;
+  coverage: CoverageStore;
+  systems: SystemStore;
+  gatePolicy: GatePolicyStore;
+  signingKeys: SigningKeyStore;
+  ledger: LedgerStore;
+  witnesses: WitnessStore;
+}
+
+export class SqliteStore implements Store {
+  readonly backend = 'sqlite';
+  readonly writer: GroupCommitWriter;
+  readonly idempotency: IdempotencyStore;
+  readonly tables: SqliteTables;
+  readonly identity: Interface.IdentityStore;
+  readonly budget: Interface.BudgetStore;
+  readonly evidence: Interface.EvidenceReads;
+  readonly attestations: Interface.AttestationReads;
+  readonly systems: Interface.SystemReads;
+  readonly gatePolicy: Interface.GatePolicyStore;
+  readonly signingKeys: Interface.SigningKeyStore;
+  readonly ledger: Interface.LedgerStore;
+  readonly #ids: IdGenerator;
+
+  constructor(
+    readonly db: Db,
+    options: SqliteStoreOptions = {},
+  ) {
+    const tables: SqliteTables = {
+      identity: new IdentityStore(db),
+      evidence: new EvidenceStore(db, options.listIndexBatch),
+      attestations: new AttestationStore(db),
+      coverage: new CoverageStore(db),
+      systems: new SystemStore(db),
+      gatePolicy: new GatePolicyStore(db),
+      signingKeys: new SigningKeyStore(db),
+      ledger: new LedgerStore(db, options.ledger),
+      witnesses: new WitnessStore(db),
+    };
+    this.tables = tables;
+    this.idempotency = new IdempotencyStore(db);
+    const { coverage, systems, evidence, ledger } = tables;
+    // Coverage is written once per control and systems once per system per group commit (the
+    // latest time wins either way); the list tables' entries a batch at a time.
+    this.writer = new GroupCommitWriter(db, {
+      begin: () => {
+        ledger.beginGroup();
+        coverage.discard();
+        systems.discard();
+      },
+      end: () => {
+        systems.flush();
+        coverage.flush();
+        evidence.indexPendingLists();
+      },
+    });
+    // New ids sort after the last stored one (ids.ts): the list's tie order needs it.
+    const lastRecordId = db.prepare<[], string>('SELECT record_id FROM evidence ORDER BY seq DESC LIMIT 1').pluck().get();
+    const lastAttestationId = db.prepare<[], string>('SELECT attestation_id FROM attestations ORDER BY seq DESC LIMIT 1').pluck().get();
+    this.#ids = new IdGenerator([lastRecordId, lastAttestationId]);
+
+    const { identity, attestations, gatePolicy, signingKeys, witnesses } = tables;
+    const limiter = new FixedWindowLimiter();
+    this.identity = {
+      provision: async (options, nowMs) => identity.provision(options, nowMs),
+      createApiKey: async (workspaceId, name, expiresMs, nowMs) => identity.createApiKey(workspaceId, name, expiresMs, nowMs),
+      listApiKeys: async (workspaceId) => identity.listApiKeys(workspaceId),
+      revokeApiKey: async (keyId, nowMs) => identity.revokeApiKey(keyId, nowMs),
+      workspaceExists: async (workspaceId) => identity.workspaceExists(workspaceId),
+      workspaceIds: async () => identity.workspaceIds(),
+      authenticate: async (apiKey, nowMs) => identity.authenticate(apiKey, nowMs),
+    };
+    // One process serves every request of a SQLite database (the serve lock): counting in memory is exact.
+    this.budget = {
+      hit: async (workspaceId, max, nowMs) => limiter.hit(workspaceId, max, nowMs),
+      chargeRecords: async (workspaceId, n, maxRecords, nowMs) => limiter.chargeRecords(workspaceId, n, maxRecords, nowMs),
+    };
+    this.evidence = {
+      get: async (workspaceId, recordId) => evidence.get(workspaceId, recordId),
+      list: async (query) => evidence.list(query),
+      count: async (query) => evidence.count(query),
+      exportPage: async (query) => evidence.exportPage(query),
+      seqOf: async (workspaceId, recordId) => evidence.seqOf(workspaceId, recordId),
+    };
+    this.attestations = {
+      get: async (workspaceId, attestationId) => attestations.get(workspaceId, attestationId),
+      list: async (query) => attestations.list(query),
+    };
+    this.systems = {
+      list: async (workspaceId, nameContains) => systems.list(workspaceId, nameContains),
+      get: async (workspaceId, name) => systems.get(workspaceId, name),
+      countUnattestedSince: async (workspaceId, sinceMs) => systems.countUnattestedSince(workspaceId, sinceMs),
+    };
+    this.gatePolicy = {
+      set: async (workspaceId, framework, rule, nowMs) => gatePolicy.set(workspaceId, framework, rule, nowMs),
+      clear: async (workspaceId, framework) => gatePolicy.clear(workspaceId, framework),
+      overrides: async (workspaceId) => gatePolicy.overrides(workspaceId),
+      policy: async (workspaceId) => gatePolicy.policy(workspaceId),
+    };
+    this.signingKeys = {
+      policy: async (workspaceId) => signingKeys.policy(workspaceId),
+      setPolicy: async (workspaceId, policy, nowMs) => signingKeys.setPolicy(workspaceId, policy, nowMs),
+      status: async (workspaceId, fingerprint) => signingKeys.status(workspaceId, fingerprint),
+      get: async (workspaceId, fingerprint) => signingKeys.get(workspaceId, fingerprint),
+      add: async (workspaceId, fingerprint, publicKey, name, nowMs) => signingKeys.add(workspaceId, fingerprint, publicKey, name, nowMs),
+      revoke: async (workspaceId, fingerprint, nowMs) => signingKeys.revoke(workspaceId, fingerprint, nowMs),
+      list: async (workspaceId) => signingKeys.list(workspaceId),
+    };
+    this.ledger = {
+      get signing() {
+        return ledger.signing;
+      },
+      origin: (workspaceId) => ledger.origin(workspaceId),
+      start: () => ledger.start(),
+      integrate: async () => ledger.integrate(),
+      size: async (workspaceId) => ledger.size(workspaceId),
+      verifierKey: async (workspaceId) => ledger.verifierKey(workspaceId),
+      checkpoint: async (workspaceId) => ledger.checkpoint(workspaceId),
+      inclusion: async (workspaceId, id, treeSize) => ledger.inclusion(workspaceId, id, treeSize),
+      consistency: async (workspaceId, from, to) => ledger.consistency(workspaceId, from, to),
+      tile: async (workspaceId, tile: Tile) => ledger.tile(workspaceId, tile),
+      addCosignatures: async (workspaceId, note) => ledger.addCosignatures(workspaceId, note),
+      addWitness: async (workspaceId, name, vkey, nowMs) => witnesses.add(workspaceId, name, vkey, nowMs),
+      listWitnesses: async (workspaceId) => witnesses.list(workspaceId),
+      revokeWitness: async (workspaceId, name, nowMs) => witnesses.revoke(workspaceId, name, nowMs),
+    };
+  }
+
+  newId(prefix: 'rec' | 'att'): string {
+    return this.#ids.newId(prefix);
+  }
+
+  async findIdempotent(workspaceId: string, claim: IdempotencyClaim, nowMs: number) {
+    return this.idempotency.find(workspaceId, claim, nowMs);
+  }
+
+  async lastEarned(workspaceId: string): Promise<Map<string, number>> {
+    return this.tables.coverage.lastEarned(workspaceId);
+  }
+
+  async ready(): Promise<boolean> {
+    return this.db.prepare<[], number>('SELECT 1').pluck().get() === 1;
+  }
+
+  /**
+   * Stores one evidence record (its log leaf in the same transaction) and updates coverage and
+   * systems; resolves after the commit with its leaf index, or with what its idempotency key
+   * already stood for (nothing stored).
+   */
+  recordEvidence(write: EvidenceWrite): Promise<Stored> {
+    return this.writer.write(() => {
+      const outcome = this.#insertEvidence(write);
+      if (outcome.hit === null) this.#deferDerived(write);
+      return outcome;
+    });
+  }
+
+  /**
+   * Stores evidence records in one transaction (one durable group), in order; each item's
+   * outcome as {@link recordEvidence}'s. A key used twice in the list: the second is a replay
+   * (or conflict) of the first.
+   */
+  recordEvidenceBatch(writes: readonly EvidenceWrite[]): Promise<Stored[]> {
+    return this.writer.write(() => {
+      const outcomes = writes.map((write) => this.#insertEvidence(write));
+      // last, once every insert has succeeded
+      writes.forEach((write, i) => {
+        if (outcomes[i]!.hit === null) this.#deferDerived(write);
+      });
+      return outcomes;
+    });
+  }
+
+  /** One evidence insert inside a group's transaction; the key is checked again here, under the write lock. */
+  #insertEvidence(write: EvidenceWrite): Stored {
+    const { row, claim } = write;
+    if (claim !== undefined) {
+      const hit = this.idempotency.find(row.workspace_id, claim, row.received_ms);
+      if (hit !== null) return { hit };
+    }
+    this.tables.evidence.insert(row);
+    const leafIndex = this.tables.ledger.appendEvidence(row);
+    if (claim !== undefined) this.idempotency.remember(row.workspace_id, claim, evidenceResult(row, write.controls, leafIndex), row.received_ms);
+    return { hit: null, leafIndex };
+  }
+
+  /** Systems and coverage of a stored record: written by the group's end, so deferred only once its insert has succeeded. */
+  #deferDerived(write: EvidenceWrite): void {
+    const { row } = write;
+    const earnedMs = countsFromMs(row.occurred_ms, row.received_ms);
+    this.tables.systems.defer({
+      workspaceId: row.workspace_id,
+      name: row.system_name,
+      evidenceMs: earnedMs,
+      ...(write.riskTier !== undefined ? { risk: { tier: write.riskTier, atMs: row.occurred_ms } } : {}),
+      record: { type: row.record_type, controls: write.controls },
+    });
+    this.tables.coverage.defer(row.workspace_id, write.controls, earnedMs);
+  }
+
+  /**
+   * Stores attestations and updates systems; resolves after the commit with each row's outcome.
+   * A row with an idempotency claim (`claims[i]`) whose key is already used is not stored: its
+   * outcome is what the key stood for (checked here, under the write lock, before any insert).
+   * A row whose witness_sig is stored already (a replay, also of an earlier row of the same call)
+   * stores nothing either: its outcome is null.
+   */
+  recordAttestations(rows: readonly AttestationRow[], claims: readonly (IdempotencyClaim | undefined)[] = []): Promise<(Stored | null)[]> {
+    return this.writer.write(() => {
+      const outcomes = rows.map((row, i): Stored | null => {
+        const claim = claims[i];
+        if (claim !== undefined) {
+          const hit = this.idempotency.find(row.workspace_id, claim, row.received_ms);
+          if (hit !== null) return { hit };
+        }
+        if (!this.tables.attestations.insert(row)) return null;
+        const leafIndex = this.tables.ledger.appendAttestation(row);
+        if (claim !== undefined) this.idempotency.remember(row.workspace_id, claim, attestationResult(row, leafIndex), row.received_ms);
+        return { hit: null, leafIndex };
+      });
+      // last, once every insert has succeeded: one systems update per system of the group
+      for (const [i, row] of rows.entries()) {
+        if (outcomes[i] === null || outcomes[i]!.hit !== null) continue;
+        const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
+        this.tables.systems.defer({ workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom });
+      }
+      return outcomes;
+    });
+  }
+
+  /** Commits queued writes and closes the database. */
+  async close(): Promise<void> {
+    await this.writer.close();
+    if (this.db.open) this.tables.ledger.close();
+    if (this.db.open) this.db.close();
+  }
+}
+
+/** Opens (creating and migrating as needed) the SQLite store at `path` (`:memory:` for a throw-away one). */
+export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
+  return new SqliteStore(openDatabase(path), options);
+}
