@@ -51,5 +51,4 @@ export { HttpError, ERROR_CODES, type ErrorBody, type ErrorCode, type LogLine } 
 export { createLogWriter, type LogClock, type LogWriter } from './log-writer.js';
 export { SchemaVersionError, DatabaseInUseError, DatabaseReadOnlyError, DatabaseFileChangedError } from './store/errors.js';
 export { assertWritable } from './store/sqlite/database.js';
-export { StoreUnavailableError } from './store/open-store.js';
 export { DEFAULT_LIMITS, type ServiceLimits } from './limits.js';

@@ -3,10 +3,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { claimForServing, openStore, StoreUnavailableError } from '../../src/server/store/open-store.js';
+import { claimForServing, openStore } from '../../src/server/store/open-store.js';
+import { PostgresStore } from '../../src/server/store/postgres/index.js';
 import { SqliteStore } from '../../src/server/store/sqlite/store.js';
 import { createApp } from '../../src/server/app.js';
-import { provision } from '../../src/server/admin.js';
+import { listApiKeys, provision } from '../../src/server/admin.js';
+import { closedPort } from '../helpers/ports.js';
+import { freshDatabase } from '../helpers/postgres.js';
 
 describe('openStore', () => {
   it('opens a file path or :memory: as SQLite, ready for requests', async () => {
@@ -27,16 +30,43 @@ describe('openStore', () => {
     }
   });
 
-  it('refuses a PostgreSQL URL as not available yet, from the service, serve and admin alike, and never makes a file of it', async () => {
-    for (const location of ['postgres://u@127.0.0.1:1/db', 'postgresql://127.0.0.1:1/db', 'POSTGRES://127.0.0.1:1/db']) {
-      await expect(openStore(location)).rejects.toThrow(StoreUnavailableError);
-      await expect(openStore(location)).rejects.toThrow(/PostgreSQL is not available yet/);
+  it('opens a postgres:// or postgresql:// URL as PostgreSQL, for the service and admin alike, and never makes a file of it', async () => {
+    const url = await freshDatabase('open store');
+    for (const location of [url, url.replace(/^postgres:/, 'postgresql:'), url.replace(/^postgres:/, 'POSTGRES:')]) {
+      const store = await openStore(location);
+      try {
+        expect(store).toBeInstanceOf(PostgresStore);
+        expect(store.backend).toBe('postgres');
+        expect(await store.ready()).toBe(true);
+      } finally {
+        await store.close();
+      }
     }
-    expect(() => claimForServing('postgres://127.0.0.1:1/db')).toThrow(StoreUnavailableError);
-    await expect(createApp({ db: 'postgres://127.0.0.1:1/db' })).rejects.toThrow(StoreUnavailableError);
-    await expect(provision('postgresql://127.0.0.1:1/db')).rejects.toThrow(StoreUnavailableError);
+    const provisioned = await provision(url, { orgName: 'o' });
+    expect((await listApiKeys(url)).map((key) => key.workspace_id)).toEqual([provisioned.workspace_id]);
+    const service = await createApp({ db: url });
+    try {
+      const reply = await service.app.inject({ method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${provisioned.api_key}` } });
+      expect(reply.statusCode).toBe(200);
+    } finally {
+      await service.close();
+    }
+    // replicas share the database: nothing to claim, for any number of them
+    claimForServing(url).release();
+    claimForServing(url).release();
     // SQLite would have taken the URL for a relative path
     expect(existsSync('postgres:')).toBe(false);
     expect(existsSync('postgresql:')).toBe(false);
+  });
+
+  it('refuses a PostgreSQL URL where nothing listens, naming no password', async () => {
+    const location = `postgres://u:secret-password@127.0.0.1:${await closedPort()}/db`;
+    const failure = await openStore(location).then(
+      () => null,
+      (error: unknown) => error as Error,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    expect(String(failure?.message)).toMatch(/ECONNREFUSED/);
+    expect(String(failure?.message)).not.toContain('secret-password');
   });
 });

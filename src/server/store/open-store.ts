@@ -6,17 +6,13 @@
  */
 import type { LedgerOptions } from './ledger-common.js';
 import { acquireServeLock, assertWritable, type ServeLock } from './sqlite/database.js';
+import { openPostgresStore } from './postgres/index.js';
 import { openSqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
 
 export interface StoreOptions {
   /** the transparency log's key and origin (ledger-common.ts); without a key no checkpoint is signed */
   ledger?: LedgerOptions;
-}
-
-/** The location names a backend this build does not have. */
-export class StoreUnavailableError extends Error {
-  override readonly name = 'StoreUnavailableError';
 }
 
 /** Whether a location is a PostgreSQL URL rather than a SQLite file. */
@@ -27,25 +23,22 @@ export function isPostgresLocation(location: string): boolean {
 /**
  * Opens (creating and migrating as needed) the store at `location`.
  * @param location a SQLite file path, `:memory:` for a throw-away SQLite database, or a `postgres://` URL
- * @throws StoreUnavailableError for a PostgreSQL URL (not available yet)
  * @throws SchemaVersionError when the database's schema is newer than this code
  */
 export async function openStore(location: string, options: StoreOptions = {}): Promise<Store> {
-  if (isPostgresLocation(location)) {
-    throw new StoreUnavailableError('PostgreSQL is not available yet in this govctl: give a SQLite database file instead');
-  }
+  if (isPostgresLocation(location)) return openPostgresStore(location, options);
   return openSqliteStore(location, options);
 }
 
 /**
  * What `govctl serve` claims before it opens the store: for SQLite, that this process can write
- * the file and its directory, and the lock that lets one `govctl serve` at a time use the file.
- * @throws DatabaseReadOnlyError, DatabaseInUseError (SQLite); StoreUnavailableError (PostgreSQL)
+ * the file and its directory, and the lock that lets one `govctl serve` at a time use the file;
+ * for PostgreSQL nothing (replicas share the database by design).
+ * @throws DatabaseReadOnlyError, DatabaseInUseError (SQLite)
  */
 export function claimForServing(location: string): ServeLock {
-  if (isPostgresLocation(location)) {
-    throw new StoreUnavailableError('PostgreSQL is not available yet in this govctl: give a SQLite database file instead');
-  }
+  // Replicas share a PostgreSQL database by design: nothing to claim.
+  if (isPostgresLocation(location)) return { release() {} };
   assertWritable(location);
   return acquireServeLock(location);
 }

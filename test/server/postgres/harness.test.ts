@@ -23,8 +23,11 @@ describe('the shared test cluster', () => {
   });
 
   it('runs its server processes as an unprivileged user', async () => {
-    const pid = await withClient(clusterUrl(), async (client) => (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number);
-    const uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1];
+    // read while the connection (and so its backend process) is open
+    const uid = await withClient(clusterUrl(), async (client) => {
+      const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+      return /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1];
+    });
     expect(Number(uid)).not.toBe(0);
   });
 

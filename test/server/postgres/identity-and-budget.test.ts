@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixedWindowLimiter } from '../../../src/server/auth.js';
+import { FixedWindowLimiter } from '../../../src/server/store/memory-budget.js';
 import type { PostgresStore } from '../../../src/server/store/postgres/index.js';
 import { openTestStore, withClient } from '../../helpers/postgres.js';
 
@@ -77,7 +77,7 @@ describe('budgets across replicas', () => {
 
   it('follows FixedWindowLimiter request for request, whichever replica answers', async () => {
     const { workspace_id: ws } = await a.identity.provision({}, Date.now());
-    const limiter = new FixedWindowLimiter(3);
+    const limiter = new FixedWindowLimiter();
     const steps: [number, 'hit' | number][] = [
       [0, 'hit'],
       [10, 2],
@@ -95,7 +95,7 @@ describe('budgets across replicas', () => {
     ];
     for (const [i, [at, what]] of steps.entries()) {
       const replica = i % 2 === 0 ? a : b;
-      const expected = what === 'hit' ? limiter.hit(ws, at) : limiter.chargeRecords(ws, what, 5, at);
+      const expected = what === 'hit' ? limiter.hit(ws, 3, at) : limiter.chargeRecords(ws, what, 5, at);
       const got = what === 'hit' ? await replica.budget.hit(ws, 3, at) : await replica.budget.chargeRecords(ws, what, 5, at);
       expect({ step: i, ...got }).toEqual({ step: i, ...expected });
     }

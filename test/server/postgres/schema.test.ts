@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { migrate, PostgresSchemaVersionError, SCHEMA_VERSION } from '../../../src/server/store/postgres/migrations.js';
+import { SchemaVersionError } from '../../../src/server/store/errors.js';
+import { migrate, SCHEMA_VERSION } from '../../../src/server/store/postgres/migrations.js';
 import { freshDatabase, withClient } from '../../helpers/postgres.js';
 
 const SCHEMA_SQL = readFileSync(new URL('../../../src/server/store/postgres/schema.sql', import.meta.url), 'utf8');
@@ -55,7 +56,7 @@ describe('PostgreSQL migrations', () => {
     await withClient(url, async (client) => {
       await migrate(client);
       await client.query("INSERT INTO schema_migrations (version, name, applied_ms) VALUES ($1, 'from the future', 0)", [SCHEMA_VERSION + 1]);
-      await expect(migrate(client)).rejects.toThrow(PostgresSchemaVersionError);
+      await expect(migrate(client)).rejects.toThrow(SchemaVersionError);
       const { rows } = await client.query('SELECT count(*)::int AS n FROM schema_migrations');
       expect(rows[0].n).toBe(2);
     });

@@ -2,14 +2,14 @@
  * Per-workspace budgets shared by every replica: one row per workspace holding its current fixed
  * window (start, requests, records), changed by one `INSERT … ON CONFLICT … DO UPDATE … RETURNING`
  * per request, which PostgreSQL runs under the row's lock. The rule is FixedWindowLimiter's
- * (auth.ts): a window lasts RATE_LIMIT_WINDOW_MS from the first request after the last one ended.
+ * (memory-budget.ts): a window lasts RATE_LIMIT_WINDOW_MS from the first request after the last one ended.
  *
  * Precision: counts are exact across replicas (every request and every record is counted once,
  * in the order the row lock grants). Window edges are set by the clock of the replica whose request
  * opens a window, so replicas' clocks differing by d move an edge by up to d.
  */
 import type pg from 'pg';
-import { RATE_LIMIT_WINDOW_MS } from '../../auth.js';
+import { RATE_LIMIT_WINDOW_MS } from '../memory-budget.js';
 import type { BudgetState, BudgetStore } from '../store.js';
 
 /** `w` is the row before this statement (the alias), $2 now, $3 the window length. */

@@ -10,7 +10,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import { apiKeyDisplayPrefix, newApiKey, newId } from '../../ids.js';
-import { hashApiKey } from '../identity.js';
+// The SQLite backend's hash, so that a database copied from SQLite keeps its keys (one function for both).
+import { hashApiKey } from '../sqlite/identity.js';
 import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
 import type { IdentityStore } from '../store.js';
 
@@ -120,6 +121,11 @@ export class PgIdentityStore implements IdentityStore {
     // coalesce: revoking a revoked key changes nothing; one statement, so it answers the key as it now stands
     const { rows } = await this.pool.query<KeyRow>('UPDATE api_keys SET revoked_ms = coalesce(revoked_ms, $1) WHERE key_id = $2 RETURNING *', [nowMs, keyId]);
     return rows[0] ? keyInfo(rows[0]) : null;
+  }
+
+  async workspaceIds(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ workspace_id: string }>('SELECT workspace_id FROM workspace_keys ORDER BY ws_key');
+    return rows.map((row) => row.workspace_id);
   }
 
   async workspaceExists(workspaceId: string): Promise<boolean> {

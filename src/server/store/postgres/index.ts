@@ -12,10 +12,10 @@
  * `synchronous_commit` on (set for each group's transaction, whatever the server's default).
  */
 import type pg from 'pg';
-import { newId, uuidv7After } from '../../ids.js';
-import { UnknownWorkspaceError } from '../evidence.js';
-import { IDEMPOTENCY_RETENTION_MS } from '../idempotency.js';
-import { attestationResult, countsFromMs, evidenceResult } from '../index.js';
+import { IdGenerator } from '../../ids.js';
+import { LedgerQueryError } from '../ledger-common.js';
+import { countsFromMs } from '../derived.js';
+import { attestationResult, evidenceResult, IDEMPOTENCY_RETENTION_MS } from '../idempotency.js';
 import type { AttestationRow, IdempotencyClaim, IdempotencyHit } from '../rows.js';
 import type { EvidenceWrite, Store, Stored } from '../store.js';
 import { PgBudgetStore } from './budget.js';
@@ -65,12 +65,16 @@ export class PostgresStore implements Store {
   readonly signingKeys: PgSigningKeyStore;
   readonly ledger: PgLedgerStore;
   readonly writer: PgGroupCommitWriter;
+  readonly #ids: IdGenerator;
   #lastPruneMs = 0;
 
+  /** @param lastIds the last record and attestation ids stored: new ids sort after them (ids.ts) */
   constructor(
     readonly pool: pg.Pool,
     options: PostgresStoreOptions = {},
+    lastIds: readonly (string | undefined)[] = [],
   ) {
+    this.#ids = new IdGenerator(lastIds);
     this.keys = new WorkspaceKeys(pool);
     this.identity = new PgIdentityStore(pool);
     this.budget = new PgBudgetStore(pool, options.budgetWindowMs);
@@ -90,7 +94,7 @@ export class PostgresStore implements Store {
   }
 
   newId(prefix: 'rec' | 'att'): string {
-    return newId(prefix);
+    return this.#ids.newId(prefix);
   }
 
   async lastEarned(workspaceId: string): Promise<Map<string, number>> {
@@ -144,7 +148,8 @@ export class PostgresStore implements Store {
 
   async #wsKey(workspaceId: string): Promise<number> {
     const key = await this.keys.get(workspaceId);
-    if (key === undefined) throw new UnknownWorkspaceError(`workspace ${workspaceId} has no key: it was not provisioned`);
+    // routes write only for an authenticated key's workspace, so this is a caller's mistake
+    if (key === undefined) throw new LedgerQueryError('not_found', `workspace ${workspaceId} has no key: it was not provisioned`);
     return key;
   }
 
@@ -306,17 +311,21 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   const pool = createPool(url, { max: options.poolSize ?? 10 });
   try {
     const client = await pool.connect();
+    let lastIds: (string | undefined)[];
     try {
       await migrate(client);
-      // New record ids sort after the last stored one (ids.ts): the list's tie order follows it.
-      const { rows } = await client.query<{ record_id: string }>('SELECT record_id FROM evidence ORDER BY seq DESC LIMIT 1');
-      if (rows[0]) uuidv7After(rows[0].record_id);
+      // New ids sort after the last stored ones (ids.ts): the list's tie order follows them.
+      const { rows } = await client.query<{ id: string | null }>(
+        `SELECT (SELECT record_id FROM evidence ORDER BY seq DESC LIMIT 1) AS id
+         UNION ALL SELECT (SELECT attestation_id FROM attestations ORDER BY seq DESC LIMIT 1)`,
+      );
+      lastIds = rows.map((row) => row.id ?? undefined);
     } finally {
       client.release();
     }
+    return new PostgresStore(pool, options, lastIds);
   } catch (error) {
     await pool.end().catch(() => {});
     throw error;
   }
-  return new PostgresStore(pool, options);
 }

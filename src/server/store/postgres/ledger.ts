@@ -38,13 +38,19 @@ import {
   type Tile,
 } from '../../../core/index.js';
 import type { SigningKey } from '../../../core/signing/keys.js';
-import { INTEGRATE_EVERY_MS, LedgerQueryError, type LedgerOptions } from '../ledger.js';
+import { LedgerQueryError, MAX_MERGE_DELAY_MS, signedBy, type LedgerOptions } from '../ledger-common.js';
 import { attestationSha256, evidenceSha256 } from '../record-views.js';
 import type { AttestationRow, EvidenceRow, InclusionAnswer, WitnessInfo } from '../rows.js';
 import type { LedgerStore } from '../store.js';
 import { Lease, LEASE_MS } from './lease.js';
 import type { Group } from './writer.js';
 import type { WorkspaceKeys } from './workspace-keys.js';
+
+/**
+ * How often each replica takes or renews the lease and, when it holds it, integrates: a quarter of
+ * the maximum merge delay, as on SQLite.
+ */
+export const INTEGRATE_EVERY_MS = MAX_MERGE_DELAY_MS / 4;
 
 /** Leaves read at a time during an integration. */
 const INTEGRATE_SLICE = 4096;
@@ -70,6 +76,8 @@ export class PgLedgerStore implements LedgerStore {
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<number> | null = null;
   #closed = false;
+  /** this replica has integrated (or runs the timer): it integrates once more and gives the lease up on close */
+  #active = false;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -132,6 +140,7 @@ export class PgLedgerStore implements LedgerStore {
 
   start(every = INTEGRATE_EVERY_MS): void {
     if (this.#timer !== null || this.#closed) return;
+    this.#active = true;
     this.#timer = setInterval(() => void this.#tick(), every);
     this.#timer.unref();
   }
@@ -161,6 +170,7 @@ export class PgLedgerStore implements LedgerStore {
 
   async #integrateAll(): Promise<number> {
     if (!(await this.lease.take())) return 0;
+    this.#active = true;
     const { rows } = await this.pool.query<{ ws_key: number }>(
       `SELECT h.ws_key FROM ledger_heads h LEFT JOIN ledger_state s ON s.ws_key = h.ws_key
        WHERE h.next_index > coalesce(s.integrated_size, 0) ORDER BY h.ws_key`,
@@ -250,12 +260,16 @@ export class PgLedgerStore implements LedgerStore {
     return note;
   }
 
-  /** Stops integrating (after what is running), integrates what is pending once more, gives the lease up. */
+  /**
+   * Stops integrating; a replica that has been integrating integrates what is pending once more and
+   * gives the lease up (a store opened only for `govctl admin` touches neither).
+   */
   async close(): Promise<void> {
     if (this.#timer !== null) clearInterval(this.#timer);
     this.#timer = null;
     if (!this.#closed) {
       this.#closed = true;
+      if (!this.#active) return;
       try {
         await this.integrate();
         await this.lease.release();
@@ -314,7 +328,8 @@ export class PgLedgerStore implements LedgerStore {
     return this.#integrated(await this.#requireKey(workspaceId));
   }
 
-  verifierKey(workspaceId: string): string {
+  async verifierKey(workspaceId: string): Promise<string> {
+    await this.#requireKey(workspaceId);
     const signer = this.#signer(workspaceId);
     if (!signer) throw new LedgerQueryError('no_key', NO_KEY);
     return signer.verifierKey;
@@ -459,8 +474,9 @@ export class PgLedgerStore implements LedgerStore {
     return names;
   }
 
-  async addWitness(workspaceId: string, name: string, vkey: string, nowMs: number): Promise<WitnessInfo> {
-    const wsKey = await this.#requireKey(workspaceId);
+  async addWitness(workspaceId: string, name: string, vkey: string, nowMs: number): Promise<WitnessInfo | null> {
+    const wsKey = await this.keys.get(workspaceId);
+    if (wsKey === undefined) return null;
     await this.pool.query(
       `INSERT INTO ledger_witnesses (ws_key, name, vkey, added_ms, revoked_ms) VALUES ($1, $2, $3, $4, NULL)
        ON CONFLICT (ws_key, name) DO UPDATE SET vkey = excluded.vkey, added_ms = excluded.added_ms, revoked_ms = NULL`,
@@ -469,13 +485,15 @@ export class PgLedgerStore implements LedgerStore {
     return (await this.#witnesses('WHERE w.ws_key = $1 AND w.name = $2', [wsKey, name]))[0]!;
   }
 
-  async listWitnesses(workspaceId?: string): Promise<WitnessInfo[]> {
+  async listWitnesses(workspaceId?: string): Promise<WitnessInfo[] | null> {
     if (workspaceId === undefined) return this.#witnesses('', []);
-    return this.#witnesses('WHERE w.ws_key = $1', [await this.#requireKey(workspaceId)]);
+    const wsKey = await this.keys.get(workspaceId);
+    return wsKey === undefined ? null : this.#witnesses('WHERE w.ws_key = $1', [wsKey]);
   }
 
   async revokeWitness(workspaceId: string, name: string, nowMs: number): Promise<WitnessInfo | null> {
-    const wsKey = await this.#requireKey(workspaceId);
+    const wsKey = await this.keys.get(workspaceId);
+    if (wsKey === undefined) return null;
     const { rowCount } = await this.pool.query('UPDATE ledger_witnesses SET revoked_ms = coalesce(revoked_ms, $1) WHERE ws_key = $2 AND name = $3', [nowMs, wsKey, name]);
     if (rowCount === 0) return null;
     return (await this.#witnesses('WHERE w.ws_key = $1 AND w.name = $2', [wsKey, name]))[0]!;
@@ -495,9 +513,4 @@ export class PgLedgerStore implements LedgerStore {
       revoked_at: row.revoked_ms === null ? null : new Date(row.revoked_ms).toISOString(),
     }));
   }
-}
-
-/** Whether a stored checkpoint note carries the signer's signature (by key name and key id). */
-function signedBy(note: string, signer: Ed25519NoteSigner): boolean {
-  return parseNote(note).signatures.some((signature) => signature.name === signer.name && signature.keyId === signer.keyId);
 }

@@ -11,6 +11,7 @@
  * behind a transaction-mode pooler), and reads the applied version again once it holds the lock.
  */
 import type pg from 'pg';
+import { SchemaVersionError } from '../errors.js';
 
 export interface Migration {
   readonly version: number;
@@ -257,11 +258,6 @@ export const MIGRATIONS: readonly Migration[] = [
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
-/** The database was migrated by a newer govctl (a schema this code does not know). */
-export class PostgresSchemaVersionError extends Error {
-  override readonly name = 'PostgresSchemaVersionError';
-}
-
 /** The advisory lock key migrations run under ('govctl' in ASCII). */
 const MIGRATION_LOCK = 0x676f7663746c;
 
@@ -270,7 +266,7 @@ const MIGRATION_LOCK = 0x676f7663746c;
  * transaction-level advisory lock: a second replica starting at the same time waits, then finds
  * the work done.
  * @returns the versions applied (none when the database was current)
- * @throws PostgresSchemaVersionError when the database is newer than this code
+ * @throws SchemaVersionError when the database is newer than this code
  */
 export async function migrate(client: pg.ClientBase): Promise<number[]> {
   await client.query('BEGIN');
@@ -282,7 +278,7 @@ export async function migrate(client: pg.ClientBase): Promise<number[]> {
     const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
     const current = rows[0]?.v ?? 0;
     if (current > SCHEMA_VERSION) {
-      throw new PostgresSchemaVersionError(`the database has schema version ${current}, newer than this govctl understands (${SCHEMA_VERSION}); upgrade govctl`);
+      throw new SchemaVersionError(`the database has schema version ${current}, newer than this govctl understands (${SCHEMA_VERSION}); upgrade govctl`);
     }
     const applied: number[] = [];
     for (const migration of MIGRATIONS) {
