@@ -55,7 +55,7 @@ export const EXIT_CODE_MEANINGS: readonly { code: ExitCode; meaning: string }[] 
   { code: EXIT.USAGE, meaning: 'usage error: unknown command or flag, missing argument' },
   { code: EXIT.DATA_ERROR, meaning: 'bad input data: a record fails validation locally or with 400/422 from the service, unreadable JSON' },
   { code: EXIT.NO_INPUT, meaning: 'an input file does not exist or cannot be read' },
-  { code: EXIT.UNAVAILABLE, meaning: 'the service cannot be reached, timed out, or answered 5xx' },
+  { code: EXIT.UNAVAILABLE, meaning: 'the service (or the PostgreSQL database of `serve`/`admin`) cannot be reached, timed out, or answered 5xx' },
   { code: EXIT.INTERNAL, meaning: 'internal error (a bug)' },
   { code: EXIT.TEMP_FAIL, meaning: 'rate limited and still limited after the retry' },
   { code: EXIT.NO_PERMISSION, meaning: '401 or 403: the API key is missing, invalid, expired, or lacks access' },
