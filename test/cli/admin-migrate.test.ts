@@ -270,6 +270,7 @@ describe('govctl admin migrate', () => {
     try {
       // the start-up lines name the database without its password
       expect(stderr).toContain('(database postgres://postgres:***@127.0.0.1:');
+      expect(stderr).toMatch(/"msg":"listening".*"db":"postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:/);
       expect(stderr).not.toContain(PASSWORD);
 
       for (const ws of workspaces) {

@@ -5,8 +5,8 @@
  * (2, as a failed log check); a target with data is refused (78) and left as it was.
  */
 import { Command } from 'commander';
-import { addExamples, wholeNumber } from '../command-kit.js';
-import { CliError, ConfigError, LedgerCheckError, UsageError } from '../errors.js';
+import { addExamples, markWindsDown, wholeNumber } from '../command-kit.js';
+import { CliError, ConfigError, InterruptedError, LedgerCheckError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { startProgress } from '../progress.js';
 import { printJson, printTable, type Column } from '../render.js';
@@ -43,6 +43,8 @@ export function createAdminMigrateCommand(factory: Factory): Command {
     .action(async (flags: { from: string; to?: string; batchSize?: number }) =>
       run({ json: factory.globals.json === true, from: flags.from, to: flags.to, ...(flags.batchSize !== undefined ? { batchSize: flags.batchSize } : {}) }, factory),
     );
+  // Ctrl-C ends the copy at the next batch, rolled back (below), rather than leaving it running
+  markWindsDown(command);
   command.addHelpText(
     'after',
     '\nEverything is copied in one PostgreSQL transaction: an interrupted run leaves the target without data, and\n' +
@@ -70,7 +72,11 @@ export async function run(options: AdminMigrateOptions, deps: Factory): Promise<
   try {
     result = await server.copySqliteToPostgres(from, to, {
       ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
-      onProgress: (p) => progress.update(p.done, { table: `${p.table} (${p.done}/${p.total} rows)` }),
+      onProgress: (p) => {
+        // thrown inside the copy's transaction: PostgreSQL rolls it back, the target stays empty
+        if (deps.signal.aborted) throw new InterruptedError();
+        progress.update(p.done, { table: `${p.table} (${p.done}/${p.total} rows)` });
+      },
     });
   } catch (error) {
     if (error instanceof server.MigrationTargetNotEmptyError) {
