@@ -108,6 +108,13 @@ describe('govctl admin on a postgres:// URL', () => {
     expect(serve.stderr).toContain('--log-key');
     expectNoPassword(serve.stderr);
 
+    // a key file that is not there: never made by serve for PostgreSQL (a second replica would make a second key)
+    const missingKey = join(temp.dir, 'no-such-key');
+    const serveMissing = await runCli(['serve', '--db', url, '--port', '0', '--log-key', missingKey], {});
+    expect(serveMissing.exitCode).toBe(78);
+    expect(serveMissing.stderr).toContain('give every replica the same file');
+    expect(existsSync(missingKey)).toBe(false);
+
     // serve takes DATABASE_URL over its data-dir file when --db is absent: the PostgreSQL database, so the key is asked for
     const serveFromEnv = await runCli(['serve', '--port', '0'], { env: { DATABASE_URL: url } });
     expect(serveFromEnv.exitCode).toBe(78);
