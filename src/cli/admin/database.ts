@@ -8,6 +8,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError, DataError, InputFileError, UsageError } from '../errors.js';
+import { displayLocation, isPostgresLocation } from '../../server/store/location.js';
 import { displayPath } from '../settings.js';
 
 /** The server module (`govctl/server`), loaded on first use. */
@@ -22,6 +23,8 @@ export async function loadServer(): Promise<ServerModule> {
  * 66 rather than a new empty database made by a typo; otherwise its directory must exist.
  */
 export function databasePath(file: string, cwd: string, mustExist: boolean): string {
+  // a PostgreSQL URL is the database's address: nothing to resolve or look for on disk
+  if (isPostgresLocation(file)) return file;
   const path = resolve(cwd, file);
   if (mustExist) {
     if (!existsSync(path)) {
@@ -58,8 +61,43 @@ export async function withDatabaseErrors<T>(path: string, work: (server: ServerM
   }
 }
 
+/** A database location as shown in messages: a file path with `~`, a URL without its password. */
+export function displayDatabase(location: string): string {
+  return isPostgresLocation(location) ? displayLocation(location) : displayPath(location);
+}
+
+/**
+ * The transparency log's key file: `--log-key` when given, else beside a database file. A
+ * PostgreSQL database has no "beside": every replica is given the same file.
+ */
+export function logKeyFile(location: string, given: string | undefined, cwd: string, server: ServerModule): string {
+  if (given !== undefined) return resolve(cwd, given);
+  if (isPostgresLocation(location)) {
+    throw new ConfigError('a PostgreSQL database has no file beside it for the transparency log\'s key: give --log-key FILE', {
+      field: '--log-key',
+      hint: 'the same key file on every replica; `govctl admin init --db URL --log-key FILE` makes it (docs/service.md, "PostgreSQL")',
+    });
+  }
+  return server.ledgerKeyPath(location);
+}
+
+/** Why a PostgreSQL database could not be reached, when that is the failure (78: the configuration to fix). */
+function postgresFailure(error: unknown, where: string): ConfigError | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return undefined;
+  const network = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET'];
+  // 28xxx: authentication; 3D000: no such database; 08xxx: connection failures
+  if (!network.includes(code) && !/^(28|08)/.test(code) && code !== '3D000') return undefined;
+  return new ConfigError(`cannot use the PostgreSQL database ${where}: ${(error as Error).message} (${code})`, {
+    field: '--db',
+    hint: 'check the URL (host, port, database, user) and that PostgreSQL accepts this connection',
+  });
+}
+
 export function mapDatabaseError(error: unknown, path: string, server: ServerModule): unknown {
-  const where = displayPath(path);
+  const where = displayDatabase(path);
+  const unreachable = isPostgresLocation(path) ? postgresFailure(error, where) : undefined;
+  if (unreachable) return unreachable;
   if (error instanceof server.AdminError) {
     if (error.code === 'not_found') {
       const hint = error.field === 'public-key' ? 'see `govctl admin signing-key list --db FILE --workspace WS`' : 'see `govctl admin api-key list --db FILE` for the ids in this database';

@@ -9,7 +9,7 @@ import { Command } from 'commander';
 import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import { printFields, printJson } from '../render.js';
-import { databasePath, withDatabaseErrors } from './database.js';
+import { databasePath, logKeyFile, withDatabaseErrors } from './database.js';
 
 export interface AdminInitOptions {
   json: boolean;
@@ -19,6 +19,8 @@ export interface AdminInitOptions {
   email?: string;
   /** the transparency log's origin prefix, for the verifier key printed (default govctl.local/ledger) */
   logOrigin?: string;
+  /** the log's key file (default beside the database; required for a PostgreSQL URL) */
+  logKey?: string;
 }
 
 export function createAdminInitCommand(factory: Factory): Command {
@@ -29,9 +31,18 @@ export function createAdminInitCommand(factory: Factory): Command {
     .option('--workspace-name <name>', 'the workspace\'s name', 'default')
     .option('--email <email>', 'the first user\'s e-mail')
     .option('--log-origin <prefix>', 'the transparency log\'s origin prefix `govctl serve --log-origin` uses', 'govctl.local/ledger')
-    .action(async (flags: { db: string; orgName: string; workspaceName: string; email?: string; logOrigin: string }) =>
+    .option('--log-key <file>', 'the transparency log\'s key file, made if missing (default: <db>.ledger-key; required with a PostgreSQL URL)')
+    .action(async (flags: { db: string; orgName: string; workspaceName: string; email?: string; logOrigin: string; logKey?: string }) =>
       run(
-        { json: factory.globals.json === true, db: flags.db, orgName: flags.orgName, workspaceName: flags.workspaceName, logOrigin: flags.logOrigin, ...(flags.email ? { email: flags.email } : {}) },
+        {
+          json: factory.globals.json === true,
+          db: flags.db,
+          orgName: flags.orgName,
+          workspaceName: flags.workspaceName,
+          logOrigin: flags.logOrigin,
+          ...(flags.email ? { email: flags.email } : {}),
+          ...(flags.logKey !== undefined ? { logKey: flags.logKey } : {}),
+        },
         factory,
       ),
     );
@@ -51,13 +62,14 @@ export function createAdminInitCommand(factory: Factory): Command {
 export async function run(options: AdminInitOptions, deps: Factory): Promise<void> {
   const path = databasePath(options.db, deps.cwd, false);
   const { identity, ledgerKey } = await withDatabaseErrors(path, async (server) => {
+    // where the log's key is, decided before anything is provisioned
+    const keyFile = logKeyFile(path, options.logKey, deps.cwd, server);
     const provisioned = await server.provision(path, {
       ...(options.orgName !== undefined ? { orgName: options.orgName } : {}),
       ...(options.workspaceName !== undefined ? { workspaceName: options.workspaceName } : {}),
       ...(options.email !== undefined ? { userEmail: options.email } : {}),
     });
-    // The transparency log's key lives beside the database, never in it (docs/ledger.md); made once.
-    const keyFile = server.ledgerKeyPath(path);
+    // The transparency log's key lives outside the database, never in it (docs/ledger.md); made once.
     if (!existsSync(keyFile)) server.createLedgerKey(keyFile, options.logOrigin);
     const keys = await server.ledgerVerifierKeys(path, server.readLedgerKey(keyFile), options.logOrigin);
     return { identity: provisioned, ledgerKey: keys.find((k) => k.workspace_id === provisioned.workspace_id)!.verifier_key };

@@ -6,14 +6,13 @@
  */
 import { Argument, Command, Option } from 'commander';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { WitnessInfo } from '../../server/index.js';
 import { addExamples } from '../command-kit.js';
 import { ConfigError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { printFields, printJson, printTable, type Column } from '../render.js';
 import { displayPath } from '../settings.js';
-import { databasePath, withDatabaseErrors } from './database.js';
+import { databasePath, logKeyFile, withDatabaseErrors } from './database.js';
 import { adminWorkspace } from './options.js';
 
 const dbOption = () => new Option('--db <file>', 'the service database').makeOptionMandatory();
@@ -28,7 +27,7 @@ export function createLedgerKeyCommand(factory: Factory): Command {
     .action(async (flags: { db: string; logKey?: string; logOrigin: string }) => {
       const path = databasePath(flags.db, factory.cwd, true);
       const result = await withDatabaseErrors(path, async (server) => {
-        const file = flags.logKey !== undefined ? resolve(factory.cwd, flags.logKey) : server.ledgerKeyPath(path);
+        const file = logKeyFile(path, flags.logKey, factory.cwd, server);
         if (existsSync(file)) throw new ConfigError(`the log key file ${displayPath(file)} exists already; it is never overwritten`, { field: '--log-key', hint: 'see "Rotating the log key" in docs/ledger.md' });
         server.createLedgerKey(file, flags.logOrigin);
         return { file, keys: await server.ledgerVerifierKeys(path, server.readLedgerKey(file), flags.logOrigin) };

@@ -7,14 +7,14 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { addExamples, markWindsDown, wholeNumber } from '../command-kit.js';
 import { ConfigError, InputFileError, UsageError } from '../errors.js';
 import { DEFAULT_LOG_ORIGIN_PREFIX, ledgerOrigin } from '../../core/ledger/entry.js';
 import type { Factory } from '../factory.js';
-import { displayPath } from '../settings.js';
-import { databasePath, mapDatabaseError, loadServer, type ServerModule } from '../admin/database.js';
+import { databasePath, displayDatabase, logKeyFile, mapDatabaseError, loadServer, type ServerModule } from '../admin/database.js';
+import { isPostgresLocation } from '../../server/store/location.js';
 import { DEFAULT_LIMITS, type ServiceLimits } from '../../server/limits.js';
 
 export interface ServeOptions {
@@ -62,7 +62,7 @@ export function createServeCommand(factory: Factory): Command {
     .description('run the reference service')
     .addOption(new Option('--host <host>', 'the address to listen on').default('127.0.0.1'))
     .addOption(new Option('--port <port>', 'the port; 0 picks a free one').argParser(wholeNumber('--port', { min: 0, max: 65535 })).default(8080))
-    .option('--db <file>', `the service database (default: <data dir>/${SERVER_DB_FILE}; created if missing)`)
+    .option('--db <file|url>', `the service database: a SQLite file, or a postgres:// URL (default: DATABASE_URL, else <data dir>/${SERVER_DB_FILE}; created if missing)`)
     .addOption(
       new Option('--verify-workers <n>', 'threads that check the signatures of attestation batches (default: one fewer than the cores; 0: none)').argParser(
         wholeNumber('--verify-workers', { min: 0, max: 64 }),
@@ -208,7 +208,7 @@ function logKeyOf(options: ServeOptions, path: string, deps: Factory, server: Se
   } catch (error) {
     throw new UsageError((error as Error).message, { field: '--log-origin' });
   }
-  const file = options.logKey !== undefined ? resolve(deps.cwd, options.logKey) : server.ledgerKeyPath(path);
+  const file = logKeyFile(path, options.logKey, deps.cwd, server);
   if (options.logKey === undefined && !existsSync(path) && !existsSync(file)) server.createLedgerKey(file, options.logOrigin);
   try {
     return { key: server.readLedgerKey(file), originPrefix: options.logOrigin ?? DEFAULT_LOG_ORIGIN_PREFIX };
@@ -218,7 +218,7 @@ function logKeyOf(options: ServeOptions, path: string, deps: Factory, server: Se
       throw new ConfigError(error.message, {
         field: '--log-key',
         hint: missing
-          ? `create it with \`govctl admin ledger-key create --db ${displayPath(path)}\`, or give --log-key FILE (see docs/ledger.md)`
+          ? `create it with \`govctl admin ledger-key create --db ${displayDatabase(path)}\`, or give --log-key FILE (see docs/ledger.md)`
           : 'it must be a file of this user, mode 0600, made by `govctl admin ledger-key create` (see docs/ledger.md)',
       });
     }
@@ -228,7 +228,9 @@ function logKeyOf(options: ServeOptions, path: string, deps: Factory, server: Se
 
 export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   let path: string;
-  if (options.db !== undefined) path = databasePath(options.db, deps.cwd, false);
+  // DATABASE_URL, as hosting platforms set it, when --db is not given
+  const db = options.db ?? (deps.env.DATABASE_URL ? deps.env.DATABASE_URL : undefined);
+  if (db !== undefined) path = databasePath(db, deps.cwd, false);
   else {
     const { dataDir } = await deps.settings();
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -238,7 +240,7 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   // A database this process cannot write is refused before its log key is looked for: that is
   // the problem to fix first (startServer checks again, and takes the single-instance lock).
   try {
-    server.assertWritable(path);
+    if (!isPostgresLocation(path)) server.assertWritable(path);
   } catch (error) {
     throw databaseRefusal(error, server) ?? error;
   }
@@ -272,9 +274,9 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   try {
     const workers = running.service.verifyWorkers;
     await note(
-      `listening on ${running.url} (database ${displayPath(path)}, ${workers === 1 ? '1 verify worker' : `${workers} verify workers`}); Ctrl-C or SIGTERM stops it`,
+      `listening on ${running.url} (database ${displayDatabase(path)}, ${workers === 1 ? '1 verify worker' : `${workers} verify workers`}); Ctrl-C or SIGTERM stops it`,
     );
-    if (!(await hasApiKeys(server, path))) await note(`no API keys yet: run \`govctl admin init --db ${path}\``);
+    if (!(await hasApiKeys(server, path))) await note(`no API keys yet: run \`govctl admin init --db ${displayDatabase(path)}\``);
     const why = await waiter.stopped;
     await note(`${why}: shutting down, finishing requests in flight`);
     await running.close();
