@@ -81,22 +81,21 @@ export function logKeyFile(location: string, given: string | undefined, cwd: str
   return server.ledgerKeyPath(location);
 }
 
-/** Why a PostgreSQL database could not be reached, when that is the failure (78: the configuration to fix). */
-function postgresFailure(error: unknown, where: string): ConfigError | undefined {
+/** Why a PostgreSQL database could not be used, when that is the failure (78: the configuration to fix). */
+function postgresFailure(error: unknown, where: string, server: ServerModule): ConfigError | undefined {
+  const hint = 'check the URL (host, port, database, user) and that PostgreSQL accepts this connection';
+  if (error instanceof server.DatabaseUnavailableError) return new ConfigError(`cannot use the PostgreSQL database ${where}: ${error.message}`, { field: '--db', hint });
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return undefined;
   const network = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET'];
   // 28xxx: authentication; 3D000: no such database; 08xxx: connection failures
   if (!network.includes(code) && !/^(28|08)/.test(code) && code !== '3D000') return undefined;
-  return new ConfigError(`cannot use the PostgreSQL database ${where}: ${(error as Error).message} (${code})`, {
-    field: '--db',
-    hint: 'check the URL (host, port, database, user) and that PostgreSQL accepts this connection',
-  });
+  return new ConfigError(`cannot use the PostgreSQL database ${where}: ${(error as Error).message} (${code})`, { field: '--db', hint });
 }
 
 export function mapDatabaseError(error: unknown, path: string, server: ServerModule): unknown {
   const where = displayDatabase(path);
-  const unreachable = isPostgresLocation(path) ? postgresFailure(error, where) : undefined;
+  const unreachable = isPostgresLocation(path) ? postgresFailure(error, where, server) : undefined;
   if (unreachable) return unreachable;
   if (error instanceof server.AdminError) {
     if (error.code === 'not_found') {
