@@ -43,6 +43,7 @@ import { attestationSha256, evidenceSha256 } from '../record-views.js';
 import type { AttestationRow, EvidenceRow, InclusionAnswer, WitnessInfo } from '../rows.js';
 import type { LedgerStore } from '../store.js';
 import { Lease, LEASE_MS } from './lease.js';
+import { holdsNul } from './pool.js';
 import type { Group } from './writer.js';
 import type { WorkspaceKeys } from './workspace-keys.js';
 
@@ -377,6 +378,7 @@ export class PgLedgerStore implements LedgerStore {
 
   async inclusion(workspaceId: string, id: string, treeSize?: number): Promise<InclusionAnswer | { pending: { id: string; leaf_index: number } }> {
     const wsKey = await this.#requireKey(workspaceId);
+    if (holdsNul(id)) throw new LedgerQueryError('not_found', 'no record with this id in the workspace log', 'id');
     const { rows } = await this.pool.query<{ leaf_index: number; entry: Buffer }>('SELECT leaf_index, entry FROM ledger_leaves WHERE ws_key = $1 AND record_id = $2', [wsKey, id]);
     const leaf = rows[0];
     if (!leaf) throw new LedgerQueryError('not_found', 'no record with this id in the workspace log', 'id');

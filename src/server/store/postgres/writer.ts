@@ -20,6 +20,7 @@
  * the group it is given.
  */
 import type pg from 'pg';
+import { storeError } from './pool.js';
 
 /** A stored log leaf, written with its record. */
 export interface PendingLeaf {
@@ -166,13 +167,13 @@ export class PgGroupCommitWriter {
       items.forEach((item, i) => {
         const outcome = outcomes![i]!;
         if (outcome.ok) item.resolve(outcome.value);
-        else item.reject(outcome.value);
+        else item.reject(storeError(outcome.value));
       });
     } catch (error) {
       // BEGIN, the heads, the group's end or COMMIT failed (the database went away): nothing in
       // the group is known to be stored; every write is rejected (a client retries with its key).
       broken = error;
-      for (const item of items) item.reject(error);
+      for (const item of items) item.reject(storeError(error));
     } finally {
       client.release(broken instanceof Error ? broken : undefined);
     }
