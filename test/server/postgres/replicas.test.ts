@@ -85,8 +85,9 @@ describe('replicas of govctl serve on one PostgreSQL database', () => {
     expect(refused.stderr).toMatch(/--log-key/);
     expect(refused.stderr).not.toContain('hunter2-secret');
     const unreachable = await runProcess(['admin', 'api-key', 'list', '--db', withPassword.replace(/:\d+\//, ':1/')], { home });
-    expect(unreachable.exitCode).toBe(78);
-    expect(unreachable.stderr).toMatch(/cannot use the PostgreSQL database postgres:\/\/postgres@127\.0\.0\.1:1\//);
+    // unreachable is 69 (docs/exit-codes.md); the URL shown with *** for its password
+    expect(unreachable.exitCode).toBe(69);
+    expect(unreachable.stderr).toMatch(/cannot reach the PostgreSQL database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\//);
     expect(unreachable.stderr).not.toContain('hunter2-secret');
   });
 
