@@ -13,7 +13,7 @@ import { printJson, printTable, type Column } from '../render.js';
 import { displayPath } from '../settings.js';
 import { DATABASE_URL_ENV, databaseLocation, displayDatabase, mapDatabaseError, loadServer } from './database.js';
 import { isPostgresLocation } from '../../server/store/location.js';
-import type { WorkspaceLogComparison } from '../../server/store/sqlite-to-postgres.js';
+import type { CopyResult, WorkspaceLogComparison } from '../../server/store/sqlite-to-postgres.js';
 
 export interface AdminMigrateOptions {
   json: boolean;
@@ -68,7 +68,7 @@ export async function run(options: AdminMigrateOptions, deps: Factory): Promise<
   const to = options.to ?? databaseLocation(undefined, deps, false, 'admin migrate');
   const server = await loadServer();
   const progress = await startProgress(deps, { label: 'migrating', total: undefined, unit: 'items', detail: '{table}', fields: { table: '' } });
-  let result: Awaited<ReturnType<ServerModuleCopy>>;
+  let result: CopyResult;
   try {
     result = await server.copySqliteToPostgres(from, to, {
       ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
@@ -114,8 +114,6 @@ export async function run(options: AdminMigrateOptions, deps: Factory): Promise<
   }
   if (!options.json) await deps.note(`every log root matches; serve it with \`govctl serve --db URL --log-key ${displayPath(from)}.ledger-key\` on every replica`);
 }
-
-type ServerModuleCopy = Awaited<ReturnType<typeof loadServer>>['copySqliteToPostgres'];
 
 /** The error naming the flag of the side that failed (mapDatabaseError names --db). */
 function withField(error: CliError, field: string): CliError {
