@@ -22,11 +22,14 @@ const UNLIMITED = '1000000000';
 
 /**
  * Starts `govctl serve` and resolves once it listens.
- * @param {{ db: string, cpu?: number|string, logFile: string, verifyWorkers?: string, nodeArgs?: string[], timeoutMs?: number }} options
+ * `db` may be a postgres:// URL: then `identityFile` says where to keep the identity and
+ * `logKey` is the log's key file (every replica of one database is given the same).
+ * @param {{ db: string, cpu?: number|string, logFile: string, verifyWorkers?: string, nodeArgs?: string[], timeoutMs?: number, identityFile?: string, logKey?: string }} options
  * @returns {Promise<{ pid: number, info: { url: string, apiKey: string, workspaceId: string, dbPath: string }, stop(graceMs?: number): Promise<{ code: number|null, signal: string|null }> }>}
  */
-export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [], timeoutMs = 60_000 }) {
-  const identity = provisioned(db);
+export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [], timeoutMs = 60_000, identityFile, logKey }) {
+  const keyArgs = logKey !== undefined ? ['--log-key', logKey] : [];
+  const identity = provisioned(db, identityFile ?? `${db}.identity.json`, keyArgs);
   const command = [
     process.execPath,
     ...nodeArgs,
@@ -41,6 +44,7 @@ export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [
     '--records-per-minute',
     UNLIMITED,
     ...(verifyWorkers !== undefined ? ['--verify-workers', String(verifyWorkers)] : []),
+    ...keyArgs,
   ];
   const argv = isPinned() && cpu !== undefined ? ['taskset', '-c', String(cpu), ...command] : command;
   // Only what govctl needs: no inherited SERVICE_* or GOVCTL_* setting changes what it does.
@@ -90,10 +94,9 @@ export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [
 }
 
 /** The identity of the database, provisioned with `govctl admin init` the first time. */
-function provisioned(db) {
-  const file = `${db}.identity.json`;
+function provisioned(db, file, keyArgs) {
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
-  const init = spawnSync(process.execPath, [DIST.bin, 'admin', 'init', '--db', db, '--json'], {
+  const init = spawnSync(process.execPath, [DIST.bin, 'admin', 'init', '--db', db, '--json', ...keyArgs], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8' },
   });

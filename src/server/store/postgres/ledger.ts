@@ -128,10 +128,10 @@ export class PgLedgerStore implements LedgerStore {
     return this.append(group, wsKey, 'attestation', row.attestation_id, row.workspace_id, row.received_at, attestationSha256(row));
   }
 
-  /** The group's end: the heads it advanced. */
-  async advanceHeads(group: Group): Promise<void> {
+  /** The group's end: the heads it advanced, written with its rows. */
+  advanceHeads(group: Group): void {
     if (group.heads.size === 0) return;
-    await group.client.query('UPDATE ledger_heads h SET next_index = v.n FROM unnest($1::int[], $2::bigint[]) AS v (k, n) WHERE h.ws_key = v.k AND h.next_index <> v.n', [
+    group.addStatement('UPDATE ledger_heads h SET next_index = v.n FROM unnest($1::int[], $2::bigint[]) AS v (k, n) WHERE h.ws_key = v.k AND h.next_index <> v.n', [
       [...group.heads.keys()],
       [...group.heads.values()],
     ]);
