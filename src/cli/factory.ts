@@ -137,9 +137,11 @@ export function resolveConnection(settings: Settings, env: NodeJS.ProcessEnv): C
     return { kind: 'remote', baseUrl, apiKey: settings.apiKey };
   }
   if (settings.apiKey !== undefined) {
-    throw new ConfigError(`${SETTING_ENV.baseUrl} is required with an API key`, {
+    // Name the base URL variable of the key's own family (environment.ts).
+    const variable = settings.sources.apiKey?.name.startsWith('GOVCTL_') ? 'GOVCTL_BASE_URL' : 'SERVICE_BASE_URL';
+    throw new ConfigError(`${variable} is required with an API key`, {
       field: 'baseUrl',
-      hint: `set ${SETTING_ENV.baseUrl} or give --base-url URL (the API key came from ${sourceName(settings, 'apiKey')})`,
+      hint: `set ${variable} or give --base-url URL (the API key came from ${sourceName(settings, 'apiKey')})`,
     });
   }
   if (isCI(env)) {

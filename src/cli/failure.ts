@@ -38,7 +38,10 @@ export async function reportFailure(error: unknown, context: FailureContext): Pr
     }
   }
   await writeErr(factory, `${formatError(error, context.json)}\n`);
-  if (context.verbose && code === EXIT.INTERNAL && error instanceof Error && error.stack) await writeErr(factory, `${error.stack}\n`);
+  if (context.verbose && code === EXIT.INTERNAL && error instanceof Error && error.stack) {
+    // Under --json, stderr stays JSON: the stack is a trace object.
+    await writeErr(factory, context.json ? `${JSON.stringify({ trace: error.stack })}\n` : `${error.stack}\n`);
+  }
   return code;
 }
 

@@ -112,7 +112,7 @@ async function runKey(factory: Factory): Promise<void> {
   const pinned = settings.ledgerKey?.trim();
   if (factory.globals.json === true) return printJson(factory.io.stdout, { verifier_key: key, matches_pinned: pinned === undefined ? null : pinned === key });
   await factory.io.stdout.write(`${terminalText(key)}\n`);
-  if (pinned !== undefined && pinned !== key) await factory.note('this is not the pinned log key (--ledger-key): the service signs with another key');
+  if (pinned !== undefined && pinned !== key) await factory.warn('this is not the pinned log key (--ledger-key): the service signs with another key');
 }
 
 async function runCheckpoint(factory: Factory): Promise<void> {
@@ -207,7 +207,8 @@ async function advance(file: string, witnesses: ReturnType<typeof witnessVerifie
     await checkConsistency(api, old, opened);
     previous = old.checkpoint.size;
   }
-  if (firstUse) await factory.note(`pinned the log key ${terminalText(vkey)} in ${displayPath(file)} (first use: compare it with the one the operator gave you)`);
+  // Trust on first use: the user should compare the key, so it is said even with --json or --quiet.
+  if (firstUse) await factory.warn(`pinned the log key ${terminalText(vkey)} in ${displayPath(file)} (first use: compare it with the one the operator gave you)`);
   return { api, vkey, note, opened, previous };
 }
 
