@@ -86,14 +86,20 @@ function badValue(field: Pick<FieldSpec, 'kind' | 'enum' | 'min' | 'max'>): stri
 }
 
 /** Every catalogue flag that has a domain, with a value outside it. */
-const CASES = [...CATALOGUE.values()].flatMap((spec) => [
+interface Case {
+  type: string;
+  flag: string;
+  value: string;
+}
+
+const CASES: Case[] = [...CATALOGUE.values()].flatMap((spec): { type: string; flag: string; value: string | undefined }[] => [
   ...spec.fields
     .filter((field) => !field.fixed && field.flag !== 'system' && field.wire !== 'system' && field.kind !== 'boolean')
     .map((field) => ({ type: spec.type, flag: field.flag ?? field.wire.replace(/_/g, '-'), value: badValue(field) })),
   ...spec.topInputs.map((input) => ({ type: spec.type, flag: input.flag, value: badValue({ kind: input.kind, ...(input.enum && { enum: input.enum }) }) })),
   { type: spec.type, flag: 'occurred-at', value: 'yesterday' },
   { type: spec.type, flag: 'environment', value: 'prod' },
-]).filter((found): found is { type: string; flag: string; value: string } => found.value !== undefined);
+]).filter((found): found is Case => found.value !== undefined);
 
 describe('every enum and format flag generated from the catalogue', () => {
   it('has cases for every record type', () => {
