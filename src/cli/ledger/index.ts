@@ -14,7 +14,7 @@ import { addExamples } from '../command-kit.js';
 import { CosignatureSigner, SigningKey } from '../../core/index.js';
 import { ConfigError, DataError, InputFileError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
-import { printFields, printJson } from '../render.js';
+import { plural, printFields, printJson } from '../render.js';
 import { displayPath } from '../settings.js';
 import { auditLog } from './audit.js';
 import { startProgress } from '../progress.js';
@@ -93,7 +93,7 @@ async function runAudit(factory: Factory): Promise<void> {
       ['origin', terminalText(report.origin)],
       ['tree_size', report.tree_size],
       ['root_hash', report.root_hash],
-      ['records', `${report.records} (${report.evidence} evidence, ${report.attestations} attestations)`],
+      ['records', `${report.records} (${report.evidence} evidence, ${plural(report.attestations, 'attestation')})`],
       ['client_sig_unchecked', report.client_sig_unchecked === 0 ? 0 : `${report.client_sig_unchecked} (configure the signing key to check them)`],
       ['logged_after_checkpoint', report.logged_after_checkpoint],
       ['problems', report.problems.length === 0 ? 'none' : String(report.problems.length)],
