@@ -38,6 +38,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   { name: 'admin', load: async () => (await import('./admin/index.js')).createAdminCommand },
   { name: 'ledger', load: async () => (await import('./ledger/index.js')).createLedgerCommand },
   { name: 'completion', load: async () => (await import('./completion/index.js')).createCompletionCommand },
+  { name: 'version', load: async () => (await import('./version/index.js')).createVersionCommand },
   { name: 'help', load: async () => (await import('./help/index.js')).createHelpCommand },
 ];
 
@@ -83,6 +84,8 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
     .option('--json', 'print JSON on stdout: the service\'s response body (one document per run)')
     .option('--no-color', 'no colour (also NO_COLOR=1)')
     .option('-v, --verbose', 'trace each HTTP request on stderr (the API key masked)')
+    .option('-q, --quiet', 'errors and warnings only on stderr: no notices, progress or summaries (stdout unchanged)')
+    .option('--timeout <seconds|duration>', 'how long each request may take: 30, 90s, 2m (GOVCTL_TIMEOUT; default 15 s)')
     .option('--config <file>', 'use this config file (any format, JavaScript included) instead of searching for a project config')
     .option('--base-url <url>', 'the service, or "local" for the embedded store (SERVICE_BASE_URL)')
     .option('--api-key-file <file|->', 'read the API key from a file or stdin (SERVICE_API_KEY)')

@@ -79,7 +79,7 @@ export async function run(options: GatesCheckOptions, deps: Factory): Promise<vo
           await appendFile(resolve(deps.cwd, summaryFile), githubSummary(gates, exitCode, options.failOn));
         } catch (error) {
           // The verdict matters more than the summary: say so and go on.
-          await deps.note(`warning: cannot append the job summary to ${displayPath(summaryFile)}: ${(error as Error).message}`);
+          await deps.warn(`cannot append the job summary to ${displayPath(summaryFile)}: ${(error as Error).message}`);
         }
       }
       break;

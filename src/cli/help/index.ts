@@ -7,13 +7,15 @@ import { Command } from 'commander';
 import { addExamples } from '../command-kit.js';
 import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
+import { createHelpEnvironmentCommand } from './environment.js';
 import { createHelpExitCodesCommand } from './exit-codes.js';
 
 export function createHelpCommand(factory: Factory): Command {
   const command = new Command('help')
-    .description('show the help of a command, or the exit codes (`govctl help exit-codes`)')
+    .description('show the help of a command, the exit codes (`govctl help exit-codes`) or the environment variables (`govctl help environment`)')
     .argument('[command...]', 'the command, e.g. `gates check`')
     .addCommand(createHelpExitCodesCommand(factory))
+    .addCommand(createHelpEnvironmentCommand(factory))
     .action(async (names: string[], _flags: unknown, self: Command) => {
       let target: Command = self.parent ?? self;
       for (const name of names) {
@@ -23,5 +25,5 @@ export function createHelpCommand(factory: Factory): Command {
       }
       target.outputHelp();
     });
-  return addExamples(command, ['govctl help gates check', 'govctl help exit-codes']);
+  return addExamples(command, ['govctl help gates check', 'govctl help exit-codes', 'govctl help environment']);
 }
