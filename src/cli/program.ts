@@ -7,9 +7,11 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { addExamples } from './command-kit.js';
 import { UsageError } from './errors.js';
+import { exitCodeSummary } from './exit-codes.js';
 import type { Factory } from './factory.js';
 import type { IO } from './io.js';
 import { ON_ERROR_MODES } from './settings.js';
+import { wrapHelpText } from './table-fit.js';
 
 /** A command group: its name, and its module, loaded only when the run needs it. */
 interface CommandGroup {
@@ -112,8 +114,7 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
     '\nSettings come from flags, then SERVICE_* environment variables, then --config FILE or .govctlrc (searched\n' +
       'upward; data only; it gets your API key for its host only after `govctl config trust-host URL`),\n' +
       'then $XDG_CONFIG_HOME/govctl/config.json. With none, commands use a local store in $XDG_DATA_HOME/govctl.\n' +
-      'Exit codes: 0 ok, 2 signature invalid, 64 usage, 65 bad data, 66 missing file, 69 service unavailable,\n' +
-      '70 internal, 75 rate limited, 77 access denied, 78 configuration, 130 interrupted.\n',
+      `\nExit codes: ${exitCodeSummary()} (\`govctl help exit-codes\`).\n`,
   );
 
   program.hook('preAction', (_root, actionCommand) => {
@@ -135,17 +136,24 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
  * to commands made with `.command()`, not to ones added with `.addCommand()`).
  */
 function configureTree(command: Command, io: IO, state: ProgramState): void {
+  // Help is wrapped to the terminal (80 columns when not on one, as commander does): commander
+  // wraps its own part; the text added after it (notes, settings) is wrapped here, on its way out.
+  const width = (stream: IO['stdout']) => (stream.isTTY && stream.columns ? stream.columns : 80);
   command
     .exitOverride()
     .configureOutput({
       // A closed stdout is noticed again when main flushes; here it must not become an unhandled rejection.
-      writeOut: (text) => void io.stdout.write(text).catch(() => undefined),
-      writeErr: (text) => void io.stderr.write(text).catch(() => undefined),
+      writeOut: (text) => void io.stdout.write(wrapHelpText(text, width(io.stdout))).catch(() => undefined),
+      writeErr: (text) => void io.stderr.write(wrapHelpText(text, width(io.stderr))).catch(() => undefined),
+      getOutHelpWidth: () => width(io.stdout),
+      getErrHelpWidth: () => width(io.stderr),
       // main.ts renders the error (once, as text or JSON); here only remember where it happened.
       outputError: () => {
         state.errorCommand ??= command;
       },
     })
-    .configureHelp({ showGlobalOptions: command.commands.length === 0, sortSubcommands: false });
+    // The global options are shown once, in the root's help and `govctl help options`.
+    .configureHelp({ showGlobalOptions: false, sortSubcommands: false });
+  if (command.parent) command.addHelpText('after', 'Global options (--json, --base-url, --system, …): see `govctl help options`.');
   for (const sub of command.commands) configureTree(sub, io, state);
 }
