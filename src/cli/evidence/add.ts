@@ -11,6 +11,7 @@ import {
   isPlainObject,
   signClientSig,
   type EvidenceRecord,
+  type FieldSpec,
   type RecordType,
   type RecordTypeSpec,
   type ValidationIssue,
@@ -23,7 +24,7 @@ import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
 import { plural, printJson } from '../render.js';
 import { terminalText } from '../terminal-text.js';
-import { flagForPath, readFlags, recordFlags, type RecordFlags } from './record-flags.js';
+import { flagForPath, readFlags, recordFlags, type FlagBinding, type RecordFlags } from './record-flags.js';
 
 /** Options of one `evidence add <type>` run. */
 export interface EvidenceAddOptions {
@@ -37,25 +38,43 @@ export interface EvidenceAddOptions {
   idempotency?: boolean;
 }
 
-/** Sample values for the generated example of each record type's help, by field kind. */
-const SAMPLES: Partial<Record<string, string>> = {
-  number: '0.93',
-  integer: '120000',
-  date: '2026-01-31',
-  datetime: '2026-01-31T09:30:00Z',
-  'number-map': 'demographic_parity=0.04',
-};
+/** A word as a POSIX shell reads it back: bare when plain, double-quoted otherwise. */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `"${text.replace(/(["\\$`])/g, '\\$1')}"`;
+}
 
-/** An example command line per record type: its required flags with sample values (a test runs each). */
-function exampleFor(spec: RecordTypeSpec, flags: RecordFlags): string {
+/** The flags that give a field its catalogue example: one per list item or map entry. */
+function exampleFlags(flag: string, field: FieldSpec): string[] {
+  const value = field.example;
+  if (typeof value === 'boolean') return [value ? `--${flag}` : `--no-${flag}`];
+  if (Array.isArray(value)) return value.map((item: string) => `--${flag} ${shellWord(item)}`);
+  if (typeof value === 'object') return Object.entries(value).map(([name, n]) => `--${flag} ${shellWord(`${name}=${n}`)}`);
+  return [`--${flag} ${shellWord(String(value))}`];
+}
+
+/**
+ * An example command line per record type, built from the catalogue's example values: the flags
+ * that must be given, and the optional ones that a rule then requires (a high risk level needs its
+ * Annex III category). A test runs each one.
+ */
+export function exampleFor(spec: RecordTypeSpec, flags: RecordFlags): string {
+  const chosen = flags.bindings.filter((binding) => (binding.kind === 'field' && binding.required && !binding.global) || (binding.kind === 'top' && binding.input.required));
+  // A field that the global --system fills (change_event's `system`) takes the example's system.
+  const payload = (bindings: readonly FlagBinding[]) =>
+    Object.fromEntries([...bindings, ...flags.bindings.filter((b) => b.kind === 'field' && b.global)].flatMap((b) => (b.kind === 'field' ? [[b.field.wire, b.global ? 'loan-scorer' : b.field.example]] : [])));
+  const top = (bindings: readonly FlagBinding[]) => Object.fromEntries(bindings.flatMap((b) => (b.kind === 'top' ? [[b.input.input, b.input.example]] : [])));
+  const built = buildRecord(spec.type, { payload: payload(chosen), top: top(chosen), systemName: 'loan-scorer' });
+  if (!built.ok) {
+    for (const issue of built.issues) {
+      const wanted = flags.bindings.find((b) => (b.kind === 'field' && `payload.${b.field.wire}` === issue.path) || (b.kind === 'top' && b.input.input === issue.path));
+      if (wanted && !chosen.includes(wanted)) chosen.push(wanted);
+    }
+  }
   const parts = [`govctl evidence add ${spec.type} --system loan-scorer`];
   for (const binding of flags.bindings) {
-    if (binding.kind === 'field' && binding.required && !binding.global) {
-      const { field } = binding;
-      const sample = field.enum?.[0] ?? SAMPLES[field.kind] ?? (field.kind === 'string[]' || !/(^by|_by|reviewer|user)$/.test(field.wire) ? `"${field.description.split(/[,(;]/)[0]!.trim()}"` : 'alice@example.com');
-      parts.push(field.kind === 'boolean' ? `--${binding.flag}` : `--${binding.flag} ${sample}`);
-    }
-    if (binding.kind === 'top' && binding.input.required) parts.push(`--${binding.flag} alice@example.com`);
+    if (!chosen.includes(binding)) continue;
+    if (binding.kind === 'field') parts.push(...exampleFlags(binding.flag, binding.field));
+    else if (binding.kind === 'top') parts.push(`--${binding.flag} ${shellWord(binding.input.example)}`);
   }
   return parts.join(' ');
 }
