@@ -11,6 +11,7 @@ import { exitCodeSummary } from './exit-codes.js';
 import type { Factory } from './factory.js';
 import type { IO } from './io.js';
 import { ON_ERROR_MODES } from './settings.js';
+import { guardGroup } from './subcommands.js';
 import { wrapHelpText } from './table-fit.js';
 
 /** A command group: its name, and its module, loaded only when the run needs it. */
@@ -154,6 +155,8 @@ function configureTree(command: Command, io: IO, state: ProgramState): void {
     })
     // The global options are shown once, in the root's help and `govctl help options`.
     .configureHelp({ showGlobalOptions: false, sortSubcommands: false });
+  // Bare groups print their help; unknown subcommands get a did-you-mean (subcommands.ts).
+  guardGroup(command);
   if (command.parent) command.addHelpText('after', 'Global options (--json, --base-url, --system, …): see `govctl help options`.');
   for (const sub of command.commands) configureTree(sub, io, state);
 }
