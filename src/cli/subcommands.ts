@@ -76,7 +76,7 @@ export function guardGroup(group: Command): void {
       while (root.parent) root = root.parent;
       const dashDash = (root as Command & { rawArgs?: string[] }).rawArgs?.includes('--') === true;
       if (!word.startsWith('-') && !dashDash && closestSubcommand(group, word) !== undefined) {
-        throw unknownSubcommand(group, word, `to name a tool '${word}', write \`${commandPath(group)} ${defaultName} ${word} …\`.`);
+        throw unknownSubcommand(group, word, `To attest a tool named '${word}', write \`${commandPath(group)} ${defaultName} ${word} …\`.`);
       }
     });
     return;
