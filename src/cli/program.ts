@@ -18,6 +18,8 @@ import { wrapHelpText } from './table-fit.js';
 interface CommandGroup {
   readonly name: string;
   readonly load: () => Promise<(factory: Factory) => Command>;
+  /** left out of the help and of suggestions */
+  readonly hidden?: true;
 }
 
 /**
@@ -42,10 +44,12 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   { name: 'ledger', load: async () => (await import('./ledger/index.js')).createLedgerCommand },
   { name: 'completion', load: async () => (await import('./completion/index.js')).createCompletionCommand },
   { name: 'help', load: async () => (await import('./help/index.js')).createHelpCommand },
+  // Hidden: what the completion scripts ask (completion/complete.ts).
+  { name: '__complete', hidden: true, load: async () => (await import('./completion/index.js')).createCompleteCommand },
 ];
 
 /** Groups that read the whole command tree: a run of theirs builds every group. */
-const READS_THE_TREE = new Set(['help', 'completion']);
+const READS_THE_TREE = new Set(['help', 'completion', '__complete']);
 
 /**
  * The groups a run needs: the one its first argument names, or all of them (the root's help, a
@@ -79,7 +83,8 @@ function packageVersion(): string {
  * for one run.
  */
 export async function createProgram(factory: Factory, state: ProgramState, argv?: readonly string[]): Promise<Command> {
-  const creators = await Promise.all((argv === undefined ? COMMAND_GROUPS : groupsFor(argv)).map((group) => group.load()));
+  const groups = argv === undefined ? COMMAND_GROUPS : groupsFor(argv);
+  const creators = await Promise.all(groups.map((group) => group.load()));
   const program = new Command('govctl')
     .description('Record AI-governance evidence and attestations, and gate releases on them.')
     .version(packageVersion(), '-V, --version', 'print the version')
@@ -101,7 +106,7 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
     .showSuggestionAfterError(true)
     .helpCommand(false);
 
-  for (const create of creators) program.addCommand(create(factory));
+  creators.forEach((create, i) => program.addCommand(create(factory), { hidden: groups[i]!.hidden === true }));
 
   addExamples(program, [
     'govctl whoami',
