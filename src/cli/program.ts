@@ -162,6 +162,6 @@ function configureTree(command: Command, io: IO, state: ProgramState): void {
     .configureHelp({ showGlobalOptions: false, sortSubcommands: false });
   // Bare groups print their help; unknown subcommands get a did-you-mean (subcommands.ts).
   guardGroup(command);
-  if (command.parent) command.addHelpText('after', 'Global options (--json, --base-url, --system, …): see `govctl help options`.');
+  if (command.parent) command.addHelpText('after', 'Global options (--json, --system, …): `govctl help options`.');
   for (const sub of command.commands) configureTree(sub, io, state);
 }
