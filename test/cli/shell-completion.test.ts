@@ -191,6 +191,21 @@ describe('govctl completion zsh, fish and powershell', () => {
     expect(spawnSync('fish', ['--no-execute', join(temp.dir, 'govctl.fish')]).status).toBe(0);
   });
 
+  it.skipIf(!hasShell('fish'))('fish offers what govctl __complete answers, with descriptions, values and file names', () => {
+    const fishComplete = (line: string) =>
+      execFileSync('fish', ['-c', `function govctl; "$CLI_NODE" "$CLI_BIN" $argv; end; source '${join(temp.dir, 'govctl.fish')}'; complete -C"${line}"`], {
+        encoding: 'utf8',
+        cwd: join(temp.dir, 'work'),
+        env: { PATH: process.env.PATH, CLI_NODE: process.execPath, CLI_BIN: BIN, HOME: temp.dir },
+      })
+        .split('\n')
+        .filter(Boolean);
+    expect(fishComplete('govctl ev')).toEqual([expect.stringMatching(/^evidence\t.*evidence records/)]);
+    expect(fishComplete('govctl evidence add ai_risk_assessment --risk-level ').sort()).toEqual([...RISK_LEVELS].sort());
+    expect(fishComplete('govctl evidence add ai_risk_assessment --risk-level=li')).toEqual(['--risk-level=limited']);
+    expect(fishComplete('govctl evidence import rec')).toEqual(['records.ndjson']);
+  });
+
   it.skipIf(!hasShell('pwsh', ['-NoProfile', '-Command', 'exit 0']))('PowerShell parses the script without errors', () => {
     const check = `$errors = $null; [System.Management.Automation.Language.Parser]::ParseFile('${join(temp.dir, 'govctl.powershell')}', [ref]$null, [ref]$errors) | Out-Null; exit $errors.Count`;
     expect(spawnSync('pwsh', ['-NoProfile', '-Command', check]).status).toBe(0);
