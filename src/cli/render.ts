@@ -135,7 +135,8 @@ export async function printTable<T>(out: OutputStream, columns: readonly Column<
     const min = kind === 'time' || kind === 'boolean' || kind === 'count' ? natural : (column.minWidth ?? MIN_WIDTH[shrinks[i]!]);
     return { natural, min: Math.min(natural, min) };
   });
-  const available = out.columns ?? DEFAULT_COLUMNS;
+  // A pseudo-terminal may report 0 columns: that is not knowing.
+  const available = out.columns || DEFAULT_COLUMNS;
   // Boxed: "│ " before each cell, " " after it, and the closing "│". When even the minimums do not
   // fit in a box, the borders go (columns two spaces apart, as gh draws every table) to give the
   // cells the room.

@@ -13,7 +13,7 @@ export function createHelpOptionsCommand(factory: Factory): Command {
     .action(async (_flags: unknown, self: Command) => {
       let root = self;
       while (root.parent) root = root.parent;
-      await factory.io.stdout.write(globalOptionsHelp(root, factory.io.stdout.isTTY ? (factory.io.stdout.columns ?? 80) : 80));
+      await factory.io.stdout.write(globalOptionsHelp(root, factory.io.stdout.isTTY ? (factory.io.stdout.columns || 80) : 80));
     });
   return addExamples(command, ['govctl help options', 'govctl evidence list --system loan-scorer --json']);
 }
