@@ -191,6 +191,28 @@ describe('govctl completion zsh, fish and powershell', () => {
     expect(spawnSync('fish', ['--no-execute', join(temp.dir, 'govctl.fish')]).status).toBe(0);
   });
 
+  it.skipIf(!hasShell('zsh'))('zsh lists what govctl __complete answers, on an interactive zsh (zpty)', () => {
+    // An interactive zsh on a pseudo-terminal (zsh/zpty) with compinit and the script loaded: a
+    // line is typed with a Tab, and what zsh draws is read until the awaited word appears (the
+    // run is bounded by the timeout below, not by a sleep).
+    const session = (line: string, awaited: string) => `zpty -b z 'zsh -f -i'
+zpty -w z 'autoload -Uz compinit; compinit -u -D; govctl() { "$CLI_NODE" "$CLI_BIN" "$@"; }; source ${join(temp.dir, 'govctl.zsh')}; cd ${join(temp.dir, 'work')}'
+zpty -w -n z $'${line}\t'
+zpty -r z out '*${awaited}*'
+print -r -- "$out"
+zpty -d z`;
+    const script = `zmodload zsh/zpty
+${session('govctl evidence add ai_risk_assessment --risk-level ', 'unacceptable')}
+print -r -- '=== files'
+${session('govctl evidence import re', 'results.ndjson')}`;
+    const out = execFileSync('zsh', ['-f', '-c', script], { encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH, CLI_NODE: process.execPath, CLI_BIN: BIN, HOME: temp.dir } })
+      // eslint-disable-next-line no-control-regex
+      .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    const [levels, files] = out.split('=== files');
+    for (const level of RISK_LEVELS) expect(levels).toMatch(new RegExp(`(^|\\s)${level}\\s`));
+    for (const file of ['records.ndjson', 'reports/', 'results.ndjson']) expect(files).toContain(file);
+  });
+
   it.skipIf(!hasShell('fish'))('fish offers what govctl __complete answers, with descriptions, values and file names', () => {
     const fishComplete = (line: string) =>
       execFileSync('fish', ['-c', `function govctl; "$CLI_NODE" "$CLI_BIN" $argv; end; source '${join(temp.dir, 'govctl.fish')}'; complete -C"${line}"`], {
