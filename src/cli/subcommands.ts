@@ -53,7 +53,7 @@ export function unknownSubcommand(group: Command, word: string, extraHint?: stri
   return new UsageError(`unknown command '${word}' for '${path}'`, { hint });
 }
 
-type Internals = Command & { _actionHandler?: unknown; _defaultCommandName?: string | null };
+type Internals = Command & { _actionHandler?: unknown; _defaultCommandName?: string | null; _addImplicitHelpCommand?: boolean };
 
 /**
  * Gives a group its behaviour for a bare call and for unknown words (see the file's comment). A
@@ -81,6 +81,9 @@ export function guardGroup(group: Command): void {
     });
     return;
   }
+  // An action turns commander's implicit `help [command]` subcommand off; keep it (`govctl evidence help list`)
+  // unless the group decided otherwise (the root has its own `help` group).
+  if ((group as Internals)._addImplicitHelpCommand === undefined && !group.commands.some((sub) => sub.name() === 'help')) group.helpCommand(true);
   group.allowExcessArguments(true).action((_flags: unknown, self: Command) => {
     if (self.args.length === 0) {
       self.outputHelp();

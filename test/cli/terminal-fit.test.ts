@@ -160,6 +160,12 @@ describe('bare groups and mistyped subcommands', () => {
     }
   });
 
+  it("keeps a group's `help <subcommand>`", async () => {
+    const result = await runCli(['evidence', 'help', 'list']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('Usage: govctl evidence list');
+  });
+
   it('names the closest subcommand of an unknown one, with 64', async () => {
     const typo = await runCli(['evidence', 'lst']);
     expect(typo).toMatchObject({ exitCode: 64, stdout: '' });
