@@ -183,27 +183,33 @@ export function wrapHelpText(text: string, width: number): string {
     while (end < lines.length && isParagraphLine(lines[end]!) && indentOf(lines[end]!) === indent) end++;
     const paragraph = lines.slice(i, end);
     if (paragraph.every((each) => displayWidth(each) <= width)) out.push(...paragraph);
-    else out.push(...fill(paragraph.map((each) => each.trim()).join(' '), indent, width));
+    else {
+      // `Usage: govctl …` continues under the command, not under `Usage:`.
+      const hanging = /^\s*Usage: /.exec(paragraph[0]!)?.[0].replace(/\S/g, ' ');
+      out.push(...fill(paragraph.map((each) => each.trim()).join(' '), indent, width, hanging));
+    }
     i = end;
   }
   return out.join('\n');
 }
 
-/** Words filled into lines of at most `width` columns, each starting with `indent`. */
-function fill(text: string, indent: string, width: number): string[] {
+/** Words filled into lines of at most `width` columns, the first starting with `indent`, the others with `hanging` (default `indent`). */
+function fill(text: string, indent: string, width: number, hanging = indent): string[] {
   const out: string[] = [];
   let current = '';
-  let used = indent.length;
+  let lead = indent;
+  let used = lead.length;
   for (const word of text.split(/ +/).filter(Boolean)) {
     const w = displayWidth(word);
     if (current !== '' && used + 1 + w > width) {
-      out.push(indent + current);
+      out.push(lead + current);
       current = '';
-      used = indent.length;
+      lead = hanging;
+      used = lead.length;
     }
     used += (current === '' ? 0 : 1) + w;
     current += current === '' ? word : ` ${word}`;
   }
-  out.push(indent + current);
+  out.push(lead + current);
   return out;
 }

@@ -56,6 +56,7 @@ describe('cutting and wrapping by display width', () => {
     const text = 'Intro line that is quite long indeed\n  an indented line here\n  $ govctl evidence list --system a-very-long-system-name';
     expect(wrapHelpText(text, 20)).toBe('Intro line that is\nquite long indeed\n  an indented line\n  here\n  $ govctl evidence list --system a-very-long-system-name');
     expect(wrapHelpText('fits\nas written', 20)).toBe('fits\nas written');
+    expect(wrapHelpText('Usage: govctl attest <tool-name> [options]', 30)).toBe('Usage: govctl attest\n       <tool-name> [options]');
   });
 });
 
