@@ -10,7 +10,7 @@
  */
 import { stringifyJson } from '../core/canonical-json.js';
 import type { OutputStream } from './io.js';
-import { MIN_WIDTH, displayWidth, fitCell, fitWidths, type Shrink } from './table-fit.js';
+import { MIN_WIDTH, displayWidth, fitCell, fitWidths, truncateEnd, type Shrink } from './table-fit.js';
 import { terminalText } from './terminal-text.js';
 
 /** How a column's values are shown. */
@@ -145,7 +145,7 @@ export async function printTable<T>(out: OutputStream, columns: readonly Column<
   const widths = fitWidths(sizes, boxed ? boxedChrome : 2 * (columns.length - 1), available);
   const { default: Table } = await import('cli-table3');
   const table = new Table({
-    head: headers.map((header, i) => out.color.bold(fitCell(header, widths[i]!, shrinks[i] === 'wrap' ? 'end' : shrinks[i]!))),
+    head: headers.map((header, i) => out.color.bold(truncateEnd(header, widths[i]!))),
     colWidths: widths.map((width) => (boxed ? width + 2 : width)),
     ...(boxed
       ? { style: { head: [], border: out.colorEnabled ? ['grey'] : [] }, chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } }
