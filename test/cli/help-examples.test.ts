@@ -6,7 +6,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE, buildRecord, type FieldSpec } from '../../src/core/index.js';
+import { recordToolSchema } from '../../src/cli/mcp/schemas.js';
+import { CATALOGUE, buildRecord, exampleSelection, type FieldSpec } from '../../src/core/index.js';
 import { makeTempDir, runCli } from '../helpers/cli.js';
 
 /** Whether an example value has the shape its field's kind says. */
@@ -80,5 +81,19 @@ describe('evidence add <type> --help', () => {
     expect(example).toContain('--risk-level high');
     expect(example).toContain('--annex-iii-category essential_services');
     expect(example).toContain('--impact-domain credit --impact-domain consumer_finance');
+  });
+});
+
+describe('the MCP record tools', () => {
+  it("show the catalogue's example record too: realistic values, never descriptions or the first enum value", () => {
+    for (const spec of CATALOGUE.values()) {
+      const example = (recordToolSchema(spec).schema as { examples: Record<string, unknown>[] }).examples[0]!;
+      for (const field of exampleSelection(spec).fields) {
+        // art5_self_assessment stays false in an agent's example: only a human certifies it.
+        if (field.wire === 'art5_self_assessment') expect(example[field.wire]).toBe(false);
+        else if (field.wire !== 'system') expect({ type: spec.type, field: field.wire, value: example[field.wire] }).toEqual({ type: spec.type, field: field.wire, value: field.example });
+      }
+      expect(JSON.stringify(example)).not.toContain('unacceptable');
+    }
   });
 });

@@ -7,7 +7,9 @@ import { Command, Option } from 'commander';
 import {
   CATALOGUE,
   CLIENT_SIG_ALGO,
+  EXAMPLE_SYSTEM,
   buildRecord,
+  exampleSelection,
   isPlainObject,
   signClientSig,
   type EvidenceRecord,
@@ -24,7 +26,7 @@ import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
 import { plural, printJson } from '../render.js';
 import { terminalText } from '../terminal-text.js';
-import { flagForPath, readFlags, recordFlags, type FlagBinding, type RecordFlags } from './record-flags.js';
+import { flagForPath, readFlags, recordFlags, type RecordFlags } from './record-flags.js';
 
 /** Options of one `evidence add <type>` run. */
 export interface EvidenceAddOptions {
@@ -53,28 +55,16 @@ function exampleFlags(flag: string, field: FieldSpec): string[] {
 }
 
 /**
- * An example command line per record type, built from the catalogue's example values: the flags
- * that must be given, and the optional ones that a rule then requires (a high risk level needs its
- * Annex III category). A test runs each one.
+ * An example command line per record type, from the catalogue's example values (exampleSelection:
+ * the flags that must be given, and any optional one a rule then requires). A test runs each one.
  */
 export function exampleFor(spec: RecordTypeSpec, flags: RecordFlags): string {
-  const chosen = flags.bindings.filter((binding) => (binding.kind === 'field' && binding.required && !binding.global) || (binding.kind === 'top' && binding.input.required));
-  // A field that the global --system fills (change_event's `system`) takes the example's system.
-  const payload = (bindings: readonly FlagBinding[]) =>
-    Object.fromEntries([...bindings, ...flags.bindings.filter((b) => b.kind === 'field' && b.global)].flatMap((b) => (b.kind === 'field' ? [[b.field.wire, b.global ? 'loan-scorer' : b.field.example]] : [])));
-  const top = (bindings: readonly FlagBinding[]) => Object.fromEntries(bindings.flatMap((b) => (b.kind === 'top' ? [[b.input.input, b.input.example]] : [])));
-  const built = buildRecord(spec.type, { payload: payload(chosen), top: top(chosen), systemName: 'loan-scorer' });
-  if (!built.ok) {
-    for (const issue of built.issues) {
-      const wanted = flags.bindings.find((b) => (b.kind === 'field' && `payload.${b.field.wire}` === issue.path) || (b.kind === 'top' && b.input.input === issue.path));
-      if (wanted && !chosen.includes(wanted)) chosen.push(wanted);
-    }
-  }
-  const parts = [`govctl evidence add ${spec.type} --system loan-scorer`];
+  const { fields, topInputs } = exampleSelection(spec);
+  const parts = [`govctl evidence add ${spec.type} --system ${EXAMPLE_SYSTEM}`];
   for (const binding of flags.bindings) {
-    if (!chosen.includes(binding)) continue;
-    if (binding.kind === 'field') parts.push(...exampleFlags(binding.flag, binding.field));
-    else if (binding.kind === 'top') parts.push(`--${binding.flag} ${shellWord(binding.input.example)}`);
+    // A field that the global --system fills (change_event's `system`) is given by --system.
+    if (binding.kind === 'field' && !binding.global && fields.includes(binding.field)) parts.push(...exampleFlags(binding.flag, binding.field));
+    else if (binding.kind === 'top' && topInputs.includes(binding.input)) parts.push(`--${binding.flag} ${shellWord(binding.input.example)}`);
   }
   return parts.join(' ');
 }
