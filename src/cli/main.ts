@@ -97,8 +97,9 @@ function translateCommanderError(error: unknown, state: ProgramState): number | 
     case 'commander.version':
       return EXIT.OK;
     case 'commander.help':
-      // A group without its subcommand: commander printed the help on stderr.
-      return EXIT.USAGE;
+      // `govctl <group> help <command>` (commander's exit code 0); 1 when commander printed help for
+      // a mistake (a bare group prints its help itself and exits 0: subcommands.ts).
+      return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
     default: {
       const where = state.errorCommand ?? state.actionCommand;
       const hint = where ? `see \`${commandPath(where)} --help\`` : 'see `govctl --help`';

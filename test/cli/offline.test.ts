@@ -77,11 +77,11 @@ describe('help and usage', () => {
     expect(missing.stderr).toContain("missing required argument 'file|-'");
   });
 
-  it('shows a group without its subcommand as help on stderr and exits 64', async () => {
+  it('shows a group without its subcommand as help on stdout and exits 0, as gh does', async () => {
     const result = await runCli(['evidence']);
-    expect(result.exitCode).toBe(64);
-    expect(result.stdout).toBe('');
-    expect(result.stderr).toContain('Usage: govctl evidence');
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('Usage: govctl evidence');
   });
 
   it('writes a usage error as one JSON object on stderr with --json', async () => {

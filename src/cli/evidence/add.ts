@@ -7,10 +7,13 @@ import { Command, Option } from 'commander';
 import {
   CATALOGUE,
   CLIENT_SIG_ALGO,
+  EXAMPLE_SYSTEM,
   buildRecord,
+  exampleSelection,
   isPlainObject,
   signClientSig,
   type EvidenceRecord,
+  type FieldSpec,
   type RecordType,
   type RecordTypeSpec,
   type ValidationIssue,
@@ -37,25 +40,31 @@ export interface EvidenceAddOptions {
   idempotency?: boolean;
 }
 
-/** Sample values for the generated example of each record type's help, by field kind. */
-const SAMPLES: Partial<Record<string, string>> = {
-  number: '0.93',
-  integer: '120000',
-  date: '2026-01-31',
-  datetime: '2026-01-31T09:30:00Z',
-  'number-map': 'demographic_parity=0.04',
-};
+/** A word as a POSIX shell reads it back: bare when plain, double-quoted otherwise. */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `"${text.replace(/(["\\$`])/g, '\\$1')}"`;
+}
 
-/** An example command line per record type: its required flags with sample values (a test runs each). */
-function exampleFor(spec: RecordTypeSpec, flags: RecordFlags): string {
-  const parts = [`govctl evidence add ${spec.type} --system loan-scorer`];
+/** The flags that give a field its catalogue example: one per list item or map entry. */
+function exampleFlags(flag: string, field: FieldSpec): string[] {
+  const value = field.example;
+  if (typeof value === 'boolean') return [value ? `--${flag}` : `--no-${flag}`];
+  if (Array.isArray(value)) return value.map((item: string) => `--${flag} ${shellWord(item)}`);
+  if (typeof value === 'object') return Object.entries(value).map(([name, n]) => `--${flag} ${shellWord(`${name}=${n}`)}`);
+  return [`--${flag} ${shellWord(String(value))}`];
+}
+
+/**
+ * An example command line per record type, from the catalogue's example values (exampleSelection:
+ * the flags that must be given, and any optional one a rule then requires). A test runs each one.
+ */
+export function exampleFor(spec: RecordTypeSpec, flags: RecordFlags): string {
+  const { fields, topInputs } = exampleSelection(spec);
+  const parts = [`govctl evidence add ${spec.type} --system ${EXAMPLE_SYSTEM}`];
   for (const binding of flags.bindings) {
-    if (binding.kind === 'field' && binding.required && !binding.global) {
-      const { field } = binding;
-      const sample = field.enum?.[0] ?? SAMPLES[field.kind] ?? (field.kind === 'string[]' || !/(^by|_by|reviewer|user)$/.test(field.wire) ? `"${field.description.split(/[,(;]/)[0]!.trim()}"` : 'alice@example.com');
-      parts.push(field.kind === 'boolean' ? `--${binding.flag}` : `--${binding.flag} ${sample}`);
-    }
-    if (binding.kind === 'top' && binding.input.required) parts.push(`--${binding.flag} alice@example.com`);
+    // A field that the global --system fills (change_event's `system`) is given by --system.
+    if (binding.kind === 'field' && !binding.global && fields.includes(binding.field)) parts.push(...exampleFlags(binding.flag, binding.field));
+    else if (binding.kind === 'top' && topInputs.includes(binding.input)) parts.push(`--${binding.flag} ${shellWord(binding.input.example)}`);
   }
   return parts.join(' ');
 }
