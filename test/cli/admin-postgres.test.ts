@@ -144,7 +144,7 @@ describe('failures reaching PostgreSQL, as exit codes, never showing the passwor
     expectNoPassword(result.stderr);
     const json = await runCli(['admin', 'init', '--db', `postgres://govctl:${PASSWORD}@127.0.0.1:${port}/govctl`, '--log-key', keyFile, '--json'], {});
     expect(json.exitCode).toBe(69);
-    expect(JSON.parse(json.stderr)).toMatchObject({ error: 'unavailable', field: '--db' });
+    expect(JSON.parse(json.stderr)).toMatchObject({ error: 'database_unreachable', field: '--db' });
     expectNoPassword(json.stderr);
     // a password given as a query parameter is masked too
     const query = await runCli(['admin', 'api-key', 'list', '--db', `postgresql://govctl@127.0.0.1:${port}/govctl?sslmode=disable&password=${PASSWORD}`], {});

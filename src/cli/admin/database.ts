@@ -11,7 +11,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Option } from 'commander';
-import { ConfigError, DataError, InputFileError, UnavailableError, UsageError } from '../errors.js';
+import { ConfigError, DataError, InputFileError, DatabaseUnreachableError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { displayLocation, isPostgresLocation, isUrlLike, scrubLocation } from '../../server/store/location.js';
 import { displayPath } from '../settings.js';
@@ -139,7 +139,7 @@ function postgresFailure(thrown: unknown, where: string, server: ServerModule): 
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
   if (typeof code === 'string' && UNREACHABLE.has(code)) {
-    return new UnavailableError(`cannot reach the PostgreSQL database ${where} (${code})`, { field: '--db', hint: 'check that PostgreSQL runs and listens on that host and port' });
+    return new DatabaseUnreachableError(`cannot reach the PostgreSQL database ${where} (${code})`, { field: '--db', hint: 'check that PostgreSQL runs and listens on that host and port' });
   }
   if ((typeof code === 'string' && code.startsWith('28')) || /client password must be a string|password authentication failed/i.test(message)) {
     return new ConfigError(`PostgreSQL refused the credentials for ${where}: ${message}`, {
@@ -151,7 +151,7 @@ function postgresFailure(thrown: unknown, where: string, server: ServerModule): 
     return new InputFileError(`the PostgreSQL database ${where} does not exist`, { field: '--db', hint: 'create it first (`createdb NAME`, or CREATE DATABASE NAME OWNER USER)' });
   }
   if ((typeof code === 'string' && code.startsWith('08')) || unavailable) {
-    return new UnavailableError(`cannot connect to the PostgreSQL database ${where}: ${message}${typeof code === 'string' ? ` (${code})` : ''}`, {
+    return new DatabaseUnreachableError(`cannot connect to the PostgreSQL database ${where}: ${message}${typeof code === 'string' ? ` (${code})` : ''}`, {
       field: '--db',
       hint: 'check that PostgreSQL runs and accepts connections',
     });
