@@ -9,7 +9,7 @@
  *   sent (and signed) under `record`, the text its signature covers, its key, form, fingerprint
  *   and trust tier, and what the service decided on receipt.
  */
-import { canonicalize, isPlainObject, keyFingerprint, parseJsonLossless, witnessJob, witnessSignedText, type WitnessJob } from '../../core/index.js';
+import { canonicalize, isPlainObject, keyFingerprint, parseJsonLossless, witnessJob, witnessSignedText, witnessTexts, type WitnessJob } from '../../core/index.js';
 import { sha256Hex } from '../../core/hashing.js';
 import type { AttestationRow, StoredAttestationRow, TierReason } from './attestations.js';
 
@@ -72,46 +72,97 @@ export const TIER_REASONS: Record<TierReason, string> = {
   legacy_form: 'declared: witness_sig verifies only in the legacy form, which binds neither the workspace nor the system (key policy: registered)',
 };
 
+/** The members of {@link attestationView}'s record other than `record`, split around it in canonical key order. */
+interface AttestationMembers {
+  /** members whose keys sort before `record` */
+  before: Record<string, unknown>;
+  /** members whose keys sort after `record` */
+  after: Record<string, unknown>;
+  /** the canonical JSON of the stored record, when it was written on the way (a signed record); else null */
+  recordCanonical: string | null;
+}
+
 /**
- * The stored attestation as JSON text (GET attestations/{id} and each item of the list): the record spliced in as stored (canonical text, numbers as
- * sent), and the exact text its signature covers, recomputed from the stored record (so a record
- * altered after it was stored no longer verifies).
+ * What the view of a stored attestation says besides the record: the exact text its signature
+ * covers, recomputed from the stored record (so a record altered after it was stored no longer
+ * verifies), its key, fingerprint, form, tier and receipt.
  */
-export function attestationView(row: AttestationView, workspaceId: string): string {
+function attestationMembers(row: AttestationView, workspaceId: string): AttestationMembers {
   let signature: string | null = null;
   let publicKey: string | null = null;
   let signedText: string | null = null;
+  let recordCanonical: string | null = null;
   let fingerprint = row.key_fingerprint;
   try {
     const record = parseJsonLossless(row.record);
     if (isPlainObject(record)) {
       if (typeof record.witness_sig === 'string') signature = record.witness_sig;
       if (typeof record.verifying_key_hex === 'string') publicKey = record.verifying_key_hex;
-      const job: WitnessJob | null = witnessJob(record, workspaceId);
+      // One canonicalisation of the record's members gives both its canonical text and the message
+      // its signature covers (witnessTexts), where witnessJob alone would make a second.
+      const texts = signature !== null && publicKey !== null ? witnessTexts(record, workspaceId) : null;
+      const job: WitnessJob | null = witnessJob(record, workspaceId, texts?.message);
       if (job !== null && row.witness_form !== null) signedText = witnessSignedText(job, row.witness_form);
+      recordCanonical = texts?.stored ?? null;
     }
   } catch {
     // a stored text that no longer parses: shown as stored, with nothing signed to check
   }
   if (fingerprint === null && publicKey !== null && /^[0-9a-fA-F]{64}$/.test(publicKey)) fingerprint = keyFingerprint(publicKey);
-  const head = {
-    attestation_id: row.attestation_id,
-    system_name: row.system_name,
-    tool_name: row.tool_name,
-    executed_at: row.executed_at,
+  return {
+    before: {
+      attestation_id: row.attestation_id,
+      detail: row.tier_reason === null ? 'ok' : TIER_REASONS[row.tier_reason],
+      executed_at: row.executed_at,
+      key_fingerprint: fingerprint,
+      received_at: row.received_at,
+    },
+    after: {
+      signed_text: signedText,
+      source: row.source,
+      system_name: row.system_name,
+      tool_name: row.tool_name,
+      trust_tier: row.trust_tier,
+      verifying_key_hex: publicKey,
+      witness_form: row.witness_form,
+      witness_sig: signature,
+    },
+    recordCanonical,
   };
+}
+
+/**
+ * The stored attestation as JSON text (GET attestations/{id} and each item of the list): the
+ * record spliced in as stored (canonical text, numbers as sent), with {@link attestationMembers}.
+ */
+export function attestationView(row: AttestationView, workspaceId: string): string {
+  const { before, after } = attestationMembers(row, workspaceId);
+  const head = { attestation_id: row.attestation_id, system_name: row.system_name, tool_name: row.tool_name, executed_at: row.executed_at };
   const tail: Record<string, unknown> = {
-    signed_text: signedText,
-    witness_sig: signature,
-    verifying_key_hex: publicKey,
+    signed_text: after.signed_text,
+    witness_sig: after.witness_sig,
+    verifying_key_hex: after.verifying_key_hex,
     witness_form: row.witness_form,
-    key_fingerprint: fingerprint,
+    key_fingerprint: before.key_fingerprint,
     trust_tier: row.trust_tier,
-    detail: row.tier_reason === null ? 'ok' : TIER_REASONS[row.tier_reason],
+    detail: before.detail,
     source: row.source,
     received_at: row.received_at,
   };
   return `${JSON.stringify(head).slice(0, -1)},"record":${row.record},${JSON.stringify(tail).slice(1)}`;
+}
+
+/**
+ * The canonical JSON of {@link attestationView}'s record (read losslessly, so numbers keep their
+ * form), written directly: the members other than `record` canonicalised as they are, and the
+ * record's canonical text at its sorted place (between `received_at` and `signed_text`) — the view
+ * is never written as text, parsed back and canonicalised whole.
+ * @throws CanonicalJsonError or JsonSyntaxError when the stored record cannot be read or written canonically
+ */
+export function attestationCanonical(row: AttestationView, workspaceId: string): string {
+  const { before, after, recordCanonical } = attestationMembers(row, workspaceId);
+  const record = recordCanonical ?? canonicalize(parseJsonLossless(row.record));
+  return `${canonicalize(before).slice(0, -1)},"record":${record},${canonicalize(after).slice(1)}`;
 }
 
 /** The SHA-256 (hex) a ledger entry commits to for a stored evidence record. */
@@ -124,5 +175,5 @@ export function evidenceSha256(row: EvidenceRow): string {
  * {@link attestationView}'s record (read losslessly, so numbers keep their form).
  */
 export function attestationSha256(row: AttestationRow): string {
-  return sha256Hex(canonicalize(parseJsonLossless(attestationView(row, row.workspace_id))));
+  return sha256Hex(attestationCanonical(row, row.workspace_id));
 }
