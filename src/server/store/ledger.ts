@@ -180,8 +180,19 @@ export class LedgerStore {
     return signer;
   }
 
+  /**
+   * Workspace id → integer key, remembered once read: keys are never changed or deleted (as in
+   * EvidenceStore), and every write appends a leaf, so a query per write is saved.
+   */
+  readonly #keys = new Map<string, number>();
+
   #workspaceKey(workspaceId: string): number | undefined {
-    return this.#keyOf.get(workspaceId);
+    let key = this.#keys.get(workspaceId);
+    if (key === undefined) {
+      key = this.#keyOf.get(workspaceId);
+      if (key !== undefined) this.#keys.set(workspaceId, key);
+    }
+    return key;
   }
 
   #workspaceId(wsKey: number): string {
