@@ -1,5 +1,7 @@
 /**
  * The write path's shortcuts give exactly what the long way gives:
+ * - a stored evidence record's log leaf commits to the canonical JSON of its view, written as one
+ *   template (payload and mapped controls spliced in as stored when canonical);
  * - a stored attestation's log leaf commits to the canonical JSON of its view (what GET returns),
  *   now written directly instead of writing the view, parsing it back and canonicalising it;
  * - a system's record types and controls, unioned in SQL only when a group brings one not yet
@@ -12,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildAttestation, canonicalize, parseJsonLossless, SigningKey, signWitness, witnessTexts } from '../../src/core/index.js';
 import { provision } from '../../src/server/index.js';
 import { openStore, type AttestationRow, type Store } from '../../src/server/store/index.js';
-import { attestationCanonical, attestationView } from '../../src/server/store/record-views.js';
+import { attestationCanonical, attestationView, evidenceCanonical, evidenceView } from '../../src/server/store/record-views.js';
 import { storedEvidenceRow } from '../helpers/service-requests.js';
 
 const WS = 'ws_0000000000000000000000000000';
@@ -81,6 +83,23 @@ describe('attestationCanonical', () => {
     const row = rowOf(base, { record: '{"system_name":' });
     expect(() => byDefinition(row)).toThrow();
     expect(() => attestationCanonical(row, row.workspace_id)).toThrow();
+  });
+});
+
+describe('evidenceCanonical', () => {
+  it('equals the canonical JSON of the served view, with members present or absent, escapes and odd control lists', () => {
+    const payload = canonicalize(parseJsonLossless('{"z":1.0,"a":[12345678901234567890,1e-7,"é\\u2028"],"m":{"y":null,"b":true}}'));
+    const base = storedEvidenceRow({ workspaceId: WS, recordId: 'rec_0192f0e0-0000-7000-8000-000000000001', occurredMs: 1_790_000_000_000 });
+    const rows = [
+      { ...base, payload },
+      { ...base, payload, identity: 'ana@example.com', resource: 'model "x"', environment: 'prod\tuction', client_sig: 'ab'.repeat(32), client_sig_algo: 'hmac-sha256' },
+      { ...base, payload, system_name: 'scörer \u2028 β', mapped_controls: '["eu_ai_act:art_9","iso_42001:6.1.2"]' },
+      // control lists whose text is not canonical as stored: escapes, non-ASCII, spaces, non-strings
+      { ...base, payload, mapped_controls: '["a\\"b","ü"]' },
+      { ...base, payload, mapped_controls: '[ "b", "a" ]' },
+      { ...base, payload, mapped_controls: '[1.0,"x"]' },
+    ];
+    for (const row of rows) expect(evidenceCanonical(row)).toBe(canonicalize(parseJsonLossless(evidenceView(row))));
   });
 });
 

@@ -20,21 +20,15 @@ import type { EvidenceRow } from './evidence.js';
 /** The representation version these views write (the ledger entry version that commits to them). */
 export const RECORD_VIEW_VERSION = 1;
 
-/** The evidence members before and after `payload` in canonical (sorted) key order. */
-function evidenceMembers(row: EvidenceRow): { before: Record<string, unknown>; after: Record<string, unknown> } {
-  const before: Record<string, unknown> = {};
-  if (row.client_sig !== null) before.client_sig = row.client_sig;
-  if (row.client_sig_algo !== null) before.client_sig_algo = row.client_sig_algo;
-  if (row.environment !== null) before.environment = row.environment;
-  if (row.identity !== null) before.identity = row.identity;
-  before.mapped_controls = JSON.parse(row.mapped_controls) as string[];
-  before.occurred_at = row.occurred_at;
-  const after: Record<string, unknown> = { received_at: row.received_at, record_id: row.record_id, record_type: row.record_type };
-  if (row.resource !== null) after.resource = row.resource;
-  after.signed = row.client_sig !== null;
-  after.source = row.source;
-  after.system_name = row.system_name;
-  return { before, after };
+/**
+ * A JSON array of strings that need no escaping (the stored mapped_controls, ids from the
+ * catalogue): its text is its canonical JSON already.
+ */
+const PLAIN_STRING_ARRAY = /^\[(?:"[\x20\x21\x23-\x5b\x5d-\x7e]*"(?:,"[\x20\x21\x23-\x5b\x5d-\x7e]*")*)?\]$/;
+
+/** The canonical JSON of the stored mapped_controls (JSON array text). */
+function canonicalControls(text: string): string {
+  return PLAIN_STRING_ARRAY.test(text) ? text : canonicalize(parseJsonLossless(text));
 }
 
 /**
@@ -56,13 +50,22 @@ export function evidenceView(row: EvidenceRow): string {
 }
 
 /**
- * The canonical JSON of {@link evidenceView}'s record, written directly: the stored payload is
- * already canonical text, so only the other members are canonicalised and the payload is spliced
- * in at its sorted place (between `occurred_at` and `received_at`) — no parse on the write path.
+ * The canonical JSON of {@link evidenceView}'s record, written directly as one template in sorted
+ * key order: the stored payload is already canonical text and is spliced in, as are the mapped
+ * controls when their text is canonical (canonicalControls); each other member is a string, a
+ * boolean or absent — no parse and no object on the write path.
  */
 export function evidenceCanonical(row: EvidenceRow): string {
-  const { before, after } = evidenceMembers(row);
-  return `${canonicalize(before).slice(0, -1)},"payload":${row.payload},${canonicalize(after).slice(1)}`;
+  const q = canonicalize;
+  let text = '{';
+  if (row.client_sig !== null) text += `"client_sig":${q(row.client_sig)},`;
+  if (row.client_sig_algo !== null) text += `"client_sig_algo":${q(row.client_sig_algo)},`;
+  if (row.environment !== null) text += `"environment":${q(row.environment)},`;
+  if (row.identity !== null) text += `"identity":${q(row.identity)},`;
+  text += `"mapped_controls":${canonicalControls(row.mapped_controls)},"occurred_at":${q(row.occurred_at)},"payload":${row.payload},`;
+  text += `"received_at":${q(row.received_at)},"record_id":${q(row.record_id)},"record_type":${q(row.record_type)},`;
+  if (row.resource !== null) text += `"resource":${q(row.resource)},`;
+  return `${text}"signed":${row.client_sig !== null},"source":${q(row.source)},"system_name":${q(row.system_name)}}`;
 }
 
 /** What each {@link TierReason} tells a client in `detail`. */
