@@ -52,7 +52,7 @@ const byDefinition = (row: AttestationRow) => canonicalize(parseJsonLossless(att
 
 describe('attestationCanonical', () => {
   const { key } = SigningKey.generate();
-  const base = buildAttestation({
+  const base: Record<string, unknown> = buildAttestation({
     systemName: 'scorer',
     agentName: 'agent',
     toolName: 'tool',
@@ -61,7 +61,7 @@ describe('attestationCanonical', () => {
     executedAt: '2026-11-24T00:00:00.000Z',
     modelId: 'model-1',
     authorisedBy: { identity: 'ci@example.com', role: 'pipeline', sessionId: 'run-1' },
-  });
+  }) as unknown as Record<string, unknown>;
 
   it('equals the canonical JSON of the served view for signed, legacy, unsigned and declared attestations', () => {
     const signed = { ...base, ...signWitness(base, WS, key) };
