@@ -33,12 +33,13 @@ try {
     const Database = createRequire(import.meta.url)('better-sqlite3');
     const db = new Database(dbPath);
     const wsKey = db.prepare('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck().get(identity.workspace_id);
-    const insert = db.prepare('INSERT INTO ledger_leaves (ws_key, leaf_index, kind, record_id, entry) VALUES (?, ?, ?, ?, ?)');
+    // A leaf's rowid is (ws_key << 40) + leaf_index (schema 9; the table's CHECK enforces it).
+    const insert = db.prepare('INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES ((? << 40) + ?, ?, ?, ?, ?, ?)');
     db.transaction(() => {
       for (let i = 0; i < seed; i++) {
         const id = `rec_seed_${i}`;
         const entry = `{"id":"${id}","kind":"evidence","received_at":"2026-11-23T09:00:00.000Z","sha256":"${String(i).padStart(64, '0')}","workspace_id":"${identity.workspace_id}"}`;
-        insert.run(wsKey, i, 'evidence', id, Buffer.from(entry));
+        insert.run(wsKey, i, wsKey, i, 'evidence', id, Buffer.from(entry));
       }
     })();
     db.close();

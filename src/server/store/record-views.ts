@@ -9,7 +9,7 @@
  *   sent (and signed) under `record`, the text its signature covers, its key, form, fingerprint
  *   and trust tier, and what the service decided on receipt.
  */
-import { canonicalize, isPlainObject, keyFingerprint, parseJsonLossless, witnessJob, witnessSignedText, type WitnessJob } from '../../core/index.js';
+import { canonicalize, isPlainObject, keyFingerprint, parseJsonLossless, witnessJob, witnessSignedText, witnessTexts, type WitnessJob } from '../../core/index.js';
 import { sha256Hex } from '../../core/hashing.js';
 import type { AttestationRow, EvidenceRow, StoredAttestationRow, TierReason } from './rows.js';
 
@@ -19,21 +19,15 @@ type AttestationView = Omit<StoredAttestationRow, 'seq'>;
 /** The representation version these views write (the ledger entry version that commits to them). */
 export const RECORD_VIEW_VERSION = 1;
 
-/** The evidence members before and after `payload` in canonical (sorted) key order. */
-function evidenceMembers(row: EvidenceRow): { before: Record<string, unknown>; after: Record<string, unknown> } {
-  const before: Record<string, unknown> = {};
-  if (row.client_sig !== null) before.client_sig = row.client_sig;
-  if (row.client_sig_algo !== null) before.client_sig_algo = row.client_sig_algo;
-  if (row.environment !== null) before.environment = row.environment;
-  if (row.identity !== null) before.identity = row.identity;
-  before.mapped_controls = JSON.parse(row.mapped_controls) as string[];
-  before.occurred_at = row.occurred_at;
-  const after: Record<string, unknown> = { received_at: row.received_at, record_id: row.record_id, record_type: row.record_type };
-  if (row.resource !== null) after.resource = row.resource;
-  after.signed = row.client_sig !== null;
-  after.source = row.source;
-  after.system_name = row.system_name;
-  return { before, after };
+/**
+ * A JSON array of strings that need no escaping (the stored mapped_controls, ids from the
+ * catalogue): its text is its canonical JSON already.
+ */
+const PLAIN_STRING_ARRAY = /^\[(?:"[\x20\x21\x23-\x5b\x5d-\x7e]*"(?:,"[\x20\x21\x23-\x5b\x5d-\x7e]*")*)?\]$/;
+
+/** The canonical JSON of the stored mapped_controls (JSON array text). */
+function canonicalControls(text: string): string {
+  return PLAIN_STRING_ARRAY.test(text) ? text : canonicalize(parseJsonLossless(text));
 }
 
 /**
@@ -55,13 +49,22 @@ export function evidenceView(row: EvidenceRow): string {
 }
 
 /**
- * The canonical JSON of {@link evidenceView}'s record, written directly: the stored payload is
- * already canonical text, so only the other members are canonicalised and the payload is spliced
- * in at its sorted place (between `occurred_at` and `received_at`) — no parse on the write path.
+ * The canonical JSON of {@link evidenceView}'s record, written directly as one template in sorted
+ * key order: the stored payload is already canonical text and is spliced in, as are the mapped
+ * controls when their text is canonical (canonicalControls); each other member is a string, a
+ * boolean or absent — no parse and no object on the write path.
  */
 export function evidenceCanonical(row: EvidenceRow): string {
-  const { before, after } = evidenceMembers(row);
-  return `${canonicalize(before).slice(0, -1)},"payload":${row.payload},${canonicalize(after).slice(1)}`;
+  const q = canonicalize;
+  let text = '{';
+  if (row.client_sig !== null) text += `"client_sig":${q(row.client_sig)},`;
+  if (row.client_sig_algo !== null) text += `"client_sig_algo":${q(row.client_sig_algo)},`;
+  if (row.environment !== null) text += `"environment":${q(row.environment)},`;
+  if (row.identity !== null) text += `"identity":${q(row.identity)},`;
+  text += `"mapped_controls":${canonicalControls(row.mapped_controls)},"occurred_at":${q(row.occurred_at)},"payload":${row.payload},`;
+  text += `"received_at":${q(row.received_at)},"record_id":${q(row.record_id)},"record_type":${q(row.record_type)},`;
+  if (row.resource !== null) text += `"resource":${q(row.resource)},`;
+  return `${text}"signed":${row.client_sig !== null},"source":${q(row.source)},"system_name":${q(row.system_name)}}`;
 }
 
 /** What each {@link TierReason} tells a client in `detail`. */
@@ -71,46 +74,97 @@ export const TIER_REASONS: Record<TierReason, string> = {
   legacy_form: 'declared: witness_sig verifies only in the legacy form, which binds neither the workspace nor the system (key policy: registered)',
 };
 
+/** The members of {@link attestationView}'s record other than `record`, split around it in canonical key order. */
+interface AttestationMembers {
+  /** members whose keys sort before `record` */
+  before: Record<string, unknown>;
+  /** members whose keys sort after `record` */
+  after: Record<string, unknown>;
+  /** the canonical JSON of the stored record, when it was written on the way (a signed record); else null */
+  recordCanonical: string | null;
+}
+
 /**
- * The stored attestation as JSON text (GET attestations/{id} and each item of the list): the record spliced in as stored (canonical text, numbers as
- * sent), and the exact text its signature covers, recomputed from the stored record (so a record
- * altered after it was stored no longer verifies).
+ * What the view of a stored attestation says besides the record: the exact text its signature
+ * covers, recomputed from the stored record (so a record altered after it was stored no longer
+ * verifies), its key, fingerprint, form, tier and receipt.
  */
-export function attestationView(row: AttestationView, workspaceId: string): string {
+function attestationMembers(row: AttestationView, workspaceId: string): AttestationMembers {
   let signature: string | null = null;
   let publicKey: string | null = null;
   let signedText: string | null = null;
+  let recordCanonical: string | null = null;
   let fingerprint = row.key_fingerprint;
   try {
     const record = parseJsonLossless(row.record);
     if (isPlainObject(record)) {
       if (typeof record.witness_sig === 'string') signature = record.witness_sig;
       if (typeof record.verifying_key_hex === 'string') publicKey = record.verifying_key_hex;
-      const job: WitnessJob | null = witnessJob(record, workspaceId);
+      // One canonicalisation of the record's members gives both its canonical text and the message
+      // its signature covers (witnessTexts), where witnessJob alone would make a second.
+      const texts = signature !== null && publicKey !== null ? witnessTexts(record, workspaceId) : null;
+      const job: WitnessJob | null = witnessJob(record, workspaceId, texts?.message);
       if (job !== null && row.witness_form !== null) signedText = witnessSignedText(job, row.witness_form);
+      recordCanonical = texts?.stored ?? null;
     }
   } catch {
     // a stored text that no longer parses: shown as stored, with nothing signed to check
   }
   if (fingerprint === null && publicKey !== null && /^[0-9a-fA-F]{64}$/.test(publicKey)) fingerprint = keyFingerprint(publicKey);
-  const head = {
-    attestation_id: row.attestation_id,
-    system_name: row.system_name,
-    tool_name: row.tool_name,
-    executed_at: row.executed_at,
+  return {
+    before: {
+      attestation_id: row.attestation_id,
+      detail: row.tier_reason === null ? 'ok' : TIER_REASONS[row.tier_reason],
+      executed_at: row.executed_at,
+      key_fingerprint: fingerprint,
+      received_at: row.received_at,
+    },
+    after: {
+      signed_text: signedText,
+      source: row.source,
+      system_name: row.system_name,
+      tool_name: row.tool_name,
+      trust_tier: row.trust_tier,
+      verifying_key_hex: publicKey,
+      witness_form: row.witness_form,
+      witness_sig: signature,
+    },
+    recordCanonical,
   };
+}
+
+/**
+ * The stored attestation as JSON text (GET attestations/{id} and each item of the list): the
+ * record spliced in as stored (canonical text, numbers as sent), with {@link attestationMembers}.
+ */
+export function attestationView(row: AttestationView, workspaceId: string): string {
+  const { before, after } = attestationMembers(row, workspaceId);
+  const head = { attestation_id: row.attestation_id, system_name: row.system_name, tool_name: row.tool_name, executed_at: row.executed_at };
   const tail: Record<string, unknown> = {
-    signed_text: signedText,
-    witness_sig: signature,
-    verifying_key_hex: publicKey,
+    signed_text: after.signed_text,
+    witness_sig: after.witness_sig,
+    verifying_key_hex: after.verifying_key_hex,
     witness_form: row.witness_form,
-    key_fingerprint: fingerprint,
+    key_fingerprint: before.key_fingerprint,
     trust_tier: row.trust_tier,
-    detail: row.tier_reason === null ? 'ok' : TIER_REASONS[row.tier_reason],
+    detail: before.detail,
     source: row.source,
     received_at: row.received_at,
   };
   return `${JSON.stringify(head).slice(0, -1)},"record":${row.record},${JSON.stringify(tail).slice(1)}`;
+}
+
+/**
+ * The canonical JSON of {@link attestationView}'s record (read losslessly, so numbers keep their
+ * form), written directly: the members other than `record` canonicalised as they are, and the
+ * record's canonical text at its sorted place (between `received_at` and `signed_text`) — the view
+ * is never written as text, parsed back and canonicalised whole.
+ * @throws CanonicalJsonError or JsonSyntaxError when the stored record cannot be read or written canonically
+ */
+export function attestationCanonical(row: AttestationView, workspaceId: string): string {
+  const { before, after, recordCanonical } = attestationMembers(row, workspaceId);
+  const record = recordCanonical ?? canonicalize(parseJsonLossless(row.record));
+  return `${canonicalize(before).slice(0, -1)},"record":${record},${canonicalize(after).slice(1)}`;
 }
 
 /** The SHA-256 (hex) a ledger entry commits to for a stored evidence record. */
@@ -123,5 +177,5 @@ export function evidenceSha256(row: EvidenceRow): string {
  * {@link attestationView}'s record (read losslessly, so numbers keep their form).
  */
 export function attestationSha256(row: AttestationRow): string {
-  return sha256Hex(canonicalize(parseJsonLossless(attestationView(row, row.workspace_id))));
+  return sha256Hex(attestationCanonical(row, row.workspace_id));
 }

@@ -69,11 +69,11 @@ export class LedgerStore {
 
   readonly #keyOf: Database.Statement<[string], number>;
   readonly #idOf: Database.Statement<[number], string>;
-  readonly #maxLeaf: Database.Statement<[number], number | null>;
-  readonly #insertLeaf: Database.Statement<[number, number, string, string, Buffer]>;
+  readonly #maxLeaf: Database.Statement<[number, number], number | null>;
+  readonly #insertLeaf: Database.Statement<[number, number, number, number, string, string, Buffer]>;
   readonly #leafOf: Database.Statement<[number, string], { leaf_index: number; entry: Buffer }>;
   readonly #leafAt: Database.Statement<[number, number], Buffer>;
-  readonly #leavesFrom: Database.Statement<[number, number, number], { entry: Buffer }>;
+  readonly #leavesFrom: Database.Statement<[number, number, number, number], { entry: Buffer }>;
   readonly #integrated: Database.Statement<[number], number>;
   readonly #setIntegrated: Database.Statement<[number, number]>;
   readonly #insertNode: Database.Statement<[number, number, number, Buffer]>;
@@ -94,11 +94,14 @@ export class LedgerStore {
     this.#nowMs = options.nowMs ?? Date.now;
     this.#keyOf = db.prepare<[string], number>('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck();
     this.#idOf = db.prepare<[number], string>('SELECT workspace_id FROM workspace_keys WHERE ws_key = ?').pluck();
-    this.#maxLeaf = db.prepare<[number], number | null>('SELECT max(leaf_index) FROM ledger_leaves WHERE ws_key = ?').pluck();
-    this.#insertLeaf = db.prepare('INSERT INTO ledger_leaves (ws_key, leaf_index, kind, record_id, entry) VALUES (?, ?, ?, ?, ?)');
+    // A leaf's rowid is (ws_key << 40) + leaf_index (migration 9): reads by index are rowid reads.
+    this.#maxLeaf = db
+      .prepare<[number, number], number | null>('SELECT leaf_index FROM ledger_leaves WHERE leaf_key >= (? << 40) AND leaf_key < ((? + 1) << 40) ORDER BY leaf_key DESC LIMIT 1')
+      .pluck();
+    this.#insertLeaf = db.prepare('INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES ((? << 40) + ?, ?, ?, ?, ?, ?)');
     this.#leafOf = db.prepare('SELECT leaf_index, entry FROM ledger_leaves WHERE ws_key = ? AND record_id = ?');
-    this.#leafAt = db.prepare<[number, number], Buffer>('SELECT entry FROM ledger_leaves WHERE ws_key = ? AND leaf_index = ?').pluck();
-    this.#leavesFrom = db.prepare('SELECT entry FROM ledger_leaves WHERE ws_key = ? AND leaf_index >= ? AND leaf_index < ? ORDER BY leaf_index');
+    this.#leafAt = db.prepare<[number, number], Buffer>('SELECT entry FROM ledger_leaves WHERE leaf_key = (? << 40) + ?').pluck();
+    this.#leavesFrom = db.prepare('SELECT entry FROM ledger_leaves WHERE leaf_key >= (? << 40) + ? AND leaf_key < (? << 40) + ? ORDER BY leaf_key');
     this.#integrated = db.prepare<[number], number>('SELECT integrated_size FROM ledger_state WHERE ws_key = ?').pluck();
     this.#setIntegrated = db.prepare(
       'INSERT INTO ledger_state (ws_key, integrated_size) VALUES (?, ?) ON CONFLICT (ws_key) DO UPDATE SET integrated_size = excluded.integrated_size',
@@ -146,8 +149,19 @@ export class LedgerStore {
     return signer;
   }
 
+  /**
+   * Workspace id → integer key, remembered once read: keys are never changed or deleted (as in
+   * EvidenceStore), and every write appends a leaf, so a query per write is saved.
+   */
+  readonly #keys = new Map<string, number>();
+
   #workspaceKey(workspaceId: string): number | undefined {
-    return this.#keyOf.get(workspaceId);
+    let key = this.#keys.get(workspaceId);
+    if (key === undefined) {
+      key = this.#keyOf.get(workspaceId);
+      if (key !== undefined) this.#keys.set(workspaceId, key);
+    }
+    return key;
   }
 
   #workspaceId(wsKey: number): string {
@@ -175,9 +189,9 @@ export class LedgerStore {
     const wsKey = this.#workspaceKey(workspaceId);
     if (wsKey === undefined) throw new Error(`workspace ${workspaceId} has no key: it was not provisioned`);
     let index = this.#next.get(wsKey);
-    if (index === undefined) index = (this.#maxLeaf.get(wsKey) ?? -1) + 1;
+    if (index === undefined) index = (this.#maxLeaf.get(wsKey, wsKey) ?? -1) + 1;
     const entry = ledgerEntry({ kind, id, workspace_id: workspaceId, received_at: receivedAt, sha256 });
-    this.#insertLeaf.run(wsKey, index, kind, id, Buffer.from(entry, 'utf8'));
+    this.#insertLeaf.run(wsKey, index, wsKey, index, kind, id, Buffer.from(entry, 'utf8'));
     this.#next.set(wsKey, index + 1);
     this.#dirty.add(wsKey);
     this.#pending += 1;
@@ -295,13 +309,13 @@ export class LedgerStore {
     this.#db.transaction(() => {
       for (const wsKey of dirty) {
         const integrated = this.#integrated.get(wsKey) ?? 0;
-        const size = (this.#maxLeaf.get(wsKey) ?? -1) + 1;
+        const size = (this.#maxLeaf.get(wsKey, wsKey) ?? -1) + 1;
         if (size <= integrated) continue;
         const tree = (this.#trees.get(wsKey) ?? CompactTree.fromReader(integrated, this.#readerOf(wsKey))).clone();
         // In slices read with .all (better-sqlite3 runs no other statement while one iterates),
         // so that a backlog (a migrated database) never sits in memory at once.
         for (let from = integrated; from < size; from += INTEGRATE_SLICE) {
-          for (const { entry } of this.#leavesFrom.all(wsKey, from, Math.min(size, from + INTEGRATE_SLICE))) {
+          for (const { entry } of this.#leavesFrom.all(wsKey, from, wsKey, Math.min(size, from + INTEGRATE_SLICE))) {
             const created = tree.append(leafHash(entry));
             // created[0] is the leaf itself: its entry is stored already (see #readerOf)
             for (let i = 1; i < created.length; i++) this.#insertNode.run(wsKey, created[i]!.level, created[i]!.index, created[i]!.hash);
@@ -416,7 +430,7 @@ export class LedgerStore {
       const start = tile.index * TILE_WIDTH;
       if (start + tile.width > integrated) return null;
       const parts: Buffer[] = [];
-      for (const { entry } of this.#leavesFrom.all(wsKey, start, start + tile.width)) {
+      for (const { entry } of this.#leavesFrom.all(wsKey, start, wsKey, start + tile.width)) {
         const length = Buffer.alloc(2);
         length.writeUInt16BE(entry.length);
         parts.push(length, entry);
@@ -428,7 +442,7 @@ export class LedgerStore {
     if ((first + tile.width) * span > integrated) return null;
     const hashes =
       tile.level === 0
-        ? this.#leavesFrom.all(wsKey, first, first + tile.width).map(({ entry }) => leafHash(entry))
+        ? this.#leavesFrom.all(wsKey, first, wsKey, first + tile.width).map(({ entry }) => leafHash(entry))
         : this.#nodeRange.all(wsKey, tile.level * TILE_HEIGHT, first, first + tile.width);
     if (hashes.length !== tile.width) return null;
     return Buffer.concat(hashes);

@@ -381,6 +381,34 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 9,
+    name: 'log leaves in a rowid table keyed by workspace and index',
+    // A leaf's row is ~250 bytes. Kept WITHOUT ROWID under its (ws_key, leaf_index) key, the whole
+    // row was the key of an index B-tree: copies of rows in its interior pages, and every append
+    // that filled a page rebalanced its neighbours, about 8.5 WAL pages per group commit of ten
+    // writes for the leaves alone, against 5.5 in a rowid table, where an append at the end of the
+    // tree is SQLite's quick balance. The rowid is the key itself, (ws_key << 40) + leaf_index
+    // (2^40 leaves a workspace, 2^23 workspaces), so reads by workspace and index are rowid reads and
+    // ranges, with no second index; the CHECK keeps every writer to that rule. The by-record index
+    // is unchanged.
+    sql: `
+      CREATE TABLE ledger_leaves_keyed (
+        leaf_key   INTEGER PRIMARY KEY,
+        ws_key     INTEGER NOT NULL,
+        leaf_index INTEGER NOT NULL,
+        kind       TEXT NOT NULL,
+        record_id  TEXT NOT NULL,
+        entry      BLOB NOT NULL,
+        CHECK (leaf_index >= 0 AND leaf_index < 1099511627776 AND leaf_key = (ws_key << 40) + leaf_index)
+      ) STRICT;
+      INSERT INTO ledger_leaves_keyed (leaf_key, ws_key, leaf_index, kind, record_id, entry)
+        SELECT (ws_key << 40) + leaf_index, ws_key, leaf_index, kind, record_id, entry FROM ledger_leaves ORDER BY ws_key, leaf_index;
+      DROP TABLE ledger_leaves;
+      ALTER TABLE ledger_leaves_keyed RENAME TO ledger_leaves;
+      CREATE UNIQUE INDEX ledger_leaves_by_record ON ledger_leaves (ws_key, record_id);
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -51,8 +51,19 @@ function pendingOf(event: SystemEvent): PendingSystem {
   };
 }
 
+/** What {@link SystemStore.flush} reads of a system's row before it writes it. */
+interface StoredAggregates {
+  record_types: string;
+  controls: string;
+}
+
+/** Parsed JSON arrays of stored aggregates, by their text (a few distinct texts recur): parsed once each. */
+const PARSED_LIMIT = 4096;
+
 export class SystemStore {
   readonly #note: Database.Statement;
+  readonly #aggregates: Database.Statement<[string, string], StoredAggregates>;
+  readonly #parsed = new Map<string, ReadonlySet<string>>();
   readonly #list: Database.Statement<[string], SystemRow>;
   readonly #listMatching: Database.Statement<[string, string], SystemRow>;
   readonly #byName: Database.Statement<[string, string], SystemRow>;
@@ -80,6 +91,7 @@ export class SystemStore {
          last_evidence_ms = max(last_evidence_ms, excluded.last_evidence_ms),
          last_attested_ms = max(coalesce(last_attested_ms, excluded.last_attested_ms), coalesce(excluded.last_attested_ms, last_attested_ms))`,
     );
+    this.#aggregates = db.prepare('SELECT record_types, controls FROM systems WHERE workspace_id = ? AND name = ?');
     const columns = 'system_id, name, registered, risk_tier, last_evidence_ms, last_attested_ms, record_count, record_types, controls';
     this.#list = db.prepare(`SELECT ${columns} FROM systems WHERE workspace_id = ? ORDER BY name`);
     // lower() folds ASCII only: the name filter is an ASCII-case-insensitive substring match.
@@ -128,7 +140,35 @@ export class SystemStore {
     this.#pending.clear();
   }
 
+  /** The members of a stored JSON array of strings, as a set (memoised by text). */
+  #setOf(text: string): ReadonlySet<string> {
+    let set = this.#parsed.get(text);
+    if (set === undefined) {
+      if (this.#parsed.size >= PARSED_LIMIT) this.#parsed.clear();
+      set = new Set(JSON.parse(text) as string[]);
+      this.#parsed.set(text, set);
+    }
+    return set;
+  }
+
+  /**
+   * The record types or controls of `pending` not yet in `stored` (JSON array text), as the JSON
+   * text the upsert unions in: '[]' when there is none, so that the upsert keeps the stored array
+   * as it is instead of unioning it in SQL (json_each, a sort, json_group_array) at every group
+   * commit, when a system's types and controls rarely change.
+   */
+  #added(pending: ReadonlySet<string>, stored: string | undefined): string {
+    if (pending.size === 0) return '[]';
+    if (stored === undefined) return JSON.stringify(sorted(pending));
+    const known = this.#setOf(stored);
+    let added: string[] | null = null;
+    for (const value of pending) if (!known.has(value)) (added ??= []).push(value);
+    return added === null ? '[]' : JSON.stringify(sorted(added));
+  }
+
   #upsert(system: PendingSystem): void {
+    // Read under the group's write lock, in its transaction: what the upsert below updates.
+    const stored = system.recordTypes.size > 0 || system.controls.size > 0 ? this.#aggregates.get(system.workspaceId, system.name) : undefined;
     // Positional parameters: binding by name from an object costs a property lookup per name.
     this.#note.run(
       system.workspaceId,
@@ -140,8 +180,8 @@ export class SystemStore {
       system.evidenceMs,
       system.attestedMs ?? null,
       system.recordCount,
-      JSON.stringify(sorted(system.recordTypes)),
-      JSON.stringify(sorted(system.controls)),
+      this.#added(system.recordTypes, stored?.record_types),
+      this.#added(system.controls, stored?.controls),
     );
   }
 

@@ -1,0 +1,77 @@
+/**
+ * A service process for bench/write-cost.mjs: `startServer` of the build in `--code DIR` (this
+ * tree's snapshot, or an older build's worktree, which need not have `govctl serve`'s newer flags)
+ * on 127.0.0.1, an ephemeral port and `--db FILE`, logging one JSON line per request through the
+ * build's own log writer to stderr, as `govctl serve` does. The per-workspace budgets are raised
+ * to 1e9 (their hooks still run on every request). When the build has a transparency log, its
+ * key is created beside the database and checkpoints are signed, as under `govctl serve`.
+ *
+ * IPC: `{ type: 'ready', url, pid, apiKey, workspaceId }`; `{ type: 'cpu' }` is answered with
+ * `{ type: 'cpu', user, system }`, the process's CPU so far (µs, every thread: process.cpuUsage()); stops on SIGTERM or when the parent goes.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    code: { type: 'string' },
+    db: { type: 'string' },
+    'verify-workers': { type: 'string', default: '0' },
+  },
+});
+
+try {
+  const server = await import(pathToFileURL(join(values.code, 'dist/lib/server.js')).href);
+  const dbPath = values.db;
+  const identityFile = `${dbPath}.identity.json`;
+  let identity;
+  if (existsSync(identityFile)) identity = JSON.parse(readFileSync(identityFile, 'utf8'));
+  else {
+    identity = server.provision(dbPath, { orgName: 'bench', workspaceName: 'bench', userEmail: 'bench@example.com' });
+    writeFileSync(identityFile, JSON.stringify(identity), { mode: 0o600 });
+  }
+  let ledger;
+  if (typeof server.createLedgerKey === 'function') {
+    const keyFile = server.ledgerKeyPath(dbPath);
+    if (!existsSync(keyFile)) server.createLedgerKey(keyFile);
+    ledger = { key: server.readLedgerKey(keyFile) };
+  }
+  const log = server.createLogWriter((text) => process.stderr.write(text));
+  const running = await server.startServer({
+    host: '127.0.0.1',
+    port: 0,
+    db: dbPath,
+    logLine: log.line,
+    rateLimitPerMinute: 1e9,
+    limits: { requestsPerMinute: 1e9, recordsPerMinute: 1e9 },
+    verifyWorkers: Number(values['verify-workers']),
+    ...(ledger ? { ledger } : {}),
+  });
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    running.close().then(
+      () => {
+        log.flush?.();
+        process.exit(0);
+      },
+      (error) => {
+        process.stderr.write(`close failed: ${error?.stack ?? error}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('disconnect', stop);
+  process.on('message', (message) => {
+    if (message?.type === 'cpu') process.send({ type: 'cpu', ...process.cpuUsage() });
+  });
+  process.send({ type: 'ready', url: running.url, pid: process.pid, apiKey: identity.api_key, workspaceId: identity.workspace_id });
+} catch (error) {
+  process.stderr.write(`${error?.stack ?? error}\n`);
+  process.exitCode = 1;
+  process.send?.({ type: 'error', message: String(error?.message ?? error) }, () => process.disconnect());
+}

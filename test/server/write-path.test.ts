@@ -1,0 +1,198 @@
+/**
+ * The write path's shortcuts give exactly what the long way gives:
+ * - a stored evidence record's log leaf commits to the canonical JSON of its view, written as one
+ *   template (payload and mapped controls spliced in as stored when canonical);
+ * - a stored attestation's log leaf commits to the canonical JSON of its view (what GET returns),
+ *   now written directly instead of writing the view, parsing it back and canonicalising it;
+ * - the log's leaves, moved by migration 9 into a rowid table, keep their proofs;
+ * - a system's record types and controls, unioned in SQL only when a group brings one not yet
+ *   stored, equal the union over every stored record (what migration 5 computes from scratch).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildAttestation, canonicalize, parseJsonLossless, SigningKey, signWitness, witnessTexts } from '../../src/core/index.js';
+import { provision } from '../../src/server/index.js';
+import { openStore, type AttestationRow, type Store } from '../../src/server/store/index.js';
+import { attestationCanonical, attestationView, evidenceCanonical, evidenceView } from '../../src/server/store/record-views.js';
+import { storedEvidenceRow } from '../helpers/service-requests.js';
+
+const WS = 'ws_0000000000000000000000000000';
+
+/** A stored attestation row for `record` as the service builds it (its canonical text as stored). */
+function rowOf(record: Record<string, unknown>, fields: Partial<AttestationRow> = {}): AttestationRow {
+  return {
+    attestation_id: 'att_0192f0e0-0000-7000-8000-000000000001',
+    workspace_id: WS,
+    system_name: String(record.system_name),
+    agent_name: 'agent',
+    tool_name: String(record.tool_name),
+    input_hash: String(record.input_hash),
+    output_hash: String(record.output_hash),
+    executed_at: typeof record.executed_at === 'string' ? record.executed_at : '2026-11-24T00:00:00.000Z',
+    executed_ms: 0,
+    record: witnessTexts(record, WS).stored,
+    witness_form: null,
+    witness_sig: null,
+    signed_ms: null,
+    key_fingerprint: null,
+    trust_tier: 'declared',
+    tier_reason: null,
+    source: 'sdk',
+    received_at: '2026-11-24T01:02:03.456Z',
+    received_ms: 0,
+    ...fields,
+  };
+}
+
+/** The definition: the canonical JSON of the view as served, read losslessly. */
+const byDefinition = (row: AttestationRow) => canonicalize(parseJsonLossless(attestationView(row, row.workspace_id)));
+
+describe('attestationCanonical', () => {
+  const { key } = SigningKey.generate();
+  const base: Record<string, unknown> = buildAttestation({
+    systemName: 'scorer',
+    agentName: 'agent',
+    toolName: 'tool',
+    inputHash: 'a'.repeat(64),
+    outputHash: 'b'.repeat(64),
+    executedAt: '2026-11-24T00:00:00.000Z',
+    modelId: 'model-1',
+    authorisedBy: { identity: 'ci@example.com', role: 'pipeline', sessionId: 'run-1' },
+  }) as unknown as Record<string, unknown>;
+
+  it('equals the canonical JSON of the served view for signed, legacy, unsigned and declared attestations', () => {
+    const signed = { ...base, ...signWitness(base, WS, key) };
+    const cases: AttestationRow[] = [
+      rowOf(signed, { witness_form: 'canonical', trust_tier: 'witnessed', key_fingerprint: 'f'.repeat(64) }),
+      rowOf(signed, { witness_form: 'legacy', trust_tier: 'declared', tier_reason: 'legacy_form', key_fingerprint: 'f'.repeat(64) }),
+      // stored before schema 8: no fingerprint, computed from the key
+      rowOf(signed, { witness_form: 'canonical', trust_tier: 'witnessed' }),
+      rowOf(signed, { witness_form: 'canonical', trust_tier: 'declared', tier_reason: 'unregistered_key', key_fingerprint: 'e'.repeat(64) }),
+      rowOf(base),
+      // numbers as sent (lossless), non-ASCII and escapes in names and extra members, no executed_at
+      rowOf(
+        { ...signWitness({ ...base, executed_at: undefined }, WS, key), ...base, executed_at: undefined, system_name: 'scörer "β" \u2028', tool_name: 'tool\\x', extra: { score: parseJsonLossless('1.0'), big: parseJsonLossless('12345678901234567890'), tiny: parseJsonLossless('1e-7') } },
+        { witness_form: 'canonical', trust_tier: 'witnessed', system_name: 'scörer "β" \u2028', tool_name: 'tool\\x' },
+      ),
+    ];
+    for (const row of cases) expect(attestationCanonical(row, row.workspace_id)).toBe(byDefinition(row));
+  });
+
+  it('fails as the definition does on a stored record that no longer parses', () => {
+    const row = rowOf(base, { record: '{"system_name":' });
+    expect(() => byDefinition(row)).toThrow();
+    expect(() => attestationCanonical(row, row.workspace_id)).toThrow();
+  });
+});
+
+describe('evidenceCanonical', () => {
+  it('equals the canonical JSON of the served view, with members present or absent, escapes and odd control lists', () => {
+    const payload = canonicalize(parseJsonLossless('{"z":1.0,"a":[12345678901234567890,1e-7,"é\\u2028"],"m":{"y":null,"b":true}}'));
+    const base = storedEvidenceRow({ workspaceId: WS, recordId: 'rec_0192f0e0-0000-7000-8000-000000000001', occurredMs: 1_790_000_000_000 });
+    const rows = [
+      { ...base, payload },
+      { ...base, payload, identity: 'ana@example.com', resource: 'model "x"', environment: 'prod\tuction', client_sig: 'ab'.repeat(32), client_sig_algo: 'hmac-sha256' },
+      { ...base, payload, system_name: 'scörer \u2028 β', mapped_controls: '["eu_ai_act:art_9","iso_42001:6.1.2"]' },
+      // control lists whose text is not canonical as stored: escapes, non-ASCII, spaces, non-strings
+      { ...base, payload, mapped_controls: '["a\\"b","ü"]' },
+      { ...base, payload, mapped_controls: '[ "b", "a" ]' },
+      { ...base, payload, mapped_controls: '[1.0,"x"]' },
+    ];
+    for (const row of rows) expect(evidenceCanonical(row)).toBe(canonicalize(parseJsonLossless(evidenceView(row))));
+  });
+});
+
+describe('systems aggregates across group commits', () => {
+  let dir: string;
+  let store: Store;
+  let workspaceId: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'govctl-write-path-'));
+    const db = join(dir, 'a.db');
+    workspaceId = provision(db, {}).workspace_id;
+    store = openStore(db, { ledger: {} });
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('hold the union of every stored record’s type and controls, whether a group brings new ones or none', async () => {
+    const types = ['change_event', 'incident_report', 'model_evaluation'];
+    const controlSets = [['c-1', 'c-2'], ['c-2'], ['c-3', 'c-1'], [], ['c-4']];
+    let n = 0;
+    // Groups of several writes (committed together), some bringing nothing new, some a new type or control.
+    for (let group = 0; group < 12; group++) {
+      const writes = [];
+      for (let i = 0; i < 4; i++, n++) {
+        const controls = controlSets[(group * 3 + i * (group % 3)) % controlSets.length]!;
+        const row = {
+          ...storedEvidenceRow({ workspaceId, recordId: `rec_${String(n).padStart(8, '0')}`, occurredMs: 1_790_000_000_000 + n, system: `sys-${(group + i) % 3}`, type: types[(group >> 2) % types.length]! }),
+          mapped_controls: JSON.stringify(controls),
+        };
+        writes.push(store.recordEvidence({ row, controls }));
+      }
+      await Promise.all(writes);
+    }
+    const stored = store.db.prepare('SELECT name, record_count, record_types, controls FROM systems WHERE workspace_id = ? ORDER BY name').all(workspaceId);
+    const expected = store.db
+      .prepare(
+        `SELECT system_name AS name, count(*) AS record_count,
+           (SELECT json_group_array(record_type) FROM (SELECT DISTINCT record_type FROM evidence e2 WHERE e2.workspace_id = e.workspace_id AND e2.system_name = e.system_name ORDER BY 1)) AS record_types,
+           (SELECT json_group_array(value) FROM (SELECT DISTINCT c.value FROM evidence e3, json_each(e3.mapped_controls) c WHERE e3.workspace_id = e.workspace_id AND e3.system_name = e.system_name ORDER BY 1)) AS controls
+         FROM evidence e WHERE workspace_id = ? GROUP BY system_name ORDER BY system_name`,
+      )
+      .all(workspaceId);
+    expect(stored).toEqual(expected);
+    expect(stored.length).toBe(3);
+  });
+});
+
+describe('migration 9: log leaves keyed by rowid', () => {
+  it('keeps every leaf of a schema-8 database: the same proofs after, and the next write takes the next index', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'govctl-leaves-'));
+    try {
+      const db = join(dir, 'a.db');
+      const { workspace_id: workspaceId } = provision(db, {});
+      let store = openStore(db, { ledger: {} });
+      const ids: string[] = [];
+      for (let n = 0; n < 300; n++) {
+        const recordId = `rec_${String(n).padStart(8, '0')}`;
+        ids.push(recordId);
+        await store.recordEvidence({ row: storedEvidenceRow({ workspaceId, recordId, occurredMs: 1_790_000_000_000 + n }), controls: [] });
+      }
+      store.ledger.integrate();
+      const before = ids.map((id) => store.ledger.inclusion(workspaceId, id));
+      await store.close();
+
+      // The same leaves in the schema-8 layout (migration 6's table, WITHOUT ROWID).
+      const raw = new Database(db);
+      raw.exec(`
+        CREATE TABLE old_leaves (ws_key INTEGER NOT NULL, leaf_index INTEGER NOT NULL, kind TEXT NOT NULL, record_id TEXT NOT NULL, entry BLOB NOT NULL,
+          PRIMARY KEY (ws_key, leaf_index)) STRICT, WITHOUT ROWID;
+        INSERT INTO old_leaves SELECT ws_key, leaf_index, kind, record_id, entry FROM ledger_leaves;
+        DROP TABLE ledger_leaves;
+        ALTER TABLE old_leaves RENAME TO ledger_leaves;
+        CREATE UNIQUE INDEX ledger_leaves_by_record ON ledger_leaves (ws_key, record_id);
+        PRAGMA user_version = 8;
+      `);
+      raw.close();
+
+      store = openStore(db, { ledger: {} });
+      expect(store.db.prepare('SELECT count(*) FROM ledger_leaves WHERE leaf_key = (ws_key << 40) + leaf_index').pluck().get()).toBe(300);
+      expect(ids.map((id) => store.ledger.inclusion(workspaceId, id))).toEqual(before);
+      const next = await store.recordEvidence({ row: storedEvidenceRow({ workspaceId, recordId: 'rec_99999999', occurredMs: 1_790_000_001_000 }), controls: [] });
+      expect(next.leafIndex).toBe(300);
+      store.ledger.integrate();
+      expect(store.ledger.size(workspaceId)).toBe(301);
+      // every writer keeps to the key rule
+      expect(() => store.db.prepare('INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES (7, 1, 301, ?, ?, ?)').run('evidence', 'rec_x', Buffer.from('{}'))).toThrow(/CHECK/);
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
