@@ -11,10 +11,14 @@ import { openDatabase, type Db } from '../../src/server/store/sqlite/database.js
 
 const SCHEMA_SQL = readFileSync(fileURLToPath(new URL('../../src/server/store/sqlite/schema.sql', import.meta.url)), 'utf8');
 
-/** SQL text without comments, with runs of white space made one and none beside ( ) , */
+/**
+ * SQL text without comments, with runs of white space made one and none beside ( ) , and the table
+ * name of a CREATE TABLE unquoted (SQLite quotes it after ALTER TABLE … RENAME, migration 9).
+ */
 function normalised(sql: string | null): string | null {
   if (sql === null) return null;
   return sql
+    .replace(/^CREATE TABLE "(\w+)"/, 'CREATE TABLE $1')
     .replace(/--[^\n]*/g, '')
     .replace(/\s+/g, ' ')
     .replace(/\s*([(),])\s*/g, '$1')

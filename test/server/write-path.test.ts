@@ -15,7 +15,8 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildAttestation, canonicalize, parseJsonLossless, SigningKey, signWitness, witnessTexts } from '../../src/core/index.js';
 import { provision } from '../../src/server/index.js';
-import { openStore, type AttestationRow, type Store } from '../../src/server/store/index.js';
+import type { AttestationRow } from '../../src/server/store/rows.js';
+import { openSqliteStore as openStore, type SqliteStore as Store } from '../../src/server/store/sqlite/store.js';
 import { attestationCanonical, attestationView, evidenceCanonical, evidenceView } from '../../src/server/store/record-views.js';
 import { storedEvidenceRow } from '../helpers/service-requests.js';
 
@@ -109,10 +110,10 @@ describe('systems aggregates across group commits', () => {
   let dir: string;
   let store: Store;
   let workspaceId: string;
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'govctl-write-path-'));
     const db = join(dir, 'a.db');
-    workspaceId = provision(db, {}).workspace_id;
+    workspaceId = (await provision(db, {})).workspace_id;
     store = openStore(db, { ledger: {} });
   });
   afterEach(async () => {
@@ -156,7 +157,7 @@ describe('migration 9: log leaves keyed by rowid', () => {
     const dir = mkdtempSync(join(tmpdir(), 'govctl-leaves-'));
     try {
       const db = join(dir, 'a.db');
-      const { workspace_id: workspaceId } = provision(db, {});
+      const { workspace_id: workspaceId } = await provision(db, {});
       let store = openStore(db, { ledger: {} });
       const ids: string[] = [];
       for (let n = 0; n < 300; n++) {
@@ -164,8 +165,8 @@ describe('migration 9: log leaves keyed by rowid', () => {
         ids.push(recordId);
         await store.recordEvidence({ row: storedEvidenceRow({ workspaceId, recordId, occurredMs: 1_790_000_000_000 + n }), controls: [] });
       }
-      store.ledger.integrate();
-      const before = ids.map((id) => store.ledger.inclusion(workspaceId, id));
+      await store.ledger.integrate();
+      const before = await Promise.all(ids.map((id) => store.ledger.inclusion(workspaceId, id)));
       await store.close();
 
       // The same leaves in the schema-8 layout (migration 6's table, WITHOUT ROWID).
@@ -183,11 +184,11 @@ describe('migration 9: log leaves keyed by rowid', () => {
 
       store = openStore(db, { ledger: {} });
       expect(store.db.prepare('SELECT count(*) FROM ledger_leaves WHERE leaf_key = (ws_key << 40) + leaf_index').pluck().get()).toBe(300);
-      expect(ids.map((id) => store.ledger.inclusion(workspaceId, id))).toEqual(before);
+      expect(await Promise.all(ids.map((id) => store.ledger.inclusion(workspaceId, id)))).toEqual(before);
       const next = await store.recordEvidence({ row: storedEvidenceRow({ workspaceId, recordId: 'rec_99999999', occurredMs: 1_790_000_001_000 }), controls: [] });
       expect(next.leafIndex).toBe(300);
-      store.ledger.integrate();
-      expect(store.ledger.size(workspaceId)).toBe(301);
+      await store.ledger.integrate();
+      expect(await store.ledger.size(workspaceId)).toBe(301);
       // every writer keeps to the key rule
       expect(() => store.db.prepare('INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES (7, 1, 301, ?, ?, ?)').run('evidence', 'rec_x', Buffer.from('{}'))).toThrow(/CHECK/);
       await store.close();

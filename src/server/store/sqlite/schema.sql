@@ -218,13 +218,15 @@ CREATE TABLE ledger_state (
 -- One leaf per stored record, its index assigned in the record's transaction; entry is the leaf's
 -- bytes (core/ledger, ledgerEntry), its hash computed when read.
 CREATE TABLE ledger_leaves (
+  -- the rowid is the key: (ws_key << 40) + leaf_index, so reads by workspace and index are rowid reads
+  leaf_key   INTEGER PRIMARY KEY,
   ws_key     INTEGER NOT NULL,
   leaf_index INTEGER NOT NULL,
   kind       TEXT NOT NULL,
   record_id  TEXT NOT NULL,
   entry      BLOB NOT NULL,
-  PRIMARY KEY (ws_key, leaf_index)
-) STRICT, WITHOUT ROWID;
+  CHECK (leaf_index >= 0 AND leaf_index < 1099511627776 AND leaf_key = (ws_key << 40) + leaf_index)
+) STRICT;
 CREATE UNIQUE INDEX ledger_leaves_by_record ON ledger_leaves (ws_key, record_id);
 
 -- Complete subtrees above the leaves (level >= 1), stored as integration finishes them.
