@@ -81,7 +81,7 @@ function cachePath(path, build) {
   // service too); a wrong guess costs time, never an answer.
   const group = /^[a-z][a-z-]{0,20}$/.test(args[0] ?? '') ? args[0] : 'root';
   const flag = args.findIndex((arg) => arg === '--base-url' || arg.startsWith('--base-url='));
-  const baseUrl = flag < 0 ? env.SERVICE_BASE_URL : args[flag].startsWith('--base-url=') ? args[flag].slice(11) : args[flag + 1];
+  const baseUrl = flag < 0 ? env.GOVCTL_BASE_URL || env.SERVICE_BASE_URL : args[flag].startsWith('--base-url=') ? args[flag].slice(11) : args[flag + 1];
   const local = baseUrl === undefined || baseUrl === '' || baseUrl === 'local';
   return path.join(base, 'govctl', `cli-${build}-${process.version}-${group}${local ? '-local' : ''}.v8`);
 }

@@ -47,6 +47,14 @@ await build({
   logLevel: 'warning',
 });
 
+// The commit the build is made from, for `govctl version`; "unknown" without git or a checkout.
+let commit = 'unknown';
+try {
+  commit = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || 'unknown';
+} catch {
+  // not a git checkout (a tarball), or no git
+}
+
 // The command line: one CommonJS file, dist/cli/main.js, that bin/govctl.js compiles with a V8 code
 // cache (docs/architecture.md "Start-up"). What its commands run is in it (commander, fastify and
 // the service for the embedded store, cosmiconfig, cli-table3, …) so that the one code cache covers
@@ -71,7 +79,7 @@ await build({
   external: ['better-sqlite3', 'sodium-native', 'typescript', 'undici'],
   plugins: [noChalkDetection],
   // import.meta.url (the verify worker's and package.json's paths) from the file's own name.
-  define: { 'import.meta.url': '__govctlFileUrl' },
+  define: { 'import.meta.url': '__govctlFileUrl', __GOVCTL_COMMIT__: JSON.stringify(commit) },
   banner: { js: "var __govctlFileUrl = require('node:url').pathToFileURL(__filename).href;" },
   // The build id names the code cache made for exactly this file (bin/govctl.js).
   footer: { js: `// govctl-build ${randomBytes(12).toString('hex')}` },

@@ -3,10 +3,11 @@
  * (64), and marks that main.ts reads (write commands honour `--on-error`; interruptible ones get
  * time to wind down after Ctrl-C).
  */
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, type Command, type Option } from 'commander';
 
 const WRITE = Symbol('govctl.write');
 const WINDS_DOWN = Symbol('govctl.windsDown');
+const COMPLETES_WITH = Symbol('govctl.completesWith');
 
 type Marked = Command & { [WRITE]?: boolean; [WINDS_DOWN]?: boolean };
 
@@ -34,6 +35,21 @@ export function markWindsDown(command: Command): Command {
 
 export function windsDown(command: Command | undefined): boolean {
   return command !== undefined && (command as Marked)[WINDS_DOWN] === true;
+}
+
+/**
+ * The values shell completion offers for an option that takes one of a set but is validated
+ * elsewhere (the record-type flags: the catalogue validates them, reporting every issue at once).
+ * Options with commander `.choices()` need none: completion reads those.
+ */
+export function completeWith(option: Option, values: readonly string[]): Option {
+  (option as Option & { [COMPLETES_WITH]?: readonly string[] })[COMPLETES_WITH] = values;
+  return option;
+}
+
+/** The values {@link completeWith} gave an option, or its commander choices. */
+export function completionValues(option: Option): readonly string[] {
+  return (option as Option & { [COMPLETES_WITH]?: readonly string[] })[COMPLETES_WITH] ?? option.argChoices ?? [];
 }
 
 /** Appends an "Examples:" section to a command's help. */

@@ -7,6 +7,7 @@ import { JsonSyntaxError } from '../core/canonical-json.js';
 import { SigningKeyError } from '../core/signing/errors.js';
 import {
   AttestationError,
+  type AttestationErrorCode,
   ConfigError as ClientConfigError,
   NetworkError,
   NotFoundError,
@@ -16,12 +17,55 @@ import {
   ValidationError,
 } from '../client/errors.js';
 import type { ExitCode } from './exit-codes.js';
+import { NotAServiceError, notAServiceHint } from './service-check.js';
 import { redactUrls, terminalText } from './terminal-text.js';
+
+/**
+ * Every `error` code the command line prints (the `--json` error object's `error` member), and what
+ * each means: the client library's codes (AttestationErrorCode, the service's among them) and the
+ * command line's own. The one list of them: the types below make every code an error can carry one
+ * of these keys, and docs/cli.md "Error codes" mirrors it (a test compares the two).
+ */
+export const ERROR_CODES = {
+  // the service's (spec §7), as the client library passes them on
+  bad_request: 'the service refused the request as malformed (400)',
+  validation_error: 'a record or request failed validation, locally or at the service (400/422)',
+  unauthorized: 'the service refused the API key (401)',
+  forbidden: 'the API key has no access to this (403)',
+  not_found: 'the workspace, record or key does not exist, or the API key does not belong to it (404)',
+  payload_too_large: 'the request body is larger than the service accepts (413)',
+  rate_limited: 'still rate limited after waiting for Retry-After and retrying (429)',
+  server_error: 'the service failed (5xx)',
+  // the client library's own
+  http_error: 'the service answered a 4xx status the specification does not name',
+  network_error: 'the service cannot be reached (refused, reset, DNS, TLS; an https:// URL answered in plain HTTP)',
+  timeout: 'no reply within the timeout (15 s, or --timeout)',
+  malformed_response: 'the reply is not one the service sends: not JSON, not the expected shape, or nothing at the base URL answers like the service',
+  config_error: 'a setting is missing or malformed, a config or key file cannot be read',
+  workspace_unresolved: 'no workspace id is set and GET /api/me did not give one',
+  client_closed: 'a request was made after the client was closed (a bug)',
+  internal_error: 'a bug in govctl',
+  // the command line's own
+  usage_error: 'the command line is wrong: unknown command or flag, missing argument, a flag value outside its type, format or choices',
+  invalid_input: 'input data is not valid',
+  invalid_json: 'input is not valid JSON',
+  invalid_database: 'the file is not a govctl database',
+  input_file_error: 'an input file does not exist or cannot be read',
+  signature_invalid: 'one or more signatures do not verify',
+  ledger_check_failed: 'a transparency-log check failed',
+  gates_failed: '`gates check`: a gate fails (exit 1 non-blocking, 2 blocking)',
+  partial_failure: 'some records of an import or batch failed (each is on its own line)',
+  interrupted: 'Ctrl-C',
+  pipe_closed: 'never printed: the reader of stdout went away, and the run ends quietly with 0',
+} as const satisfies Record<AttestationErrorCode, string> & Record<string, string>;
+
+/** A code of {@link ERROR_CODES}. */
+export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** Base of the CLI's errors: a closed code for `--json`, an optional hint and field (the exit code is exit-codes.ts's). */
 export abstract class CliError extends Error {
   /** the `error` member of the `--json` form */
-  abstract readonly code: string;
+  abstract readonly code: ErrorCode;
   /** what to do about it, appended to the message */
   readonly hint?: string;
   /** the offending field or flag, when one applies */
@@ -43,9 +87,9 @@ export class UsageError extends CliError {
 /** Input data that is not valid: a record that fails validation, unreadable JSON. */
 export class DataError extends CliError {
   override readonly name = 'DataError';
-  readonly code: string;
+  readonly code: ErrorCode;
 
-  constructor(message: string, options: { hint?: string; field?: string; cause?: unknown; code?: string } = {}) {
+  constructor(message: string, options: { hint?: string; field?: string; cause?: unknown; code?: ErrorCode } = {}) {
     super(message, options);
     this.code = options.code ?? 'invalid_input';
   }
@@ -119,7 +163,7 @@ export class PipeClosedError extends CliError {
 /** What an error looks like to the user. */
 export interface ErrorDescription {
   /** the `error` member of the JSON form: a closed set of codes */
-  code: string;
+  code: ErrorCode;
   message: string;
   field?: string;
   /** what to do, for the text form */
@@ -135,6 +179,7 @@ function waitText(retryAfterMs: number | undefined): string {
 
 /** The hint for each kind of client error: what to check to make it work. */
 function clientHint(error: AttestationError): string | undefined {
+  if (error instanceof NotAServiceError) return notAServiceHint(error);
   // The client's message already says to check the key.
   if (error instanceof UnauthorizedError) return undefined;
   if (error instanceof NotFoundError) return 'check the workspace id (--workspace or SERVICE_WORKSPACE_ID), or leave it unset to use the key\'s own workspace';

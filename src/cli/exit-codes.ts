@@ -25,6 +25,7 @@ import {
   UsageError,
 } from './errors.js';
 import { GatesFailedError } from './gates/verdict.js';
+import { NotAServiceError } from './service-check.js';
 
 /** Exit codes of the public contract (design/cli.md); the names follow sysexits.h. */
 export const EXIT = {
@@ -46,21 +47,29 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** What each exit code means, as `govctl help exit-codes` prints it (the table of design/cli.md). */
-export const EXIT_CODE_MEANINGS: readonly { code: ExitCode; meaning: string }[] = [
-  { code: EXIT.OK, meaning: 'success; every gate passing; every signature valid; an empty list' },
-  { code: EXIT.SOFT_FAIL, meaning: '`gates check`: a non-blocking gate fails (soft fail)' },
-  { code: EXIT.HARD_FAIL, meaning: '`gates check`: a blocking gate fails (hard fail); `verify`: a signature does not verify; `ledger`: a log check fails' },
-  { code: EXIT.USAGE, meaning: 'usage error: unknown command or flag, missing argument' },
-  { code: EXIT.DATA_ERROR, meaning: 'bad input data: a record fails validation locally or with 400/422 from the service, unreadable JSON' },
-  { code: EXIT.NO_INPUT, meaning: 'an input file does not exist or cannot be read' },
-  { code: EXIT.UNAVAILABLE, meaning: 'the service cannot be reached, timed out, or answered 5xx' },
-  { code: EXIT.INTERNAL, meaning: 'internal error (a bug)' },
-  { code: EXIT.TEMP_FAIL, meaning: 'rate limited and still limited after the retry' },
-  { code: EXIT.NO_PERMISSION, meaning: '401 or 403: the API key is missing, invalid, expired, or lacks access' },
-  { code: EXIT.CONFIG, meaning: 'configuration error: missing setting, unreadable config file, malformed signing key' },
-  { code: EXIT.INTERRUPTED, meaning: 'interrupted' },
+/**
+ * What each exit code means, as `govctl help exit-codes` prints it, and in brief, as the footer of
+ * `govctl --help` lists it ({@link exitCodeSummary}).
+ */
+export const EXIT_CODE_MEANINGS: readonly { code: ExitCode; meaning: string; brief: string }[] = [
+  { code: EXIT.OK, meaning: 'success; every gate passing; every signature valid; an empty list', brief: 'ok' },
+  { code: EXIT.SOFT_FAIL, meaning: '`gates check`: a non-blocking gate fails (soft fail)', brief: 'soft gate fail' },
+  { code: EXIT.HARD_FAIL, meaning: '`gates check`: a blocking gate fails (hard fail); `verify`: a signature does not verify; `ledger`: a log check fails', brief: 'hard gate fail, signature invalid or log check failed' },
+  { code: EXIT.USAGE, meaning: 'usage error: unknown command or flag, missing argument, a flag value outside its type, format or choices', brief: 'usage' },
+  { code: EXIT.DATA_ERROR, meaning: 'bad input data: a record fails validation locally or with 400/422 from the service, unreadable JSON', brief: 'bad data' },
+  { code: EXIT.NO_INPUT, meaning: 'an input file does not exist or cannot be read', brief: 'missing file' },
+  { code: EXIT.UNAVAILABLE, meaning: 'the service cannot be reached, timed out, or answered 5xx', brief: 'service unavailable' },
+  { code: EXIT.INTERNAL, meaning: 'internal error (a bug)', brief: 'internal' },
+  { code: EXIT.TEMP_FAIL, meaning: 'rate limited and still limited after the retry', brief: 'rate limited' },
+  { code: EXIT.NO_PERMISSION, meaning: '401 or 403: the service refused the API key (invalid, revoked, expired, or without access)', brief: 'access denied' },
+  { code: EXIT.CONFIG, meaning: 'configuration error: a missing setting (no API key or base URL), unreadable config file, malformed signing key', brief: 'configuration' },
+  { code: EXIT.INTERRUPTED, meaning: 'interrupted', brief: 'interrupted' },
 ];
+
+/** `0 ok, 1 soft gate fail, …`: every exit code in brief, for the root help's footer. */
+export function exitCodeSummary(): string {
+  return EXIT_CODE_MEANINGS.map(({ code, brief }) => `${code} ${brief}`).join(', ');
+}
 
 /**
  * The exit code for an error that ended a command. Anything unrecognised is an internal error
@@ -77,6 +86,8 @@ export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof SignatureMismatchError || error instanceof LedgerCheckError) return EXIT.HARD_FAIL;
   if (error instanceof InterruptedError) return EXIT.INTERRUPTED;
   if (error instanceof PipeClosedError) return EXIT.OK;
+  // Nothing at the base URL answers like the service: as if no service were there.
+  if (error instanceof NotAServiceError) return EXIT.UNAVAILABLE;
   if (error instanceof ValidationError) return EXIT.DATA_ERROR;
   if (error instanceof UnauthorizedError) return EXIT.NO_PERMISSION;
   // 404 means an unknown workspace or one the key does not belong to (wire.md §5): the

@@ -9,7 +9,9 @@ import { ConfigError, UsageError } from './errors.js';
 import type { IO } from './io.js';
 import { displayPath, isFileSource, loadSettings, LOCAL_BASE_URL, SETTING_FLAG, SETTING_ENV, type SettingFlags, type Settings } from './settings.js';
 import { displayUrl, serviceAddress, terminalText } from './terminal-text.js';
-import { checkCredentialRoute } from './trust.js';
+import { checkCredentialRoute, checkEnvironmentPairing } from './trust.js';
+import { checkServiceReplies } from './service-check.js';
+import { localNoticeShown, rememberLocalNotice } from './local-notice.js';
 import type { SigningKey } from '../core/signing/keys.js';
 
 /** The root program's options (design/cli.md), as commander parses them. */
@@ -18,6 +20,8 @@ export interface GlobalOptions extends SettingFlags {
   /** false with `--no-color` */
   color?: boolean;
   verbose?: boolean;
+  /** `-q/--quiet`: stderr holds warnings and the error only */
+  quiet?: boolean;
 }
 
 /** Where the service is: a URL, or the embedded store (explicit or by default). */
@@ -59,8 +63,15 @@ export interface Factory {
   requireSigningKey(why: string): Promise<SigningKey>;
   /** Takes stdin for one purpose; a second claim is a usage error (stdin can be read once). */
   claimStdin(purpose: string): NodeJS.ReadableStream;
-  /** Writes a line to stderr (a notice, warning or trace), prefixed `govctl: `. */
+  /**
+   * Writes a notice to stderr, prefixed `govctl: ` (what happened, what was written, a summary): for
+   * people, so not with `--quiet` or `--json` (docs/cli.md "Output").
+   */
   note(line: string): Promise<void>;
+  /** Writes a warning to stderr (`govctl: warning: …`; with `--json` `{"warning": …}`); `--quiet` keeps it. */
+  warn(line: string): Promise<void>;
+  /** Writes a `-v` trace line to stderr (with `--json` `{"trace": …}`). */
+  trace(line: string): Promise<void>;
   /** Releases what was opened (connections, the embedded store). */
   close(): Promise<void>;
 }
@@ -112,6 +123,10 @@ export function resolveConnection(settings: Settings, env: NodeJS.ProcessEnv): C
         hint: 'set SERVICE_API_KEY or give --api-key-file FILE (or --base-url local for the embedded store)',
       });
     }
+    checkEnvironmentPairing({
+      baseUrlSource: { kind: settings.sources.baseUrl?.kind ?? 'default', name: settings.sources.baseUrl?.name ?? '' },
+      apiKeySource: { kind: settings.sources.apiKey?.kind ?? 'default', name: settings.sources.apiKey?.name ?? '' },
+    });
     checkCredentialRoute({
       baseUrl,
       baseUrlSource: { kind: settings.sources.baseUrl?.kind ?? 'default', name: settings.sources.baseUrl?.name ?? '' },
@@ -122,9 +137,11 @@ export function resolveConnection(settings: Settings, env: NodeJS.ProcessEnv): C
     return { kind: 'remote', baseUrl, apiKey: settings.apiKey };
   }
   if (settings.apiKey !== undefined) {
-    throw new ConfigError('SERVICE_BASE_URL is required with an API key', {
+    // Name the base URL variable of the key's own family (environment.ts).
+    const variable = settings.sources.apiKey?.name.startsWith('GOVCTL_') ? 'GOVCTL_BASE_URL' : 'SERVICE_BASE_URL';
+    throw new ConfigError(`${variable} is required with an API key`, {
       field: 'baseUrl',
-      hint: `set SERVICE_BASE_URL or give --base-url URL (the API key came from ${sourceName(settings, 'apiKey')})`,
+      hint: `set ${variable} or give --base-url URL (the API key came from ${sourceName(settings, 'apiKey')})`,
     });
   }
   if (isCI(env)) {
@@ -214,9 +231,19 @@ export function createFactory(options: FactoryOptions): Factory {
       return options.globals();
     },
     note(line: string) {
+      if (factory.globals.quiet === true || factory.globals.json === true) return Promise.resolve();
       // A notice may quote a service or a config file: no control characters. (Base URLs in
       // notices and traces are already shown without userinfo or query; a request's own query,
       // `?system=…`, stays visible in -v traces.)
+      return io.stderr.write(`govctl: ${terminalText(line)}\n`);
+    },
+    warn(line: string) {
+      const text = line.replace(/^warning: /, '');
+      if (factory.globals.json === true) return io.stderr.write(`${JSON.stringify({ warning: text })}\n`);
+      return io.stderr.write(`govctl: warning: ${terminalText(text)}\n`);
+    },
+    trace(line: string) {
+      if (factory.globals.json === true) return io.stderr.write(`${JSON.stringify({ trace: line })}\n`);
       return io.stderr.write(`govctl: ${terminalText(line)}\n`);
     },
     claimStdin(purpose: string) {
@@ -236,7 +263,7 @@ export function createFactory(options: FactoryOptions): Factory {
           cwd,
           readStdin: () => readAllText(factory.claimStdin('--api-key-file -')),
         }));
-        for (const warning of settings.warnings) await factory.note(warning);
+        for (const warning of settings.warnings) await factory.warn(warning);
         return settings;
       })();
       return settingsPromise;
@@ -246,13 +273,14 @@ export function createFactory(options: FactoryOptions): Factory {
         const settings = await factory.settings();
         const connection = resolveConnection(settings, env);
         const verbose = factory.globals.verbose === true;
-        const onRequest = verbose ? (trace: RequestTrace) => void factory.note(formatTrace(trace)).catch(() => undefined) : undefined;
+        const onRequest = verbose ? (trace: RequestTrace) => void factory.trace(formatTrace(trace)).catch(() => undefined) : undefined;
         const { createServiceApi } = await import('../client/api.js');
         const source = () => factory.requestSource;
         if (connection.kind === 'remote') {
-          if (verbose) await factory.note(`service ${displayUrl(connection.baseUrl)} (base URL from ${sourceName(settings, 'baseUrl')}, API key from ${sourceName(settings, 'apiKey')})`);
+          if (verbose) await factory.trace(`service ${displayUrl(connection.baseUrl)} (base URL from ${sourceName(settings, 'baseUrl')}, API key from ${sourceName(settings, 'apiKey')})`);
           const { createHttpTransport } = await import('../client/transport.js');
-          const transport = withSource(createHttpTransport(connection.baseUrl, { proxy: proxyFrom(env) }), source);
+          const http = createHttpTransport(connection.baseUrl, { proxy: proxyFrom(env), ...(settings.timeout !== undefined && { timeoutMs: settings.timeout }) });
+          const transport = withSource(checkServiceReplies(http, connection.baseUrl), source);
           closers.push(() => transport.close!());
           // The client names the service in traces and errors as `baseUrl`: never with its userinfo or query.
           return createServiceApi({ baseUrl: serviceAddress(connection.baseUrl), transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest });
@@ -267,9 +295,13 @@ export function createFactory(options: FactoryOptions): Factory {
         });
         closers.push(() => store.close());
         if (!connection.explicit) {
-          await factory.note(`using the local store in ${displayPath(connection.dataDir)} (no service configured; see \`govctl config init\`)`);
+          // Once per data directory: the notice that a run will show is remembered there.
+          if (factory.globals.quiet !== true && factory.globals.json !== true && !localNoticeShown(connection.dataDir)) {
+            await factory.note(`using the local store in ${displayPath(connection.dataDir)} (no service configured; see \`govctl config init\`)`);
+            rememberLocalNotice(connection.dataDir);
+          }
         } else if (verbose) {
-          await factory.note(`using the local store in ${displayPath(connection.dataDir)}`);
+          await factory.trace(`using the local store in ${displayPath(connection.dataDir)}`);
         }
         return createServiceApi({
           transport: withSource(store.transport, source),

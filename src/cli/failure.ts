@@ -5,7 +5,7 @@
  */
 import { writeSync } from 'node:fs';
 import { InterruptedError, PipeClosedError, describeError, formatError, oneLine } from './errors.js';
-import { terminalText } from './terminal-text.js';
+import { settingFromEnv } from './environment.js';
 import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
 import type { Factory } from './factory.js';
 import type { OnErrorMode } from './settings.js';
@@ -33,12 +33,15 @@ export async function reportFailure(error: unknown, context: FailureContext): Pr
     const mode = await onErrorMode(factory);
     if (mode === 'silent') return EXIT.OK;
     if (mode === 'warn') {
-      await writeErr(factory, `govctl: warning: ${terminalText(oneLine(describeError(error).message))} (not failing: --on-error warn)\n`);
+      await factory.warn(`${oneLine(describeError(error).message)} (not failing: --on-error warn)`).catch(() => undefined);
       return EXIT.OK;
     }
   }
   await writeErr(factory, `${formatError(error, context.json)}\n`);
-  if (context.verbose && code === EXIT.INTERNAL && error instanceof Error && error.stack) await writeErr(factory, `${error.stack}\n`);
+  if (context.verbose && code === EXIT.INTERNAL && error instanceof Error && error.stack) {
+    // Under --json, stderr stays JSON: the stack is a trace object.
+    await writeErr(factory, context.json ? `${JSON.stringify({ trace: error.stack })}\n` : `${error.stack}\n`);
+  }
   return code;
 }
 
@@ -47,7 +50,7 @@ async function onErrorMode(factory: Factory): Promise<OnErrorMode> {
   try {
     return (await factory.settings()).onError;
   } catch {
-    const raw = factory.globals.onError ?? factory.env.SERVICE_ON_ERROR;
+    const raw = factory.globals.onError ?? settingFromEnv(factory.env, 'onError')?.value;
     return raw === 'warn' || raw === 'silent' ? raw : 'raise';
   }
 }

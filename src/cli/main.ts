@@ -61,6 +61,34 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
   });
 }
 
+/**
+ * Commander's message in the CLI's own form: `--fail-on must be one of soft, hard, never, got
+ * "nevr"` rather than `option '--fail-on <level>' argument 'nevr' is invalid. Allowed choices are
+ * soft, hard, never.`; the flag named once, the value once, and no full stop before the hint.
+ */
+export function usageMessage(text: string): { message: string; field?: string } {
+  const message = text.replace(/^error: /, '');
+  const invalid = /^option '(-[^\s',]+)(?:, (--[^\s']+))?(?: [<[][^>\]]*[>\]])?' argument '([\s\S]*)' is invalid\.\s*([\s\S]*)$/.exec(message);
+  if (invalid) {
+    const flag = invalid[2] ?? invalid[1]!;
+    const value = invalid[3]!;
+    const why = invalid[4]!.trim().replace(/\.$/, '');
+    const choices = /^Allowed choices are ([\s\S]*)$/.exec(why);
+    if (choices) return { message: `${flag} must be one of ${choices[1]}, got "${value}"`, field: flag };
+    // Our parsers (command-kit.ts) start their reason with the flag: `--limit must be a whole number`.
+    if (why.startsWith(`${flag} `)) return { message: `${why}, got "${value}"`, field: flag };
+    return { message: `${flag} "${value}": ${why || 'invalid value'}`, field: flag };
+  }
+  const argument = /^command-argument value '([\s\S]*)' is invalid for argument '([^']+)'\.\s*([\s\S]*)$/.exec(message);
+  if (argument) {
+    const why = argument[3]!.trim().replace(/\.$/, '');
+    const choices = /^Allowed choices are ([\s\S]*)$/.exec(why);
+    return { message: choices ? `<${argument[2]}> must be one of ${choices[1]}, got "${argument[1]}"` : `<${argument[2]}> "${argument[1]}": ${why}` };
+  }
+  // Every other commander message ends in a full stop that the hint would follow.
+  return { message: message.trim().replace(/\.$/, '') };
+}
+
 /** Commander's errors: help shown (an exit code), or a usage error naming the command's help. */
 function translateCommanderError(error: unknown, state: ProgramState): number | { error: unknown } | undefined {
   if (!(error instanceof CommanderError)) return undefined;
@@ -69,12 +97,14 @@ function translateCommanderError(error: unknown, state: ProgramState): number | 
     case 'commander.version':
       return EXIT.OK;
     case 'commander.help':
-      // A group without its subcommand: commander printed the help on stderr.
-      return EXIT.USAGE;
+      // `govctl <group> help <command>` (commander's exit code 0); 1 when commander printed help for
+      // a mistake (a bare group prints its help itself and exits 0: subcommands.ts).
+      return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
     default: {
       const where = state.errorCommand ?? state.actionCommand;
       const hint = where ? `see \`${commandPath(where)} --help\`` : 'see `govctl --help`';
-      return { error: new UsageError(error.message.replace(/^error: /, ''), { hint }) };
+      const { message, field } = usageMessage(error.message);
+      return { error: new UsageError(message, { hint, ...(field !== undefined && { field }) }) };
     }
   }
 }

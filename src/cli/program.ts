@@ -7,14 +7,19 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { addExamples } from './command-kit.js';
 import { UsageError } from './errors.js';
+import { exitCodeSummary } from './exit-codes.js';
 import type { Factory } from './factory.js';
 import type { IO } from './io.js';
 import { ON_ERROR_MODES } from './settings.js';
+import { guardGroup } from './subcommands.js';
+import { wrapHelpText } from './table-fit.js';
 
 /** A command group: its name, and its module, loaded only when the run needs it. */
 interface CommandGroup {
   readonly name: string;
   readonly load: () => Promise<(factory: Factory) => Command>;
+  /** left out of the help and of suggestions */
+  readonly hidden?: true;
 }
 
 /**
@@ -38,11 +43,14 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   { name: 'admin', load: async () => (await import('./admin/index.js')).createAdminCommand },
   { name: 'ledger', load: async () => (await import('./ledger/index.js')).createLedgerCommand },
   { name: 'completion', load: async () => (await import('./completion/index.js')).createCompletionCommand },
+  { name: 'version', load: async () => (await import('./version/index.js')).createVersionCommand },
   { name: 'help', load: async () => (await import('./help/index.js')).createHelpCommand },
+  // Hidden: what the completion scripts ask (completion/complete.ts).
+  { name: '__complete', hidden: true, load: async () => (await import('./completion/index.js')).createCompleteCommand },
 ];
 
 /** Groups that read the whole command tree: a run of theirs builds every group. */
-const READS_THE_TREE = new Set(['help', 'completion']);
+const READS_THE_TREE = new Set(['help', 'completion', '__complete']);
 
 /**
  * The groups a run needs: the one its first argument names, or all of them (the root's help, a
@@ -76,13 +84,16 @@ function packageVersion(): string {
  * for one run.
  */
 export async function createProgram(factory: Factory, state: ProgramState, argv?: readonly string[]): Promise<Command> {
-  const creators = await Promise.all((argv === undefined ? COMMAND_GROUPS : groupsFor(argv)).map((group) => group.load()));
+  const groups = argv === undefined ? COMMAND_GROUPS : groupsFor(argv);
+  const creators = await Promise.all(groups.map((group) => group.load()));
   const program = new Command('govctl')
     .description('Record AI-governance evidence and attestations, and gate releases on them.')
     .version(packageVersion(), '-V, --version', 'print the version')
     .option('--json', 'print JSON on stdout: the service\'s response body (one document per run)')
     .option('--no-color', 'no colour (also NO_COLOR=1)')
     .option('-v, --verbose', 'trace each HTTP request on stderr (the API key masked)')
+    .option('-q, --quiet', 'errors and warnings only on stderr: no notices, progress or summaries (stdout unchanged)')
+    .option('--timeout <seconds|duration>', 'how long each request may take: 30, 90s, 2m (GOVCTL_TIMEOUT; default 15 s)')
     .option('--config <file>', 'use this config file (any format, JavaScript included) instead of searching for a project config')
     .option('--base-url <url>', 'the service, or "local" for the embedded store (SERVICE_BASE_URL)')
     .option('--api-key-file <file|->', 'read the API key from a file or stdin (SERVICE_API_KEY)')
@@ -98,7 +109,7 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
     .showSuggestionAfterError(true)
     .helpCommand(false);
 
-  for (const create of creators) program.addCommand(create(factory));
+  creators.forEach((create, i) => program.addCommand(create(factory), { hidden: groups[i]!.hidden === true }));
 
   addExamples(program, [
     'govctl whoami',
@@ -109,11 +120,11 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
   ]);
   program.addHelpText(
     'after',
-    '\nSettings come from flags, then SERVICE_* environment variables, then --config FILE or .govctlrc (searched\n' +
+    '\nSettings come from flags, then GOVCTL_* or SERVICE_* environment variables (`govctl help environment`),\n' +
+      'then --config FILE or .govctlrc (searched ' +
       'upward; data only; it gets your API key for its host only after `govctl config trust-host URL`),\n' +
       'then $XDG_CONFIG_HOME/govctl/config.json. With none, commands use a local store in $XDG_DATA_HOME/govctl.\n' +
-      'Exit codes: 0 ok, 2 signature invalid, 64 usage, 65 bad data, 66 missing file, 69 service unavailable,\n' +
-      '70 internal, 75 rate limited, 77 access denied, 78 configuration, 130 interrupted.\n',
+      `\nExit codes: ${exitCodeSummary()} (\`govctl help exit-codes\`).\n`,
   );
 
   program.hook('preAction', (_root, actionCommand) => {
@@ -135,17 +146,26 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
  * to commands made with `.command()`, not to ones added with `.addCommand()`).
  */
 function configureTree(command: Command, io: IO, state: ProgramState): void {
+  // Help is wrapped to the terminal (80 columns when not on one, as commander does): commander
+  // wraps its own part; the text added after it (notes, settings) is wrapped here, on its way out.
+  const width = (stream: IO['stdout']) => (stream.isTTY && stream.columns ? stream.columns : 80);
   command
     .exitOverride()
     .configureOutput({
       // A closed stdout is noticed again when main flushes; here it must not become an unhandled rejection.
-      writeOut: (text) => void io.stdout.write(text).catch(() => undefined),
-      writeErr: (text) => void io.stderr.write(text).catch(() => undefined),
+      writeOut: (text) => void io.stdout.write(wrapHelpText(text, width(io.stdout))).catch(() => undefined),
+      writeErr: (text) => void io.stderr.write(wrapHelpText(text, width(io.stderr))).catch(() => undefined),
+      getOutHelpWidth: () => width(io.stdout),
+      getErrHelpWidth: () => width(io.stderr),
       // main.ts renders the error (once, as text or JSON); here only remember where it happened.
       outputError: () => {
         state.errorCommand ??= command;
       },
     })
-    .configureHelp({ showGlobalOptions: command.commands.length === 0, sortSubcommands: false });
+    // The global options are shown once, in the root's help and `govctl help options`.
+    .configureHelp({ showGlobalOptions: false, sortSubcommands: false });
+  // Bare groups print their help; unknown subcommands get a did-you-mean (subcommands.ts).
+  guardGroup(command);
+  if (command.parent) command.addHelpText('after', 'Global options (--json, --system, …): `govctl help options`.');
   for (const sub of command.commands) configureTree(sub, io, state);
 }

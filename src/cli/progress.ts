@@ -31,7 +31,8 @@ export interface ProgressOptions {
 
 /** A progress bar on stderr, or a no-op when stderr is not a terminal. */
 export async function startProgress(deps: Factory, options: ProgressOptions): Promise<Progress> {
-  if (!deps.io.stderr.isTTY || options.when === false) return NONE;
+  // --quiet asks for errors only, and --json for JSON only on stderr.
+  if (!deps.io.stderr.isTTY || options.when === false || deps.globals.quiet === true || deps.globals.json === true) return NONE;
   const { SingleBar } = (await import('cli-progress')).default;
   const detail = options.detail ? ` | ${options.detail}` : '';
   const known = options.total !== undefined && options.total > 0;

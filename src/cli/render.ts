@@ -1,6 +1,7 @@
 /**
  * The three output shapes (design/cli.md "Output", style.md rule 3):
- * - TTY: tables (cli-table3, loaded only when a table is drawn), colour, relative times;
+ * - TTY: tables (cli-table3, loaded only when a table is drawn) fitted to the terminal's width
+ *   (table-fit.ts), colour, relative times;
  * - piped: one tab-separated line per row, no header, ISO 8601 times, no colour;
  * - `--json`: one JSON document, written losslessly (numbers keep their form).
  *
@@ -9,6 +10,7 @@
  */
 import { stringifyJson } from '../core/canonical-json.js';
 import type { OutputStream } from './io.js';
+import { MIN_WIDTH, displayWidth, fitCell, fitWidths, truncateEnd, type Shrink } from './table-fit.js';
 import { terminalText } from './terminal-text.js';
 
 /** How a column's values are shown. */
@@ -28,7 +30,17 @@ export interface Column<T> {
   ttyKind?: ColumnKind;
   /** colour for a TTY cell */
   style?: (text: string, out: OutputStream, row: T) => string;
+  /**
+   * How the column gives up width on a terminal too narrow for the table (default `end`): ids cut
+   * in the `middle`, long lists `wrap`. Piped output is never cut.
+   */
+  shrink?: Shrink;
+  /** the narrowest it may be cut to (default by `shrink`: table-fit.ts MIN_WIDTH) */
+  minWidth?: number;
 }
+
+/** Terminal width assumed when a terminal does not tell its own. */
+const DEFAULT_COLUMNS = 80;
 
 /** What a render may want besides the stream: the clock, for relative times. */
 export interface RenderContext {
@@ -112,22 +124,51 @@ export async function printTable<T>(out: OutputStream, columns: readonly Column<
     await out.write(chunk);
     return;
   }
+  // Cells as the terminal shows them (escaped), fitted to its width before colour is added.
+  const texts = rows.map((row) => columns.map((column) => terminalText(cell(column, row, true, context))));
+  const headers = columns.map((column) => column.header.toUpperCase());
+  const shrinks = columns.map((column) => column.shrink ?? 'end');
+  const sizes = columns.map((column, i) => {
+    const natural = Math.max(displayWidth(headers[i]!), ...texts.map((cells) => Math.max(...cells[i]!.split('\n').map(displayWidth))));
+    // Times, marks and counts are short by nature and unreadable cut: they keep their width.
+    const kind = column.ttyKind ?? column.kind;
+    const min = kind === 'time' || kind === 'boolean' || kind === 'count' ? natural : (column.minWidth ?? MIN_WIDTH[shrinks[i]!]);
+    return { natural, min: Math.min(natural, min) };
+  });
+  // A pseudo-terminal may report 0 columns: that is not knowing.
+  const available = out.columns || DEFAULT_COLUMNS;
+  // Boxed: "│ " before each cell, " " after it, and the closing "│". When even the minimums do not
+  // fit in a box, the borders go (columns two spaces apart, as gh draws every table) to give the
+  // cells the room.
+  const boxedChrome = 3 * columns.length + 1;
+  const boxed = sizes.reduce((sum, size) => sum + size.min, boxedChrome) <= available;
+  const widths = fitWidths(sizes, boxed ? boxedChrome : 2 * (columns.length - 1), available);
   const { default: Table } = await import('cli-table3');
   const table = new Table({
-    head: columns.map((column) => out.color.bold(column.header.toUpperCase())),
-    style: { head: [], border: out.colorEnabled ? ['grey'] : [] },
-    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
+    head: headers.map((header, i) => out.color.bold(truncateEnd(header, widths[i]!))),
+    colWidths: widths.map((width) => (boxed ? width + 2 : width)),
+    ...(boxed
+      ? { style: { head: [], border: out.colorEnabled ? ['grey'] : [] }, chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } }
+      : { style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 }, chars: BORDERLESS }),
   });
-  for (const row of rows) {
+  rows.forEach((row, r) => {
     table.push(
-      columns.map((column) => {
-        const shown = terminalText(cell(column, row, true, context));
+      columns.map((column, i) => {
+        const shown = fitCell(texts[r]![i]!, widths[i]!, shrinks[i]!);
         return column.style && out.colorEnabled ? column.style(shown, out, row) : shown;
       }),
     );
-  }
-  await out.write(table.toString() + '\n');
+  });
+  const drawn = boxed ? table.toString() : table.toString().replace(/ +$/gm, '');
+  await out.write(drawn + '\n');
 }
+
+/** cli-table3's characters for a table without borders: columns two spaces apart. */
+const BORDERLESS = {
+  top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
+  bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
+  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '  ',
+};
 
 /**
  * Prints one object's fields: aligned `name  value` lines on a TTY, `name<TAB>value` lines piped.

@@ -133,10 +133,18 @@ export class Tally {
       throw new InterruptedError();
     }
     const stopper = this.stopper;
+    // Why the run stopped early goes into the error itself, so that --json (which prints no
+    // notices) and --quiet say it too.
+    let stopped = '';
     if (stopper && stopper.status === 'error') {
-      await this.deps.note(`stopped after ${plural(done, what.noun)} (${failed} failed)${this.options.failFast && !stopper.stopsRun ? ': --fail-fast' : ''}`);
+      const line = `stopped after ${plural(done, what.noun)} (${failed} failed)${this.options.failFast && !stopper.stopsRun ? ': --fail-fast' : ''}`;
+      if (stopper.stopsRun && stopper.cause !== undefined) {
+        await this.deps.note(line);
+        if (what.resumeHint) await this.deps.note(what.resumeHint);
+        throw stopper.cause;
+      }
       if (what.resumeHint) await this.deps.note(what.resumeHint);
-      if (stopper.stopsRun && stopper.cause !== undefined) throw stopper.cause;
+      stopped = `; ${line}`;
     }
     const already = this.replayed > 0 ? ` (${this.replayed} already stored: answered from their idempotency keys, not stored again)` : '';
     if (failed === 0) {
@@ -145,6 +153,6 @@ export class Tally {
     }
     const code: ExitCode = this.invalid > 0 ? EXIT.DATA_ERROR : this.worst;
     const stored = what.dryRun ? `${done - failed} of ${plural(done, what.noun)} would be stored` : `${what.verb} ${done - failed} of ${plural(done, what.noun)}`;
-    throw new PartialFailureError(`${stored}; ${failed} failed (see the error lines on stdout)`, code, { hint: `fix the failed ${what.noun}s and send them again` });
+    throw new PartialFailureError(`${stored}; ${failed} failed${stopped} (see the error lines on stdout)`, code, { hint: `fix the failed ${what.noun}s and send them again` });
   }
 }

@@ -29,26 +29,19 @@ import {
   type ConfigFile,
 } from './config-files.js';
 import { ConfigError, UsageError } from './errors.js';
+import { settingFromEnv, settingVariables } from './environment.js';
 import { checkPathInProject, TRUSTED_HOSTS_KEY, trustedHosts, type TrustedHost } from './trust.js';
 
 export { displayPath, userConfigPath };
 
 /** The settings of design/cli.md's table. */
-export const SETTING_NAMES = ['baseUrl', 'apiKey', 'workspaceId', 'systemName', 'agentName', 'signingKey', 'authorisedBy', 'onError', 'dataDir', 'ledgerKey'] as const;
+export const SETTING_NAMES = ['baseUrl', 'apiKey', 'workspaceId', 'systemName', 'agentName', 'signingKey', 'authorisedBy', 'onError', 'dataDir', 'ledgerKey', 'timeout'] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
-/** The environment variable of each setting that has one. */
-export const SETTING_ENV: Readonly<Partial<Record<SettingName, string>>> = {
-  baseUrl: 'SERVICE_BASE_URL',
-  apiKey: 'SERVICE_API_KEY',
-  workspaceId: 'SERVICE_WORKSPACE_ID',
-  systemName: 'SERVICE_SYSTEM_NAME',
-  agentName: 'SERVICE_AGENT_NAME',
-  signingKey: 'SERVICE_SIGNING_KEY',
-  onError: 'SERVICE_ON_ERROR',
-  dataDir: 'GOVCTL_DATA_DIR',
-  ledgerKey: 'GOVCTL_LEDGER_KEY',
-};
+/** The environment variables of each setting that has them, as messages name them (environment.ts). */
+export const SETTING_ENV: Readonly<Partial<Record<SettingName, string>>> = Object.fromEntries(
+  SETTING_NAMES.map((name) => [name, settingVariables(name)]).filter(([, variables]) => variables !== undefined),
+);
 
 /** The flag of each setting. */
 export const SETTING_FLAG: Readonly<Record<SettingName, string>> = {
@@ -62,6 +55,7 @@ export const SETTING_FLAG: Readonly<Record<SettingName, string>> = {
   onError: '--on-error',
   dataDir: '--data-dir',
   ledgerKey: '--ledger-key',
+  timeout: '--timeout',
 };
 
 export const ON_ERROR_MODES = ['warn', 'raise', 'silent'] as const;
@@ -104,6 +98,8 @@ export interface Settings {
   dataDir: string;
   /** the pinned verifier key of the workspace's transparency log (`govctl ledger`; public, not a secret) */
   ledgerKey?: string;
+  /** the per-request timeout in ms (`--timeout`); undefined: the client library's 15 s */
+  timeout?: number;
   /** whether a signing key is configured (without parsing it) */
   readonly hasSigningKey: boolean;
   /**
@@ -136,6 +132,7 @@ export interface SettingFlags {
   onError?: string;
   dataDir?: string;
   ledgerKey?: string;
+  timeout?: string;
 }
 
 /** What {@link loadSettings} reads besides the flags. */
@@ -148,7 +145,7 @@ export interface SettingsContext {
 }
 
 /** Keys any config file may hold: the settings, plus files that hold the secrets. */
-const CONFIG_KEYS: readonly string[] = [...SETTING_NAMES, 'apiKeyFile', 'signingKeyFile'];
+export const CONFIG_KEYS: readonly string[] = [...SETTING_NAMES, 'apiKeyFile', 'signingKeyFile'];
 
 /** Keys only the user config may hold. */
 const USER_ONLY_KEYS: readonly string[] = [TRUSTED_HOSTS_KEY];
@@ -216,12 +213,6 @@ function warnIfShared(path: string, what: string, warnings: string[]): void {
   }
 }
 
-function envValue(env: NodeJS.ProcessEnv, name: string | undefined): string | undefined {
-  if (name === undefined) return undefined;
-  const value = env[name];
-  return value === undefined || value === '' ? undefined : value;
-}
-
 /**
  * A plain string setting: flag > env > config files in order. Paths resolve against the working
  * directory (flag, env) or the file's directory (config), and the source is recorded.
@@ -239,13 +230,15 @@ function pickSetting(
     sources[name] = { kind: 'flag', name: SETTING_FLAG[name] };
     return isPath ? resolve(cwd, flagValue) : flagValue;
   }
-  const fromEnv = envValue(env, SETTING_ENV[name]);
+  const fromEnv = settingFromEnv(env, name);
   if (fromEnv !== undefined) {
-    sources[name] = { kind: 'env', name: SETTING_ENV[name]! };
-    return isPath ? resolve(cwd, fromEnv) : fromEnv;
+    sources[name] = { kind: 'env', name: fromEnv.name };
+    return isPath ? resolve(cwd, fromEnv.value) : fromEnv.value;
   }
   for (const file of files) {
-    const value = configString(file, name);
+    // A timeout may be written as a number of seconds (`"timeout": 30`).
+    const raw = file.values[name];
+    const value = name === 'timeout' && typeof raw === 'number' ? String(raw) : configString(file, name);
     if (value !== undefined && value !== '') {
       sources[name] = { kind: file.kind, name: `${file.path} (${name})` };
       return isPath ? configPath(file, value, env) : value;
@@ -259,7 +252,8 @@ interface SecretSpec {
   /** the flag's value (`--api-key-file`, `--signing-key-file`) */
   flagValue: string | undefined;
   flag: string;
-  env: string;
+  /** the setting, whose environment variables (environment.ts) hold the secret */
+  setting: 'apiKey' | 'signingKey';
   /** the config keys holding the secret itself, and the path of a file holding it */
   inlineKey: string;
   fileKey: string;
@@ -282,8 +276,8 @@ async function loadSecret(spec: SecretSpec, files: readonly ConfigFile[], contex
     const label = `${spec.flag} ${path === '-' ? '-' : displayPath(path)}`;
     return { text: await readSecretFile(path, spec.flag, context, warnings), source: { kind: 'flag', name: label }, label };
   }
-  const fromEnv = envValue(context.env, spec.env);
-  if (fromEnv !== undefined) return { text: fromEnv.trim(), source: { kind: 'env', name: spec.env }, label: spec.env };
+  const fromEnv = settingFromEnv(context.env, spec.setting);
+  if (fromEnv !== undefined) return { text: fromEnv.value.trim(), source: { kind: 'env', name: fromEnv.name }, label: fromEnv.name };
   for (const file of files) {
     const inline = configString(file, spec.inlineKey);
     if (inline) {
@@ -322,6 +316,29 @@ function onErrorMode(value: string | undefined, source: SettingSource | undefine
   throw source!.kind === 'flag' ? new UsageError(message, { field: '--on-error' }) : new ConfigError(message, { field: 'onError' });
 }
 
+/** The longest `--timeout`: an hour; a request that needs longer is stuck. */
+const MAX_TIMEOUT_MS = 3_600_000;
+
+/**
+ * A timeout in ms from seconds (`30`, `2.5`) or a duration (`1500ms`, `90s`, `2m`), within 1 ms and
+ * an hour; undefined when it is neither.
+ */
+export function parseTimeout(value: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/.exec(value);
+  if (!match) return undefined;
+  const ms = Number(match[1]) * (match[2] === 'ms' ? 1 : match[2] === 'm' ? 60_000 : 1000);
+  return ms >= 1 && ms <= MAX_TIMEOUT_MS ? Math.round(ms) : undefined;
+}
+
+/** The timeout setting; a bad value is a usage error from the flag, a configuration error from elsewhere. */
+function timeoutSetting(value: string | undefined, source: SettingSource | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = parseTimeout(value);
+  if (ms !== undefined) return ms;
+  const message = `${source!.kind === 'flag' ? '--timeout' : source!.name} must be seconds or a duration (30, 90s, 2m, 1500ms) of at most an hour, got "${value}"`;
+  throw source!.kind === 'flag' ? new UsageError(message, { field: '--timeout' }) : new ConfigError(message, { field: 'timeout' });
+}
+
 /** authorised_by from the first config file that sets it; the attest commands' flags win over it (attest/build.ts). */
 function authorisedBy(files: readonly ConfigFile[], sources: Partial<Record<SettingName, SettingSource>>): AuthorisedBySetting | undefined {
   for (const file of files) {
@@ -358,7 +375,7 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
   if (onErrorValue === undefined) sources.onError = { kind: 'default', name: 'raise' };
 
   const apiKey = await loadSecret(
-    { flagValue: flags.apiKeyFile, flag: '--api-key-file', env: 'SERVICE_API_KEY', inlineKey: 'apiKey', fileKey: 'apiKeyFile' },
+    { flagValue: flags.apiKeyFile, flag: '--api-key-file', setting: 'apiKey', inlineKey: 'apiKey', fileKey: 'apiKeyFile' },
     files,
     context,
     warnings,
@@ -368,7 +385,7 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
 
   // Only the signing key's text is read here; it is parsed (and a malformed one reported) by the command that signs.
   const signing = await loadSecret(
-    { flagValue: flags.signingKeyFile, flag: '--signing-key-file', env: 'SERVICE_SIGNING_KEY', inlineKey: 'signingKey', fileKey: 'signingKeyFile' },
+    { flagValue: flags.signingKeyFile, flag: '--signing-key-file', setting: 'signingKey', inlineKey: 'signingKey', fileKey: 'signingKeyFile' },
     files,
     context,
     warnings,
@@ -381,6 +398,7 @@ export async function loadSettings(context: SettingsContext): Promise<Settings> 
     systemName: pick('systemName', flags.system),
     agentName: pick('agentName', flags.agent),
     ledgerKey: pick('ledgerKey', flags.ledgerKey),
+    timeout: timeoutSetting(pick('timeout', flags.timeout), sources.timeout),
     onError,
     dataDir,
     hasSigningKey: signing !== undefined,

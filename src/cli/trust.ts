@@ -12,6 +12,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { relative, isAbsolute, sep } from 'node:path';
+import { isGovctlVariable } from './environment.js';
 import { ConfigError } from './errors.js';
 import { displayPath, type ConfigFile } from './config-files.js';
 import { displayUrl } from './terminal-text.js';
@@ -106,6 +107,25 @@ export function checkCredentialRoute(route: CredentialRoute): void {
         'or give --base-url / SERVICE_BASE_URL yourself',
     },
   );
+}
+
+/**
+ * A base URL and an API key that both come from the environment come from the same family:
+ * `GOVCTL_BASE_URL` with `GOVCTL_API_KEY`, `SERVICE_BASE_URL` with `SERVICE_API_KEY`. The
+ * `GOVCTL_*` names exist so that a pipeline whose `SERVICE_*` variables belong to another service
+ * can run govctl beside it; mixing them would send that service's key to govctl's host (or
+ * govctl's key to that service's).
+ * @throws ConfigError (78) naming both variables and the one to set
+ */
+export function checkEnvironmentPairing(route: Pick<CredentialRoute, 'baseUrlSource' | 'apiKeySource'>): void {
+  const { baseUrlSource: url, apiKeySource: key } = route;
+  if (url.kind !== 'env' || key.kind !== 'env') return;
+  if (isGovctlVariable(url.name) === isGovctlVariable(key.name)) return;
+  const wanted = isGovctlVariable(url.name) ? 'GOVCTL_API_KEY' : 'SERVICE_API_KEY';
+  throw new ConfigError(`the base URL is from ${url.name} and the API key from ${key.name}; a key is sent only with a base URL of its own family`, {
+    field: 'apiKey',
+    hint: `set ${wanted} (GOVCTL_* names win over SERVICE_* ones), or give --api-key-file FILE / --base-url URL`,
+  });
 }
 
 /** Whether `path` is `root` or inside it. */

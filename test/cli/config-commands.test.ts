@@ -117,15 +117,11 @@ describe('govctl config init', () => {
     const text = readFileSync(h.userFile, 'utf8');
     expect(text).not.toContain(API_KEY);
     expect(text).not.toContain('FromTheEnvironment');
+    // Only what was given: no defaults or nulls written as if chosen.
     expect(JSON.parse(text)).toEqual({
       baseUrl: 'https://governance.example.com',
       apiKeyFile: keyFile,
-      workspaceId: null,
       systemName: 'loan-scorer',
-      agentName: null,
-      signingKeyFile: null,
-      onError: 'raise',
-      dataDir: null,
     });
     // The written file is a working config: show reads it back.
     const settings = await show([], h.env, h.project);

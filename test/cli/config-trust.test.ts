@@ -247,9 +247,11 @@ describe('unknown config keys', () => {
     writeFileSync(join(h.repo, '.govctlrc.json'), JSON.stringify({ baseURL: 'local', sytemName: 'x', zzzzzzzzzz: 1 }));
     const result = await run(['config', 'show', '--json'], { env: h.env, cwd: h.repo });
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.stderr).toContain(`unknown setting "baseURL" in ${join(h.repo, '.govctlrc.json')} (ignored); did you mean "baseUrl"?`);
-    expect(result.stderr).toContain('unknown setting "sytemName"');
-    expect(result.stderr).toContain('did you mean "systemName"?');
-    expect(result.stderr).toMatch(/unknown setting "zzzzzzzzzz" in [^\n]* \(ignored\)\n/);
+    // With --json, stderr is JSON only: each warning is a {"warning": text} line.
+    const warnings = result.stderr.trim().split('\n').map((line) => `${(JSON.parse(line) as { warning: string }).warning}\n`).join('');
+    expect(warnings).toContain(`unknown setting "baseURL" in ${join(h.repo, '.govctlrc.json')} (ignored); did you mean "baseUrl"?`);
+    expect(warnings).toContain('unknown setting "sytemName"');
+    expect(warnings).toContain('did you mean "systemName"?');
+    expect(warnings).toMatch(/unknown setting "zzzzzzzzzz" in [^\n]* \(ignored\)\n/);
   });
 });

@@ -77,11 +77,11 @@ describe('help and usage', () => {
     expect(missing.stderr).toContain("missing required argument 'file|-'");
   });
 
-  it('shows a group without its subcommand as help on stderr and exits 64', async () => {
+  it('shows a group without its subcommand as help on stdout and exits 0, as gh does', async () => {
     const result = await runCli(['evidence']);
-    expect(result.exitCode).toBe(64);
-    expect(result.stdout).toBe('');
-    expect(result.stderr).toContain('Usage: govctl evidence');
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('Usage: govctl evidence');
   });
 
   it('writes a usage error as one JSON object on stderr with --json', async () => {
@@ -315,13 +315,13 @@ describe('attest sign and verify (offline)', () => {
     expect((await runCli(['attest', 'verify', '-', '--workspace', WS, '--public-key', 'abc'], { input: signed.stdout })).exitCode).toBe(64);
   });
 
-  it('refuses conflicting or missing inputs (64) and a bad hash (65)', async () => {
+  it('refuses conflicting or missing inputs and a malformed hash (64: docs/exit-codes.md "Malformed values")', async () => {
     const hash = sha256Hex('x');
     expect((await runCli(['attest', 'sign', 't', '--input', '-', '--output', '-', '--workspace', WS], { env, input: 'x' })).exitCode).toBe(64);
     expect((await runCli(['attest', 'sign', 't', '--input-hash', hash, '--workspace', WS], { env })).exitCode).toBe(64);
     expect((await runCli(['attest', 'sign', 't', '--input-hash', hash, '--output-hash', hash], { env })).exitCode).toBe(64);
     const bad = await runCli(['attest', 'sign', 't', '--input-hash', 'abc', '--output-hash', hash, '--workspace', WS], { env });
-    expect(bad.exitCode).toBe(65);
+    expect(bad.exitCode).toBe(64);
     expect(bad.stderr).toContain('--input-hash must be a hex SHA-256 digest');
     expect((await runCli(['attest', 'sign', 't', '--input', 'missing.bin', '--output-hash', hash, '--workspace', WS], { env })).exitCode).toBe(66);
   });

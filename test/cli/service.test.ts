@@ -168,11 +168,11 @@ describe('evidence add', () => {
     expect(JSON.parse(listed.stdout).records).toEqual([]);
   });
 
-  it('lists every bad field at once, by flag, and exits 65 without calling the service', async () => {
+  it('lists every bad field at once, by flag, and exits 64 (malformed flag values) without calling the service', async () => {
     const result = await runCli(['evidence', 'add', 'model_evaluation', '--system', 's', '--accuracy', 'abc', '--evaluation-type', 'yearly', '--bias-metric', 'nope'], {
       env: { ...env, SERVICE_BASE_URL: `http://127.0.0.1:${await closedPort()}` },
     });
-    expect(result.exitCode).toBe(65);
+    expect(result.exitCode).toBe(64);
     expect(result.stdout).toBe('');
     const line = result.stderr;
     expect(line.split('\n')).toHaveLength(2);

@@ -40,8 +40,9 @@ beforeEach(async () => {
 afterEach(() => server.close());
 
 async function run(args: string[], options: { isTTY?: boolean; baseUrl?: string } = {}) {
-  // No colour: the only ESC bytes left would be the service's.
-  const io = createMemoryIO({ isTTY: options.isTTY ?? false, noColor: true });
+  // No colour: the only ESC bytes left would be the service's. A wide terminal: the escapes are
+  // checked whole, not as a table fitted to 100 columns cuts them.
+  const io = createMemoryIO({ isTTY: options.isTTY ?? false, noColor: true, columns: 400 });
   const exitCode = await main(['--base-url', options.baseUrl ?? server.url, ...args], { io, env, cwd: root });
   return { exitCode, stdout: io.stdoutText(), stderr: io.stderrText() };
 }

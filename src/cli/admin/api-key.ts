@@ -102,9 +102,9 @@ export function createApiKeyListCommand(factory: Factory): Command {
 }
 
 const KEY_COLUMNS: readonly Column<ApiKeyInfo>[] = [
-  { header: 'key id', value: (key) => key.key_id },
+  { header: 'key id', value: (key) => key.key_id, shrink: 'middle' },
   { header: 'prefix', value: (key) => key.prefix },
-  { header: 'workspace', value: (key) => key.workspace_id },
+  { header: 'workspace', value: (key) => key.workspace_id, shrink: 'middle' },
   { header: 'name', value: (key) => key.name ?? '' },
   { header: 'created', value: (key) => key.created_at, kind: 'time' },
   { header: 'expires', value: (key) => key.expires_at ?? '', kind: 'time' },

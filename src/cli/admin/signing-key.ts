@@ -96,8 +96,8 @@ export async function runRevoke(options: SigningKeyChangeOptions, deps: Factory)
 }
 
 const KEY_COLUMNS: readonly Column<SigningKeyInfo>[] = [
-  { header: 'fingerprint', value: (key) => key.fingerprint },
-  { header: 'public key', value: (key) => key.public_key },
+  { header: 'fingerprint', value: (key) => key.fingerprint, shrink: 'middle' },
+  { header: 'public key', value: (key) => key.public_key, shrink: 'middle' },
   { header: 'name', value: (key) => key.name ?? '' },
   { header: 'created', value: (key) => key.created_at, kind: 'time' },
   { header: 'revoked', value: (key) => key.revoked_at ?? '', kind: 'time', style: (text, out) => out.color.red(text) },

@@ -119,6 +119,15 @@ export async function buildAttestationFromFlags(
   }
   if (flags.input === '-' && flags.output === '-') throw new UsageError('--input and --output cannot both read stdin', { hint: 'give one of them as a file' });
   const authorisedBy = resolveAuthorisedBy(flags, settings);
+  // A malformed digest is the command line's mistake (64), found before a large file is hashed.
+  for (const [flag, value] of [
+    ['--input-hash', flags.inputHash],
+    ['--output-hash', flags.outputHash],
+  ] as const) {
+    if (value !== undefined && !/^[0-9a-f]{64}$/i.test(value.trim())) {
+      throw new UsageError(`${flag} must be a hex SHA-256 digest (64 hex characters), got "${value}"`, { field: flag, hint: 'give the file with --input/--output to hash it instead' });
+    }
+  }
   const inputHash = await hashSide('input', flags.input, flags.inputHash, deps);
   const outputHash = await hashSide('output', flags.output, flags.outputHash, deps);
   const record = buildAttestation(
@@ -135,7 +144,21 @@ export async function buildAttestationFromFlags(
     deps.clock,
   );
   const issues = validateAttestation(record);
-  if (issues.length > 0) throw new DataError(describeAttestationIssues(issues), { code: 'validation_error', field: issues[0]!.path });
+  if (issues.length > 0) {
+    // A value typed on the command line outside its flag's format (`--executed-at yesterday`) is a
+    // usage error (64); what the settings gave (the system's name) is the record's (65).
+    const given: Record<string, unknown> = {
+      executed_at: flags.executedAt,
+      model_id: flags.modelId,
+      'authorised_by.identity': flags.authorisedBy,
+      'authorised_by.role': flags.authorisedBy !== undefined ? flags.role : undefined,
+      'authorised_by.session_id': flags.authorisedBy !== undefined ? flags.sessionId : undefined,
+      tool_name: toolName,
+    };
+    const malformed = issues.find((found) => ['type', 'format', 'enum', 'range'].includes(found.code) && given[found.path] !== undefined);
+    if (malformed) throw new UsageError(describeAttestationIssues(issues), { field: FLAG_FOR_PATH[malformed.path] ?? malformed.path });
+    throw new DataError(describeAttestationIssues(issues), { code: 'validation_error', field: issues[0]!.path });
+  }
   if (signing) Object.assign(record, signWitness(record as unknown as Record<string, unknown>, await signing.workspaceId(), signing.key));
   return record;
 }

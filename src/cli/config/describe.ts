@@ -69,6 +69,8 @@ function defaultOf(setting: SettingName, settings: Settings, env: NodeJS.Process
       return { value: settings.systemName ?? null, origin: 'the system name' };
     case 'signingKey':
       return { value: null, origin: 'none: nothing is signed' };
+    case 'timeout':
+      return { value: '15 s', origin: "the client library's timeout per request" };
     default:
       return undefined;
   }
@@ -97,6 +99,9 @@ export async function describeConfig(settings: Settings, env: NodeJS.ProcessEnv,
         value = by ? [by.identity, by.role && `role ${by.role}`, by.sessionId && `session ${by.sessionId}`].filter(Boolean).join(', ') : null;
         break;
       }
+      case 'timeout':
+        value = settings.timeout === undefined ? null : `${settings.timeout / 1000} s`;
+        break;
       case 'baseUrl':
         // A URL's userinfo or query may hold a secret (a token): never shown.
         value = settings.baseUrl === undefined ? null : displayUrl(settings.baseUrl);

@@ -1,7 +1,9 @@
 /**
  * `govctl config init`: writes a starter config file, by default the user config
- * (`$XDG_CONFIG_HOME/govctl/config.json`), with `--project` `./.govctlrc.json`. It holds every
- * setting, filled from the global flags given with the command and `null` (not set) elsewhere.
+ * (`$XDG_CONFIG_HOME/govctl/config.json`), with `--project` `./.govctlrc.json`. It holds the
+ * settings given as global flags with the command, and nothing else: a default written into the
+ * file would read as the author's choice, and in a project config it would override each user's own
+ * (a project's `onError: raise` over a user's `warn`).
  *
  * It never overwrites a file without `--force`, writes mode 0600 (the user config's directory
  * 0700), and never writes an API key: it records `apiKeyFile`, the path of a key file, from
@@ -15,7 +17,7 @@ import { addExamples } from '../command-kit.js';
 import { ConfigError, UsageError } from '../errors.js';
 import type { Factory, GlobalOptions } from '../factory.js';
 import { printJson } from '../render.js';
-import { displayPath, userConfigPath } from '../settings.js';
+import { displayPath, parseTimeout, userConfigPath } from '../settings.js';
 
 export interface ConfigInitOptions {
   json: boolean;
@@ -29,9 +31,10 @@ export interface ConfigInitOptions {
 export const PROJECT_CONFIG_FILE = '.govctlrc.json';
 
 /** The starter's keys, in the order written: the settings, with files instead of secrets. */
-export const STARTER_KEYS = ['baseUrl', 'apiKeyFile', 'workspaceId', 'systemName', 'agentName', 'signingKeyFile', 'onError', 'dataDir'] as const;
+export const STARTER_KEYS = ['baseUrl', 'apiKeyFile', 'workspaceId', 'systemName', 'agentName', 'signingKeyFile', 'onError', 'dataDir', 'timeout'] as const;
 
-export type StarterConfig = Record<(typeof STARTER_KEYS)[number], string | null>;
+/** The settings given, and only those. */
+export type StarterConfig = Partial<Record<(typeof STARTER_KEYS)[number], string>>;
 
 /** What `config init --json` prints. */
 export interface ConfigInitReport {
@@ -50,9 +53,10 @@ export function createConfigInitCommand(factory: Factory): Command {
     .action(async (flags: { project?: boolean; force?: boolean }) => run({ json: factory.globals.json === true, project: flags.project === true, force: flags.force === true }, factory));
   command.addHelpText(
     'after',
-    '\nThe file holds every setting; the global flags given with the command fill them in (--base-url,\n' +
-      '--workspace, --system, --agent, --on-error, --data-dir, and --api-key-file / --signing-key-file as\n' +
-      'paths: the file never holds a key). Unset settings are null. The file is written with mode 0600.\n' +
+    '\nThe file holds the settings given as global flags with the command, and nothing else (--base-url,\n' +
+      '--workspace, --system, --agent, --on-error, --data-dir, --timeout, and --api-key-file / --signing-key-file\n' +
+      'as paths: the file never holds a key); no default is written as if chosen. Add more later with\n' +
+      '`govctl config set KEY VALUE` (the user config). The file is written with mode 0600.\n' +
       'It prints the path; --json prints {path, scope, replaced, config}.\n',
   );
   return addExamples(command, [
@@ -77,18 +81,26 @@ export function starterConfig(globals: GlobalOptions, scope: 'user' | 'project',
       throw new UsageError(`config init records the path of a key file, and ${flag} - is stdin`, { field: flag, hint: `give ${flag} FILE; the key itself is never written to a config file` });
     }
   }
-  const given = (value: string | undefined) => (value === undefined || value === '' ? null : value);
-  const path = (value: string | undefined) => (value === undefined || value === '' ? null : pathValue(value, scope, cwd));
-  return {
-    baseUrl: given(globals.baseUrl),
-    apiKeyFile: path(globals.apiKeyFile),
-    workspaceId: given(globals.workspace),
-    systemName: given(globals.system),
-    agentName: given(globals.agent),
-    signingKeyFile: path(globals.signingKeyFile),
-    onError: given(globals.onError) ?? 'raise',
-    dataDir: globals.dataDir ? pathValue(globals.dataDir, scope, cwd) : null,
+  if (globals.timeout !== undefined && parseTimeout(globals.timeout) === undefined) {
+    throw new UsageError(`--timeout must be seconds or a duration (30, 90s, 2m, 1500ms) of at most an hour, got "${globals.timeout}"`, { field: '--timeout' });
+  }
+  const values: Record<(typeof STARTER_KEYS)[number], string | undefined> = {
+    baseUrl: globals.baseUrl,
+    apiKeyFile: globals.apiKeyFile && pathValue(globals.apiKeyFile, scope, cwd),
+    workspaceId: globals.workspace,
+    systemName: globals.system,
+    agentName: globals.agent,
+    signingKeyFile: globals.signingKeyFile && pathValue(globals.signingKeyFile, scope, cwd),
+    onError: globals.onError,
+    dataDir: globals.dataDir && pathValue(globals.dataDir, scope, cwd),
+    timeout: globals.timeout,
   };
+  const config: StarterConfig = {};
+  for (const key of STARTER_KEYS) {
+    const value = values[key];
+    if (value !== undefined && value !== '') config[key] = value;
+  }
+  return config;
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -151,5 +163,9 @@ export async function run(options: ConfigInitOptions, deps: Factory): Promise<vo
     return printJson(deps.io.stdout, report);
   }
   await deps.io.stdout.write(`${path}\n`);
-  await deps.note(`${replaced ? 'replaced' : 'wrote'} ${displayPath(path)} (mode 600); fill in the null settings, then check with \`govctl config show\``);
+  const written = Object.keys(config);
+  await deps.note(
+    `${replaced ? 'replaced' : 'wrote'} ${displayPath(path)} (mode 600) with ${written.length ? written.join(', ') : 'no settings'}; ` +
+      `${scope === 'user' ? 'add more with `govctl config set KEY VALUE`, then ' : ''}check with \`govctl config show\``,
+  );
 }

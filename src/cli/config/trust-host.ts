@@ -40,7 +40,7 @@ export function createConfigTrustHostCommand(factory: Factory): Command {
 }
 
 /** The user config's object (an empty one when the file is missing or empty). */
-async function readUserObject(path: string): Promise<Record<string, unknown>> {
+export async function readUserObject(path: string): Promise<Record<string, unknown>> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');

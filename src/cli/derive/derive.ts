@@ -11,8 +11,6 @@ import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import type { OutputStream } from '../io.js';
 import { printJson, printTable, type Column } from '../render.js';
-import { terminalText } from '../terminal-text.js';
-import { wrapText } from '../gates/wrap.js';
 
 export interface DeriveOptions {
   json: boolean;
@@ -37,36 +35,18 @@ export function createDeriveCommand(factory: Factory): Command {
   ]);
 }
 
-const TSV_COLUMNS: readonly Column<ControlRecommendation>[] = [
+/**
+ * The columns, piped (`record_type, priority, controls` comma-separated) and on a terminal, where
+ * the controls wrap onto more lines instead of being cut (every control is worth seeing).
+ */
+const COLUMNS: readonly Column<ControlRecommendation>[] = [
   { header: 'record type', value: (row) => row.record_type },
-  { header: 'priority', value: (row) => row.priority },
-  { header: 'controls', value: (row) => row.controls, kind: 'list' },
+  { header: 'priority', value: (row) => row.priority, style: (text, out, row) => priorityColour(out, row.priority)(text) },
+  { header: 'controls', value: (row) => row.controls, kind: 'list', shrink: 'wrap', minWidth: 30 },
 ];
 
 function priorityColour(out: OutputStream, priority: string): (text: string) => string {
   return priority === 'required' ? out.color.red.bold : priority === 'recommended' ? out.color.yellow : out.color.dim;
-}
-
-/** The recommendations on a terminal: a table whose controls column wraps to the terminal's width. */
-async function printRecommendations(out: OutputStream, rows: readonly ControlRecommendation[]): Promise<void> {
-  const width = out.columns ?? 100;
-  const typeWidth = Math.max(11, ...rows.map((row) => String(row.record_type).length)) + 2;
-  const priorityWidth = Math.max(8, ...rows.map((row) => String(row.priority).length)) + 2;
-  // 4 border characters, and at least 30 columns for the controls.
-  const controlsWidth = Math.max(30, width - typeWidth - priorityWidth - 4);
-  const lines = rows.map((row) => {
-    const controls = wrapText((Array.isArray(row.controls) ? row.controls : []).join(', '), controlsWidth - 2);
-    return [terminalText(String(row.record_type)), priorityColour(out, row.priority)(terminalText(String(row.priority))), controls.map(terminalText).join('\n')];
-  });
-  const { default: Table } = await import('cli-table3');
-  const table = new Table({
-    head: ['RECORD TYPE', 'PRIORITY', 'CONTROLS'].map((text) => out.color.bold(text)),
-    colWidths: [typeWidth, priorityWidth, controlsWidth],
-    style: { head: [], border: out.colorEnabled ? ['grey'] : [] },
-    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
-  });
-  table.push(...lines);
-  await out.write(table.toString() + '\n');
 }
 
 export async function run(options: DeriveOptions, deps: Factory): Promise<void> {
@@ -76,6 +56,5 @@ export async function run(options: DeriveOptions, deps: Factory): Promise<void> 
   if (options.json) return printJson(out, body);
   const rows = Array.isArray(body.recommendations) ? body.recommendations : [];
   if (rows.length === 0) return;
-  if (out.isTTY) await printRecommendations(out, rows);
-  else await printTable(out, TSV_COLUMNS, rows, { now: deps.clock });
+  await printTable(out, COLUMNS, rows, { now: deps.clock });
 }

@@ -7,23 +7,26 @@ import { Command, Option } from 'commander';
 import {
   CATALOGUE,
   CLIENT_SIG_ALGO,
+  EXAMPLE_SYSTEM,
   buildRecord,
+  exampleSelection,
   isPlainObject,
   signClientSig,
   type EvidenceRecord,
+  type FieldSpec,
   type RecordType,
   type RecordTypeSpec,
   type ValidationIssue,
 } from '../../core/index.js';
 import type { GrcWriteResult } from '../../client/wire-types.js';
 import { addExamples, markWrite } from '../command-kit.js';
-import { DataError } from '../errors.js';
+import { DataError, UsageError } from '../errors.js';
 import { idempotencyKeyFor } from '../../client/idempotency.js';
 import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
 import { plural, printJson } from '../render.js';
 import { terminalText } from '../terminal-text.js';
-import { flagForPath, readFlags, recordFlags, type RecordFlags } from './record-flags.js';
+import { flagForPath, readFlags, recordFlags, type FlagValues, type RecordFlags } from './record-flags.js';
 
 /** Options of one `evidence add <type>` run. */
 export interface EvidenceAddOptions {
@@ -37,25 +40,31 @@ export interface EvidenceAddOptions {
   idempotency?: boolean;
 }
 
-/** Sample values for the generated example of each record type's help, by field kind. */
-const SAMPLES: Partial<Record<string, string>> = {
-  number: '0.93',
-  integer: '120000',
-  date: '2026-01-31',
-  datetime: '2026-01-31T09:30:00Z',
-  'number-map': 'demographic_parity=0.04',
-};
+/** A word as a POSIX shell reads it back: bare when plain, double-quoted otherwise. */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `"${text.replace(/(["\\$`])/g, '\\$1')}"`;
+}
 
-/** An example command line per record type: its required flags with sample values (a test runs each). */
-function exampleFor(spec: RecordTypeSpec, flags: RecordFlags): string {
-  const parts = [`govctl evidence add ${spec.type} --system loan-scorer`];
+/** The flags that give a field its catalogue example: one per list item or map entry. */
+function exampleFlags(flag: string, field: FieldSpec): string[] {
+  const value = field.example;
+  if (typeof value === 'boolean') return [value ? `--${flag}` : `--no-${flag}`];
+  if (Array.isArray(value)) return value.map((item: string) => `--${flag} ${shellWord(item)}`);
+  if (typeof value === 'object') return Object.entries(value).map(([name, n]) => `--${flag} ${shellWord(`${name}=${n}`)}`);
+  return [`--${flag} ${shellWord(String(value))}`];
+}
+
+/**
+ * An example command line per record type, from the catalogue's example values (exampleSelection:
+ * the flags that must be given, and any optional one a rule then requires). A test runs each one.
+ */
+export function exampleFor(spec: RecordTypeSpec, flags: RecordFlags): string {
+  const { fields, topInputs } = exampleSelection(spec);
+  const parts = [`govctl evidence add ${spec.type} --system ${EXAMPLE_SYSTEM}`];
   for (const binding of flags.bindings) {
-    if (binding.kind === 'field' && binding.required && !binding.global) {
-      const { field } = binding;
-      const sample = field.enum?.[0] ?? SAMPLES[field.kind] ?? (field.kind === 'string[]' || !/(^by|_by|reviewer|user)$/.test(field.wire) ? `"${field.description.split(/[,(;]/)[0]!.trim()}"` : 'alice@example.com');
-      parts.push(field.kind === 'boolean' ? `--${binding.flag}` : `--${binding.flag} ${sample}`);
-    }
-    if (binding.kind === 'top' && binding.input.required) parts.push(`--${binding.flag} alice@example.com`);
+    // A field that the global --system fills (change_event's `system`) is given by --system.
+    if (binding.kind === 'field' && !binding.global && fields.includes(binding.field)) parts.push(...exampleFlags(binding.flag, binding.field));
+    else if (binding.kind === 'top' && topInputs.includes(binding.input)) parts.push(`--${binding.flag} ${shellWord(binding.input.example)}`);
   }
   return parts.join(' ');
 }
@@ -98,9 +107,40 @@ function createRecordTypeCommand(spec: RecordTypeSpec, factory: Factory): Comman
   return addExamples(command, [exampleFor(spec, flags), `govctl evidence add ${spec.type} --payload-file payload.json --system loan-scorer --dry-run`]);
 }
 
-/** One line listing every issue, with flags named as typed. */
+/**
+ * One line listing every issue, with flags named as typed; an issue that two members share (the
+ * top-level `environment` and `payload.environment`, both from `--environment`) is said once.
+ */
 export function describeIssues(what: string, issues: readonly ValidationIssue[], flags: RecordFlags): string {
-  return `${what} is invalid: ${issues.map((found) => `${flagForPath(found.path, flags)} ${found.message}`).join('; ')}`;
+  const seen = new Set<string>();
+  const said: string[] = [];
+  for (const found of issues) {
+    const flag = flagForPath(found.path, flags);
+    const key = `${flag.split(' ')[0]}\u0000${found.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    said.push(`${flag} ${found.message}`);
+  }
+  return `${what} is invalid: ${said.join('; ')}`;
+}
+
+/** Issue codes that mean a value is outside its flag's own domain (type, format, enum, range: what `--help` shows). */
+const FLAG_DOMAIN_CODES: ReadonlySet<ValidationIssue['code']> = new Set(['type', 'format', 'enum', 'range']);
+
+/**
+ * Whether an issue is a malformed flag value (64, docs/exit-codes.md "Malformed values"): a value
+ * typed on the command line that is not of its flag's type, format, enum or range. A required
+ * field left out, a rule across fields, and anything from --payload-file are the record's (65).
+ */
+export function isMalformedFlagValue(found: ValidationIssue, values: FlagValues, flags: RecordFlags): boolean {
+  if (!FLAG_DOMAIN_CODES.has(found.code)) return false;
+  const match = /^payload\.([^.]+)/.exec(found.path);
+  if (match) {
+    const binding = flags.bindings.find((b) => b.kind === 'field' && b.field.wire === match[1]);
+    // A field filled from a global setting (--system, or the environment) is the record's.
+    return binding !== undefined && binding.kind === 'field' && !binding.global && Object.hasOwn(values.payload, match[1]!);
+  }
+  return values.overrides[found.path] !== undefined || values.top[found.path] !== undefined;
 }
 
 export async function run(options: EvidenceAddOptions, deps: Factory): Promise<void> {
@@ -123,11 +163,12 @@ export async function run(options: EvidenceAddOptions, deps: Factory): Promise<v
   const parsedPaths = new Set(values.issues.map((found) => found.path));
   const issues = [...values.issues, ...(built.ok ? [] : built.issues.filter((found) => !parsedPaths.has(found.path)))];
   if (!built.ok || issues.length > 0) {
-    throw new DataError(describeIssues(`the ${spec.type} record`, issues, flags), {
-      code: 'validation_error',
-      field: issues[0]?.path,
-      hint: `see \`govctl evidence add ${spec.type} --help\``,
-    });
+    const message = describeIssues(`the ${spec.type} record`, issues, flags);
+    const hint = `see \`govctl evidence add ${spec.type} --help\``;
+    // values.issues are flag values that did not parse (`--accuracy abc`): malformed by definition.
+    const malformed = values.issues[0] ?? issues.find((found) => isMalformedFlagValue(found, values, flags));
+    if (malformed) throw new UsageError(message, { field: flagForPath(malformed.path, flags).split(' ')[0]!, hint });
+    throw new DataError(message, { code: 'validation_error', field: issues[0]?.path, hint });
   }
   const record: EvidenceRecord = built.record;
 

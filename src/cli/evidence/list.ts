@@ -35,7 +35,7 @@ export const MAX_PAGE = 200;
 
 /** Columns: the piped order is the documented TSV format (docs/cli.md). */
 export const EVIDENCE_COLUMNS: readonly Column<EvidenceListItem>[] = [
-  { header: 'record id', value: (r) => r.record_id },
+  { header: 'record id', value: (r) => r.record_id, shrink: 'middle' },
   { header: 'type', value: (r) => r.record_type },
   { header: 'system', value: (r) => r.system_name },
   { header: 'occurred', value: (r) => r.occurred_at, kind: 'time' },

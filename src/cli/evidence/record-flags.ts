@@ -9,7 +9,7 @@
  */
 import { Option } from 'commander';
 import { ENVIRONMENTS, JsonFloat, parseJsonLossless, type FieldSpec, type RecordTypeSpec, type TopInputSpec, type ValidationIssue } from '../../core/index.js';
-import { collect } from '../command-kit.js';
+import { collect, completeWith } from '../command-kit.js';
 
 /** `risk_level` → `risk-level`. */
 export function kebab(wire: string): string {
@@ -115,6 +115,7 @@ export function recordFlags(spec: RecordTypeSpec): RecordFlags {
     }
     const option = new Option(`--${flag} ${valueName(field)}`, fieldHelp(field, required) + ((field.kind === 'string[]' || field.kind === 'number-map') && !/repeat/.test(field.description) ? ' (repeatable)' : ''));
     if (field.kind === 'string[]' || field.kind === 'number-map') option.argParser(collect);
+    if (field.enum) completeWith(option, field.enum);
     options.push(option);
     bindings.push({ kind: 'field', flag, attribute: option.attributeName(), field, required });
   }
@@ -125,6 +126,7 @@ export function recordFlags(spec: RecordTypeSpec): RecordFlags {
     const parts = [input.description];
     if (input.enum) parts.push(`one of: ${input.enum.join(', ')}`);
     const option = new Option(`--${input.flag} <${input.kind === 'datetime' ? 'time' : 'value'}>`, `${parts.join('; ')}${input.required ? ' (required)' : ''}`);
+    if (input.enum) completeWith(option, input.enum);
     options.push(option);
     bindings.push({ kind: 'top', flag: input.flag, attribute: option.attributeName(), input });
   }
@@ -133,6 +135,7 @@ export function recordFlags(spec: RecordTypeSpec): RecordFlags {
     if (taken.has(common.flag)) continue;
     taken.add(common.flag);
     const option = new Option(`--${common.flag} ${common.value}`, common.description);
+    if (common.member === 'environment') completeWith(option, ENVIRONMENTS);
     options.push(option);
     bindings.push({ kind: 'common', flag: common.flag, attribute: option.attributeName(), member: common.member });
   }

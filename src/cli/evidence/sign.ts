@@ -9,6 +9,7 @@ import { addExamples } from '../command-kit.js';
 import { DataError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
+import { plural } from '../render.js';
 
 /** Options of `evidence sign`. */
 export interface EvidenceSignOptions {
@@ -58,7 +59,7 @@ export async function run(options: EvidenceSignOptions, deps: Factory): Promise<
     signed.push(record);
   });
   if (problems.length > 0) {
-    throw new DataError(`cannot sign: ${problems.length} of ${documents.length} records are invalid: ${problems.slice(0, 20).join('; ')}${problems.length > 20 ? '; …' : ''}`, {
+    throw new DataError(`cannot sign: ${problems.length} of ${plural(documents.length, 'record')} ${problems.length === 1 ? 'is' : 'are'} invalid: ${problems.slice(0, 20).join('; ')}${problems.length > 20 ? '; …' : ''}`, {
       code: 'validation_error',
       hint: 'fix the records and sign again (nothing was printed)',
     });

@@ -12,7 +12,7 @@ import type { OutputStream } from '../io.js';
 import { printJson, printTable, plural, type Column } from '../render.js';
 import { terminalText } from '../terminal-text.js';
 import { displayPath } from '../settings.js';
-import { wrapText } from './wrap.js';
+import { wrapCell } from '../table-fit.js';
 import { applyFailOn, checkGatesReply, gatesVerdict, GatesFailedError, type CheckedGate, type FailOn, type GateStatus } from './verdict.js';
 
 export const GATE_FORMATS = ['table', 'json', 'junit', 'github'] as const;
@@ -38,7 +38,8 @@ async function printGateList(out: OutputStream, gates: readonly CheckedGate[]): 
   for (const { gate, status } of gates) {
     const colour = status === 'pass' ? out.color.green : status === 'soft' ? out.color.yellow : out.color.red.bold;
     lines.push(`${colour(STATUS_TEXT[status].padEnd(pad))}  ${out.color.bold(terminalText(gate.name))} ${out.color.dim(terminalText(`(${gate.gate_id}, exit ${gate.exit_code})`))}`);
-    if (gate.reason) lines.push(...wrapText(terminalText(gate.reason), width, ' '.repeat(pad + 2)));
+    const indent = ' '.repeat(pad + 2);
+    if (gate.reason) lines.push(...wrapCell(terminalText(gate.reason), Math.max(20, width - indent.length)).map((line) => indent + line));
   }
   await out.write(lines.join('\n') + '\n');
 }
@@ -79,7 +80,7 @@ export async function run(options: GatesCheckOptions, deps: Factory): Promise<vo
           await appendFile(resolve(deps.cwd, summaryFile), githubSummary(gates, exitCode, options.failOn));
         } catch (error) {
           // The verdict matters more than the summary: say so and go on.
-          await deps.note(`warning: cannot append the job summary to ${displayPath(summaryFile)}: ${(error as Error).message}`);
+          await deps.warn(`cannot append the job summary to ${displayPath(summaryFile)}: ${(error as Error).message}`);
         }
       }
       break;

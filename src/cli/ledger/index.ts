@@ -14,7 +14,7 @@ import { addExamples } from '../command-kit.js';
 import { CosignatureSigner, SigningKey } from '../../core/index.js';
 import { ConfigError, DataError, InputFileError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
-import { printFields, printJson } from '../render.js';
+import { plural, printFields, printJson } from '../render.js';
 import { displayPath } from '../settings.js';
 import { auditLog } from './audit.js';
 import { startProgress } from '../progress.js';
@@ -93,7 +93,7 @@ async function runAudit(factory: Factory): Promise<void> {
       ['origin', terminalText(report.origin)],
       ['tree_size', report.tree_size],
       ['root_hash', report.root_hash],
-      ['records', `${report.records} (${report.evidence} evidence, ${report.attestations} attestations)`],
+      ['records', `${report.records} (${report.evidence} evidence, ${plural(report.attestations, 'attestation')})`],
       ['client_sig_unchecked', report.client_sig_unchecked === 0 ? 0 : `${report.client_sig_unchecked} (configure the signing key to check them)`],
       ['logged_after_checkpoint', report.logged_after_checkpoint],
       ['problems', report.problems.length === 0 ? 'none' : String(report.problems.length)],
@@ -112,7 +112,7 @@ async function runKey(factory: Factory): Promise<void> {
   const pinned = settings.ledgerKey?.trim();
   if (factory.globals.json === true) return printJson(factory.io.stdout, { verifier_key: key, matches_pinned: pinned === undefined ? null : pinned === key });
   await factory.io.stdout.write(`${terminalText(key)}\n`);
-  if (pinned !== undefined && pinned !== key) await factory.note('this is not the pinned log key (--ledger-key): the service signs with another key');
+  if (pinned !== undefined && pinned !== key) await factory.warn('this is not the pinned log key (--ledger-key): the service signs with another key');
 }
 
 async function runCheckpoint(factory: Factory): Promise<void> {
@@ -207,7 +207,8 @@ async function advance(file: string, witnesses: ReturnType<typeof witnessVerifie
     await checkConsistency(api, old, opened);
     previous = old.checkpoint.size;
   }
-  if (firstUse) await factory.note(`pinned the log key ${terminalText(vkey)} in ${displayPath(file)} (first use: compare it with the one the operator gave you)`);
+  // Trust on first use: the user should compare the key, so it is said even with --json or --quiet.
+  if (firstUse) await factory.warn(`pinned the log key ${terminalText(vkey)} in ${displayPath(file)} (first use: compare it with the one the operator gave you)`);
   return { api, vkey, note, opened, previous };
 }
 

@@ -5,7 +5,7 @@
  * defaults. An argument object is mapped back to the parts `buildRecord` takes, and a validation
  * issue's path back to the argument the agent gave.
  */
-import type { FieldSpec, RecordTypeSpec, TopInputSpec } from '../../core/index.js';
+import { EXAMPLE_SYSTEM, exampleSelection, type FieldSpec, type RecordTypeSpec, type TopInputSpec } from '../../core/index.js';
 import { recordFlags, type FlagBinding } from '../evidence/record-flags.js';
 
 /** A JSON Schema object (draft 2020-12 keywords only), as MCP's `inputSchema` carries it. */
@@ -40,26 +40,6 @@ export type ArgumentBinding =
 export interface RecordToolSchema {
   bindings: ArgumentBinding[];
   schema: JsonSchema;
-}
-
-/** Sample values by field kind, for the generated examples. */
-const SAMPLES: Readonly<Record<string, unknown>> = {
-  number: 0.93,
-  integer: 120000,
-  date: '2026-01-31',
-  datetime: '2026-01-31T09:30:00Z',
-  'number-map': { demographic_parity: 0.04 },
-  boolean: true,
-};
-
-/** An example value of a field: its first enum value, a sample of its kind, or a phrase from its description. */
-function sampleFor(field: FieldSpec): unknown {
-  if (field.enum) return field.kind === 'string[]' ? [field.enum[0]] : field.enum[0];
-  if (field.wire === ART5_FIELD) return false; // an example must never suggest certifying for a human
-  if (field.kind in SAMPLES) return SAMPLES[field.kind];
-  const phrase = field.description.split(/[,(;]/)[0]!.trim();
-  if (field.kind === 'string[]') return [phrase];
-  return /(^by|_by|reviewer|user)$/.test(field.wire) ? 'alice@example.com' : phrase;
 }
 
 function describeField(field: FieldSpec, required: boolean): string {
@@ -119,8 +99,8 @@ function fieldSchema(field: FieldSpec, required: boolean): JsonSchema {
       'A HUMAN must confirm this: true certifies that no prohibited practice of EU AI Act Art 5 applies to the system. ' +
       'Never set it yourself and never assume it: ask the person responsible, and give their name as art5_confirmed_by. No default.';
   } else if (field.enum || field.kind !== 'string' && field.kind !== 'string[]') {
-    // Free text has no telling sample: the tool's whole example (`examples` of the object) shows it in place.
-    schema.examples = [sampleFor(field)];
+    // Free text is shown in the tool's whole example (`examples` of the object), in place.
+    schema.examples = [field.example];
   }
   return schema;
 }
@@ -149,26 +129,24 @@ export function recordToolSchema(spec: RecordTypeSpec): RecordToolSchema {
   const bindings = argumentBindings(recordFlags(spec).bindings);
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
-  const example: Record<string, unknown> = { [SYSTEM_ARGUMENT]: 'loan-scorer' };
+  // The catalogue's realistic example record (the same one `evidence add <type> --help` shows).
+  const selection = exampleSelection(spec);
+  const example: Record<string, unknown> = { [SYSTEM_ARGUMENT]: EXAMPLE_SYSTEM };
 
   for (const binding of bindings) {
     switch (binding.kind) {
       case 'field':
         properties[binding.argument] = fieldSchema(binding.field, binding.required);
-        if (binding.required) {
-          required.push(binding.argument);
-          example[binding.argument] = sampleFor(binding.field);
-        }
+        if (binding.required) required.push(binding.argument);
+        if (selection.fields.includes(binding.field)) example[binding.argument] = binding.field.example;
         break;
       case 'top': {
         const schema: JsonSchema = { type: 'string', description: binding.input.description };
         if (binding.input.enum) schema.enum = [...binding.input.enum];
         if (binding.input.kind === 'datetime') schema.format = 'date-time';
         properties[binding.argument] = schema;
-        if (binding.input.required) {
-          required.push(binding.argument);
-          example[binding.argument] = 'alice@example.com';
-        }
+        if (binding.input.required) required.push(binding.argument);
+        if (selection.topInputs.includes(binding.input)) example[binding.argument] = binding.input.example;
         break;
       }
       case 'common': {

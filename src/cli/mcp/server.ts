@@ -5,6 +5,7 @@
  * what to do, never a protocol error or a crash; every text that leaves is scrubbed of the API key
  * and the signing key (defence in depth: no code path puts them there).
  */
+import { ENVIRONMENT } from '../environment.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
@@ -36,7 +37,10 @@ const INSTRUCTIONS =
 
 /** The secrets of a run: whatever is set of the API key and the signing key, as text. */
 export async function secretsOf(deps: Factory): Promise<string[]> {
-  const secrets = [deps.env.SERVICE_API_KEY, deps.env.SERVICE_SIGNING_KEY];
+  const secrets = ['apiKey', 'signingKey'].flatMap((setting) => {
+    const entry = ENVIRONMENT.find((variable) => variable.setting === setting)!;
+    return [deps.env[entry.name], entry.alias === undefined ? undefined : deps.env[entry.alias]];
+  });
   try {
     secrets.push((await deps.settings()).apiKey);
   } catch {

@@ -47,7 +47,15 @@ export interface FieldSpec {
   /** true when a client input gives the value: false for values the client always sets itself */
   readonly fixed?: boolean;
   readonly description: string;
+  /**
+   * A realistic value, as the payload holds it: help examples are built from these (and a test
+   * builds and validates a record from them), so every field has one.
+   */
+  readonly example: FieldExample;
 }
+
+/** An example value of a field: what its payload key holds. */
+export type FieldExample = string | number | boolean | readonly string[] | Readonly<Record<string, number>>;
 
 /** A client input that fills a top-level member of the record rather than a payload key. */
 export interface TopInputSpec {
@@ -57,6 +65,8 @@ export interface TopInputSpec {
   readonly required: boolean;
   readonly enum?: readonly string[];
   readonly description: string;
+  /** a realistic value, for help examples */
+  readonly example: string;
 }
 
 /** Top-level members other than record_type/payload/system_name. */
