@@ -107,6 +107,12 @@ export class ConfigError extends CliError {
   readonly code = 'config_error';
 }
 
+/** Something the command needs is not reachable now (a database server that refuses connections). */
+export class UnavailableError extends CliError {
+  override readonly name = 'UnavailableError';
+  readonly code = 'unavailable';
+}
+
 /** One or more signatures do not verify; the report is already on stdout. */
 export class SignatureMismatchError extends CliError {
   override readonly name = 'SignatureMismatchError';

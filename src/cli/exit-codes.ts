@@ -22,6 +22,7 @@ import {
   PartialFailureError,
   PipeClosedError,
   SignatureMismatchError,
+  UnavailableError,
   UsageError,
 } from './errors.js';
 import { GatesFailedError } from './gates/verdict.js';
@@ -83,6 +84,7 @@ export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof DataError) return EXIT.DATA_ERROR;
   if (error instanceof InputFileError) return EXIT.NO_INPUT;
   if (error instanceof ConfigError) return EXIT.CONFIG;
+  if (error instanceof UnavailableError) return EXIT.UNAVAILABLE;
   if (error instanceof SignatureMismatchError || error instanceof LedgerCheckError) return EXIT.HARD_FAIL;
   if (error instanceof InterruptedError) return EXIT.INTERRUPTED;
   if (error instanceof PipeClosedError) return EXIT.OK;

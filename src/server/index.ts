@@ -51,4 +51,5 @@ export { HttpError, ERROR_CODES, type ErrorBody, type ErrorCode, type LogLine } 
 export { createLogWriter, type LogClock, type LogWriter } from './log-writer.js';
 export { SchemaVersionError, DatabaseInUseError, DatabaseReadOnlyError, DatabaseFileChangedError } from './store/errors.js';
 export { assertWritable } from './store/sqlite/database.js';
+export { copySqliteToPostgres, MigrationSideError, MigrationTargetNotEmptyError, type CopyProgress, type CopyResult, type WorkspaceLogComparison } from './store/sqlite-to-postgres.js';
 export { DEFAULT_LIMITS, type ServiceLimits } from './limits.js';

@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { createApp, type AppLedgerOptions, type ServiceApp } from './app.js';
 import type { LogLine } from './errors.js';
 import type { ServiceLimits } from './limits.js';
+import { displayLocation } from './store/location.js';
 import { claimForServing } from './store/open-store.js';
 
 export interface ServerOptions {
@@ -94,7 +95,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const address = service.app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
-  logEvent(logLine, { msg: 'listening', url, db: options.db, verify_workers: service.verifyWorkers });
+  // a PostgreSQL URL's password never reaches a log
+  logEvent(logLine, { msg: 'listening', url, db: displayLocation(options.db), verify_workers: service.verifyWorkers });
 
   let closing: Promise<void> | undefined;
   return {

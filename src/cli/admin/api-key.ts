@@ -7,12 +7,13 @@ import type { ApiKeyInfo } from '../../server/index.js';
 import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import { printFields, printJson, printTable, type Column } from '../render.js';
-import { databasePath, withDatabaseErrors } from './database.js';
+import { databaseLocation, dbOption, withDatabaseErrors } from './database.js';
 import { adminWorkspace, parseDuration } from './options.js';
 
 export interface ApiKeyCreateOptions {
   json: boolean;
-  db: string;
+  /** the database (--db; default DATABASE_URL) */
+  db?: string | undefined;
   workspaceId: string;
   name?: string;
   /** lifetime in ms (default: no expiry) */
@@ -21,17 +22,18 @@ export interface ApiKeyCreateOptions {
 
 export interface ApiKeyListOptions {
   json: boolean;
-  db: string;
+  /** the database (--db; default DATABASE_URL) */
+  db?: string | undefined;
   workspaceId?: string;
 }
 
 export interface ApiKeyRevokeOptions {
   json: boolean;
-  db: string;
+  /** the database (--db; default DATABASE_URL) */
+  db?: string | undefined;
   keyId: string;
 }
 
-const dbOption = () => new Option('--db <file>', 'the service database').makeOptionMandatory();
 
 /** The fields of a key, in the order shown. */
 function keyFields(key: ApiKeyInfo): [string, unknown][] {
@@ -54,7 +56,7 @@ export function createApiKeyCreateCommand(factory: Factory): Command {
     .addOption(dbOption())
     .option('--name <name>', 'a label for listings (e.g. "github-actions")')
     .addOption(new Option('--expires-in <duration>', 'lifetime: 12h, 90d, 2w, 1y (default: no expiry)').argParser(parseDuration))
-    .action(async (flags: { db: string; name?: string; expiresIn?: number }) =>
+    .action(async (flags: { db?: string; name?: string; expiresIn?: number }) =>
       runCreate(
         {
           json: factory.globals.json === true,
@@ -71,7 +73,7 @@ export function createApiKeyCreateCommand(factory: Factory): Command {
 }
 
 export async function runCreate(options: ApiKeyCreateOptions, deps: Factory): Promise<void> {
-  const path = databasePath(options.db, deps.cwd, true);
+  const path = databaseLocation(options.db, deps, true, 'admin api-key create');
   const created = await withDatabaseErrors(path, (server) =>
     server.createApiKey(path, {
       workspaceId: options.workspaceId,
@@ -89,7 +91,7 @@ export function createApiKeyListCommand(factory: Factory): Command {
     .description('list the API keys (ids, prefixes, dates; never the keys)')
     .usage('--db FILE [--workspace WS]')
     .addOption(dbOption())
-    .action(async (flags: { db: string }) => {
+    .action(async (flags: { db?: string }) => {
       const workspaceId = adminWorkspace(factory, false, 'admin api-key list');
       return runList({ json: factory.globals.json === true, db: flags.db, ...(workspaceId ? { workspaceId } : {}) }, factory);
     });
@@ -112,7 +114,7 @@ const KEY_COLUMNS: readonly Column<ApiKeyInfo>[] = [
 ];
 
 export async function runList(options: ApiKeyListOptions, deps: Factory): Promise<void> {
-  const path = databasePath(options.db, deps.cwd, true);
+  const path = databaseLocation(options.db, deps, true, 'admin api-key list');
   const keys = await withDatabaseErrors(path, (server) => server.listApiKeys(path, options.workspaceId ? { workspaceId: options.workspaceId } : {}));
   if (options.json) return printJson(deps.io.stdout, { api_keys: keys });
   if (keys.length === 0) {
@@ -127,13 +129,13 @@ export function createApiKeyRevokeCommand(factory: Factory): Command {
     .description('revoke an API key at once (revoking it again changes nothing)')
     .addArgument(new Argument('<key-id>', 'the key\'s id, from `admin api-key list`'))
     .addOption(dbOption())
-    .action(async (keyId: string, flags: { db: string }) => runRevoke({ json: factory.globals.json === true, db: flags.db, keyId }, factory));
+    .action(async (keyId: string, flags: { db?: string }) => runRevoke({ json: factory.globals.json === true, db: flags.db, keyId }, factory));
   command.addHelpText('after', '\nRequests with the key are refused (401, exit 77 in govctl) from then on. --json prints the key\'s fields.\n');
   return addExamples(command, ['govctl admin api-key revoke --db server.db key_…']);
 }
 
 export async function runRevoke(options: ApiKeyRevokeOptions, deps: Factory): Promise<void> {
-  const path = databasePath(options.db, deps.cwd, true);
+  const path = databaseLocation(options.db, deps, true, 'admin api-key revoke');
   const key = await withDatabaseErrors(path, (server) => server.revokeApiKey(path, options.keyId));
   if (options.json) return printJson(deps.io.stdout, key);
   await printFields(deps.io.stdout, keyFields(key));

@@ -1,14 +1,51 @@
 /**
- * The service database as `govctl admin` and `govctl serve` use it: the server module loaded
- * lazily (SQLite and Fastify load only here, style.md rule 10), and the failures of opening or
- * changing a database mapped to the CLI's typed errors (docs/exit-codes.md):
- * a missing file or directory 66, a file that is not a govctl database 65, a database from a newer
- * govctl 78, an unknown workspace or key id 65 (`not_found`), an invalid value 64.
+ * The service database as `govctl admin` and `govctl serve` use it: where it is (`--db`, else
+ * DATABASE_URL: a SQLite file or a PostgreSQL URL, never one taken for the other), the server
+ * module loaded lazily (SQLite, PostgreSQL and Fastify load only here, style.md rule 10), and the
+ * failures of opening or changing a database mapped to the CLI's typed errors (docs/exit-codes.md):
+ * a missing file or directory, or a PostgreSQL database that does not exist 66, a file that is not
+ * a govctl database 65, a database from a newer govctl 78, PostgreSQL refusing the credentials 78,
+ * PostgreSQL not reachable 69, an unknown workspace or key id 65 (`not_found`), an invalid value 64.
+ * A PostgreSQL URL is only ever shown without its password (store/location.ts).
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { ConfigError, DataError, InputFileError, UsageError } from '../errors.js';
+import { Option } from 'commander';
+import { ConfigError, DataError, InputFileError, UnavailableError, UsageError } from '../errors.js';
+import type { Factory } from '../factory.js';
+import { displayLocation, isPostgresLocation, isUrlLike, scrubLocation } from '../../server/store/location.js';
 import { displayPath } from '../settings.js';
+
+/** The environment variable naming the database when `--db` is not given (a PostgreSQL URL only). */
+export const DATABASE_URL_ENV = 'DATABASE_URL';
+/** The environment variable naming the transparency log's key file when `--log-key` is not given. */
+export const LOG_KEY_FILE_ENV = 'GOVCTL_LOG_KEY_FILE';
+
+/** The `--db` option of the admin commands (DATABASE_URL stands in for it). */
+export function dbOption(): Option {
+  return new Option('--db <file|url>', `the service database: a SQLite file or a postgres:// URL (default: $${DATABASE_URL_ENV})`);
+}
+
+/**
+ * The database a command works on: `--db` when given, else DATABASE_URL, which must be a
+ * PostgreSQL URL (hosting platforms set it to one; a file is given with --db). `serve` passes
+ * `fallback` (its data-dir file) for when neither is set; the admin commands require one.
+ * @returns a resolved file path or a PostgreSQL URL (see {@link databasePath})
+ */
+export function databaseLocation(given: string | undefined, deps: Pick<Factory, 'env' | 'cwd'>, mustExist: boolean, command: string): string {
+  if (given !== undefined) return databasePath(given, deps.cwd, mustExist);
+  const fromEnv = deps.env[DATABASE_URL_ENV];
+  if (fromEnv !== undefined && fromEnv !== '') {
+    if (!isPostgresLocation(fromEnv)) {
+      throw new ConfigError(`${DATABASE_URL_ENV} is set but is not a postgres:// URL (it holds ${isUrlLike(fromEnv) ? displayLocation(fromEnv) : 'something else'})`, {
+        field: DATABASE_URL_ENV,
+        hint: 'set it to postgres://USER@HOST:PORT/DATABASE, or give a SQLite file with --db FILE',
+      });
+    }
+    return databasePath(fromEnv, deps.cwd, mustExist);
+  }
+  throw new UsageError(`${command} needs --db FILE|URL (or ${DATABASE_URL_ENV})`, { field: '--db', hint: 'give the SQLite file or postgres:// URL `govctl serve` uses' });
+}
 
 /** The server module (`govctl/server`), loaded on first use. */
 export type ServerModule = typeof import('../../server/index.js');
@@ -22,6 +59,12 @@ export async function loadServer(): Promise<ServerModule> {
  * 66 rather than a new empty database made by a typo; otherwise its directory must exist.
  */
 export function databasePath(file: string, cwd: string, mustExist: boolean): string {
+  // A PostgreSQL URL is the database's address: nothing to resolve or look for on disk. A URL of
+  // another scheme is refused rather than made into a file named after it.
+  if (isPostgresLocation(file)) return file;
+  if (isUrlLike(file)) {
+    throw new UsageError(`${displayLocation(file)} is not a database govctl can use`, { field: '--db', hint: 'give a SQLite file path or a postgres:// (postgresql://) URL' });
+  }
   const path = resolve(cwd, file);
   if (mustExist) {
     if (!existsSync(path)) {
@@ -37,6 +80,28 @@ export function databasePath(file: string, cwd: string, mustExist: boolean): str
     throw new InputFileError(`the database ${displayPath(path)} is a directory`, { field: '--db', hint: 'give the path of a database file' });
   }
   return path;
+}
+
+/** A database location as shown in messages: a file path with `~`, a URL without its password. */
+export function displayDatabase(location: string): string {
+  return isPostgresLocation(location) ? displayLocation(location) : displayPath(location);
+}
+
+/**
+ * The transparency log's key file: `--log-key`, else GOVCTL_LOG_KEY_FILE, else beside a database
+ * file (`<db>.ledger-key`). A PostgreSQL database has no "beside", and its replicas must all sign
+ * with the same key: the file is required (78 with how to make one).
+ */
+export function logKeyFile(location: string, given: string | undefined, deps: Pick<Factory, 'env' | 'cwd'>, server: ServerModule): string {
+  const named = given ?? (deps.env[LOG_KEY_FILE_ENV] || undefined);
+  if (named !== undefined) return resolve(deps.cwd, named);
+  if (isPostgresLocation(location)) {
+    throw new ConfigError(`a PostgreSQL database needs the transparency log's key file: give --log-key FILE (or ${LOG_KEY_FILE_ENV})`, {
+      field: '--log-key',
+      hint: `make one with \`govctl admin ledger-key create --db URL --log-key FILE\` (or \`govctl admin init --db URL --log-key FILE\`), and give every replica the same file`,
+    });
+  }
+  return server.ledgerKeyPath(location);
 }
 
 /** The `code` of a better-sqlite3 error (`SQLITE_NOTADB`, …), if it is one. */
@@ -58,8 +123,55 @@ export async function withDatabaseErrors<T>(path: string, work: (server: ServerM
   }
 }
 
+/** Node's codes for a host that cannot be reached (the connection never got to PostgreSQL). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
+
+/**
+ * What went wrong connecting to PostgreSQL, as the CLI's error: not reachable 69 (start it, or
+ * retry), credentials refused 78 (SQLSTATE class 28, or a password the server asked for and the
+ * URL lacks), no such database 66 (SQLSTATE 3D000). The message names the database without its
+ * password; PostgreSQL's own text never quotes it.
+ */
+function postgresFailure(error: unknown, where: string): Error | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (typeof code === 'string' && UNREACHABLE.has(code)) {
+    return new UnavailableError(`cannot reach the PostgreSQL database ${where} (${code})`, { field: '--db', hint: 'check that PostgreSQL runs and listens on that host and port' });
+  }
+  if ((typeof code === 'string' && code.startsWith('28')) || /client password must be a string|password authentication failed/i.test(message)) {
+    return new ConfigError(`PostgreSQL refused the credentials for ${where}: ${message}`, {
+      field: '--db',
+      hint: 'check the user and password (in the URL, PGPASSWORD or ~/.pgpass) and pg_hba.conf',
+    });
+  }
+  if (code === '3D000') {
+    return new InputFileError(`the PostgreSQL database ${where} does not exist`, { field: '--db', hint: 'create it first (`createdb NAME`, or CREATE DATABASE NAME OWNER USER)' });
+  }
+  if (typeof code === 'string' && code.startsWith('08')) {
+    return new UnavailableError(`cannot connect to the PostgreSQL database ${where}: ${message} (${code})`, { field: '--db', hint: 'check that PostgreSQL runs and accepts connections' });
+  }
+  return undefined;
+}
+
+/**
+ * The CLI's error for a failure on the database at `path`. Whatever is not recognised keeps its
+ * type (an internal error, 70), its message scrubbed of the URL's password.
+ */
 export function mapDatabaseError(error: unknown, path: string, server: ServerModule): unknown {
-  const where = displayPath(path);
+  const mapped = mapKnownDatabaseError(error, path, server);
+  if (mapped === error && error instanceof Error && isPostgresLocation(path)) {
+    error.message = scrubLocation(error.message, path);
+    if (error.stack !== undefined) error.stack = scrubLocation(error.stack, path);
+  }
+  return mapped;
+}
+
+function mapKnownDatabaseError(error: unknown, path: string, server: ServerModule): unknown {
+  const where = displayDatabase(path);
+  if (isPostgresLocation(path)) {
+    const failure = postgresFailure(error, where);
+    if (failure !== undefined) return failure;
+  }
   if (error instanceof server.AdminError) {
     if (error.code === 'not_found') {
       const hint = error.field === 'public-key' ? 'see `govctl admin signing-key list --db FILE --workspace WS`' : 'see `govctl admin api-key list --db FILE` for the ids in this database';

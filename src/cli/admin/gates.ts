@@ -10,12 +10,13 @@ import { addExamples, wholeNumber } from '../command-kit.js';
 import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { printJson, printTable, type Column } from '../render.js';
-import { databasePath, withDatabaseErrors } from './database.js';
+import { databaseLocation, dbOption, withDatabaseErrors } from './database.js';
 import { adminWorkspace } from './options.js';
 
 export interface AdminGatesSetOptions {
   json: boolean;
-  db: string;
+  /** the database (--db; default DATABASE_URL) */
+  db?: string | undefined;
   workspaceId: string;
   framework: Framework;
   mode?: GateMode;
@@ -24,7 +25,8 @@ export interface AdminGatesSetOptions {
 
 export interface AdminGatesShowOptions {
   json: boolean;
-  db: string;
+  /** the database (--db; default DATABASE_URL) */
+  db?: string | undefined;
   workspaceId: string;
 }
 
@@ -54,7 +56,6 @@ async function printPolicy(deps: Factory, json: boolean, workspaceId: string, ga
   await printTable(out, out.isTTY ? COLUMNS : TSV_COLUMNS, gates, { now: deps.clock });
 }
 
-const dbOption = () => new Option('--db <file>', 'the service database').makeOptionMandatory();
 
 export function createAdminGatesSetCommand(factory: Factory): Command {
   const command = new Command('set')
@@ -64,7 +65,7 @@ export function createAdminGatesSetCommand(factory: Factory): Command {
     .addOption(new Option('--mode <mode>', 'required (blocking: exit code 2 when failing) or advisory (exit code 1)').choices(GATE_MODES))
     .addOption(new Option('--threshold <percent>', 'the score that passes, 0–100 (equal passes)').argParser(wholeNumber('--threshold', { min: 0, max: 100 })))
     .addOption(dbOption())
-    .action(async (framework: Framework, flags: { db: string; mode?: GateMode; threshold?: number }) =>
+    .action(async (framework: Framework, flags: { db?: string; mode?: GateMode; threshold?: number }) =>
       runSet(
         {
           json: factory.globals.json === true,
@@ -88,7 +89,7 @@ export async function runSet(options: AdminGatesSetOptions, deps: Factory): Prom
   if (options.mode === undefined && options.threshold === undefined) {
     throw new UsageError('admin gates set needs --mode, --threshold or both', { hint: 'e.g. --mode required --threshold 80' });
   }
-  const path = databasePath(options.db, deps.cwd, true);
+  const path = databaseLocation(options.db, deps, true, 'admin gates set');
   const gates = await withDatabaseErrors(path, (server) =>
     server.setGatePolicy(path, {
       workspaceId: options.workspaceId,
@@ -105,13 +106,13 @@ export function createAdminGatesShowCommand(factory: Factory): Command {
     .description('show a workspace\'s gate policy: every framework, its mode, threshold and whether it is the default')
     .usage('--db FILE --workspace WS')
     .addOption(dbOption())
-    .action(async (flags: { db: string }) => runShow({ json: factory.globals.json === true, db: flags.db, workspaceId: adminWorkspace(factory, true, 'admin gates show') }, factory));
+    .action(async (flags: { db?: string }) => runShow({ json: factory.globals.json === true, db: flags.db, workspaceId: adminWorkspace(factory, true, 'admin gates show') }, factory));
   command.addHelpText('after', '\nPiped, one line per framework: framework, mode, threshold, source (workspace or default).\n');
   return addExamples(command, ['govctl admin gates show --db server.db --workspace ws_…']);
 }
 
 export async function runShow(options: AdminGatesShowOptions, deps: Factory): Promise<void> {
-  const path = databasePath(options.db, deps.cwd, true);
+  const path = databaseLocation(options.db, deps, true, 'admin gates show');
   const gates = await withDatabaseErrors(path, (server) => server.getGatePolicy(path, { workspaceId: options.workspaceId }));
   await printPolicy(deps, options.json, options.workspaceId, gates);
 }

@@ -10,6 +10,7 @@ import { createApiKeyCreateCommand, createApiKeyListCommand, createApiKeyRevokeC
 import { createAdminGatesSetCommand, createAdminGatesShowCommand } from './gates.js';
 import { createAdminInitCommand } from './init.js';
 import { createLedgerKeyCommand, createWitnessCommand } from './ledger.js';
+import { createAdminMigrateCommand } from './migrate.js';
 import { createSigningKeyAddCommand, createSigningKeyListCommand, createSigningKeyPolicyCommand, createSigningKeyRevokeCommand } from './signing-key.js';
 
 export function createAdminCommand(factory: Factory): Command {
@@ -32,12 +33,14 @@ export function createAdminCommand(factory: Factory): Command {
     .addCommand(gates)
     .addCommand(createLedgerKeyCommand(factory))
     .addCommand(createWitnessCommand(factory))
-    .addCommand(signingKey);
+    .addCommand(signingKey)
+    .addCommand(createAdminMigrateCommand(factory));
   return addExamples(command, [
     'govctl admin init --db server.db --json',
     'govctl admin api-key create --db server.db --workspace ws_… --name ci --expires-in 90d',
     'govctl admin api-key revoke --db server.db key_…',
     'govctl admin gates set eu_ai_act --mode required --threshold 90 --db server.db --workspace ws_…',
     'govctl admin signing-key add --db server.db --workspace ws_… --public-key HEX --name ci',
+    'govctl admin migrate --from server.db --to postgres://govctl@db.internal/govctl',
   ]);
 }

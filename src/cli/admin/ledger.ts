@@ -4,31 +4,29 @@
  * and `govctl admin witness add|list|revoke` registers the witnesses whose cosignatures a
  * workspace's log accepts and serves.
  */
-import { Argument, Command, Option } from 'commander';
+import { Argument, Command } from 'commander';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { WitnessInfo } from '../../server/index.js';
 import { addExamples } from '../command-kit.js';
 import { ConfigError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { printFields, printJson, printTable, type Column } from '../render.js';
 import { displayPath } from '../settings.js';
-import { databasePath, withDatabaseErrors } from './database.js';
+import { databaseLocation, dbOption, logKeyFile, withDatabaseErrors } from './database.js';
 import { adminWorkspace } from './options.js';
 
-const dbOption = () => new Option('--db <file>', 'the service database').makeOptionMandatory();
 const DEFAULT_PREFIX = 'govctl.local/ledger';
 
 export function createLedgerKeyCommand(factory: Factory): Command {
   const create = new Command('create')
     .description('create the log key file of a database (0600, never overwritten) and print each workspace\'s verifier key')
     .addOption(dbOption())
-    .option('--log-key <file>', 'where to write it (default: <db>.ledger-key, where `govctl serve` looks)')
+    .option('--log-key <file>', 'where to write it (default: $GOVCTL_LOG_KEY_FILE, else <db>.ledger-key, where `govctl serve` looks; required with a PostgreSQL URL)')
     .option('--log-origin <prefix>', 'the origin prefix `govctl serve --log-origin` will use', DEFAULT_PREFIX)
-    .action(async (flags: { db: string; logKey?: string; logOrigin: string }) => {
-      const path = databasePath(flags.db, factory.cwd, true);
+    .action(async (flags: { db?: string; logKey?: string; logOrigin: string }) => {
+      const path = databaseLocation(flags.db, factory, true, 'admin ledger-key create');
       const result = await withDatabaseErrors(path, async (server) => {
-        const file = flags.logKey !== undefined ? resolve(factory.cwd, flags.logKey) : server.ledgerKeyPath(path);
+        const file = logKeyFile(path, flags.logKey, factory, server);
         if (existsSync(file)) throw new ConfigError(`the log key file ${displayPath(file)} exists already; it is never overwritten`, { field: '--log-key', hint: 'see "Rotating the log key" in docs/ledger.md' });
         server.createLedgerKey(file, flags.logOrigin);
         return { file, keys: await server.ledgerVerifierKeys(path, server.readLedgerKey(file), flags.logOrigin) };
@@ -37,7 +35,7 @@ export function createLedgerKeyCommand(factory: Factory): Command {
       await printFields(factory.io.stdout, [['ledger_key_file', displayPath(result.file)], ...result.keys.map((k): [string, unknown] => [k.workspace_id, k.verifier_key])]);
     });
   const command = new Command('ledger-key').description('the transparency log\'s signing key file').addCommand(create);
-  addExamples(create, ['govctl admin ledger-key create --db /var/lib/govctl/server.db']);
+  addExamples(create, ['govctl admin ledger-key create --db /var/lib/govctl/server.db', 'govctl admin ledger-key create --db postgres://govctl@db/govctl --log-key /etc/govctl/ledger-key']);
   return command;
 }
 
@@ -60,8 +58,8 @@ export function createWitnessCommand(factory: Factory): Command {
     .addOption(dbOption())
     .requiredOption('--key <vkey>', 'the witness verifier key: <name>+<key id>+<base64>')
     .option('--name <name>', 'the witness name (must be the key\'s name)')
-    .action(async (flags: { db: string; key: string; name?: string }) => {
-      const path = databasePath(flags.db, factory.cwd, true);
+    .action(async (flags: { db?: string; key: string; name?: string }) => {
+      const path = databaseLocation(flags.db, factory, true, 'admin witness add');
       const workspaceId = adminWorkspace(factory, true, 'admin witness add');
       const witness = await withDatabaseErrors(path, (server) => server.addWitness(path, { workspaceId, key: flags.key, ...(flags.name !== undefined ? { name: flags.name } : {}) }));
       await printWitness(factory, witness);
@@ -69,8 +67,8 @@ export function createWitnessCommand(factory: Factory): Command {
   const list = new Command('list')
     .description('list the witnesses of a workspace (or of every workspace)')
     .addOption(dbOption())
-    .action(async (flags: { db: string }) => {
-      const path = databasePath(flags.db, factory.cwd, true);
+    .action(async (flags: { db?: string }) => {
+      const path = databaseLocation(flags.db, factory, true, 'admin witness list');
       const workspaceId = adminWorkspace(factory, false, 'admin witness list');
       const witnesses = await withDatabaseErrors(path, (server) => server.listWitnesses(path, workspaceId !== undefined ? { workspaceId } : {}));
       if (factory.globals.json === true) return printJson(factory.io.stdout, { witnesses });
@@ -80,8 +78,8 @@ export function createWitnessCommand(factory: Factory): Command {
     .description('stop accepting a witness\'s cosignatures for a workspace')
     .addOption(dbOption())
     .addArgument(new Argument('<name>', 'the witness name'))
-    .action(async (name: string, flags: { db: string }) => {
-      const path = databasePath(flags.db, factory.cwd, true);
+    .action(async (name: string, flags: { db?: string }) => {
+      const path = databaseLocation(flags.db, factory, true, 'admin witness revoke');
       const workspaceId = adminWorkspace(factory, true, 'admin witness revoke');
       await printWitness(factory, await withDatabaseErrors(path, (server) => server.revokeWitness(path, { workspaceId, name })));
     });

@@ -9,13 +9,12 @@ import type { KeyPolicy, SigningKeyInfo, SigningKeyRegistry } from '../../server
 import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import { printFields, printJson, printTable, type Column } from '../render.js';
-import { databasePath, withDatabaseErrors } from './database.js';
+import { databaseLocation, dbOption, withDatabaseErrors } from './database.js';
 import { adminWorkspace } from './options.js';
 
 /** The policies, named here too so that the CLI's help does not load the server module. */
 const POLICIES: readonly KeyPolicy[] = ['open', 'registered'];
 
-const dbOption = () => new Option('--db <file>', 'the service database').makeOptionMandatory();
 
 function publicKeyArg(value: string): string {
   if (!/^[0-9a-fA-F]{64}$/.test(value.trim())) throw new InvalidArgumentError('must be an Ed25519 public key: 64 hex characters (govctl signing-key public)');
@@ -37,7 +36,8 @@ function keyFields(key: SigningKeyInfo): [string, unknown][] {
 
 export interface SigningKeyChangeOptions {
   json: boolean;
-  db: string;
+  /** the database (--db; default DATABASE_URL) */
+  db?: string | undefined;
   workspaceId: string;
   publicKeyHex: string;
   name?: string;
@@ -50,7 +50,7 @@ export function createSigningKeyAddCommand(factory: Factory): Command {
     .addOption(dbOption())
     .addOption(publicKeyOption())
     .option('--name <name>', 'a label for listings (e.g. "ci-runner")')
-    .action(async (flags: { db: string; publicKey: string; name?: string }) =>
+    .action(async (flags: { db?: string; publicKey: string; name?: string }) =>
       runAdd(
         {
           json: factory.globals.json === true,
@@ -67,7 +67,7 @@ export function createSigningKeyAddCommand(factory: Factory): Command {
 }
 
 export async function runAdd(options: SigningKeyChangeOptions, deps: Factory): Promise<void> {
-  const path = databasePath(options.db, deps.cwd, true);
+  const path = databaseLocation(options.db, deps, true, 'admin signing-key add');
   const key = await withDatabaseErrors(path, (server) =>
     server.addSigningKey(path, { workspaceId: options.workspaceId, publicKeyHex: options.publicKeyHex, ...(options.name !== undefined ? { name: options.name } : {}) }),
   );
@@ -81,7 +81,7 @@ export function createSigningKeyRevokeCommand(factory: Factory): Command {
     .usage('--db FILE --workspace WS --public-key HEX')
     .addOption(dbOption())
     .addOption(publicKeyOption())
-    .action(async (flags: { db: string; publicKey: string }) =>
+    .action(async (flags: { db?: string; publicKey: string }) =>
       runRevoke({ json: factory.globals.json === true, db: flags.db, workspaceId: adminWorkspace(factory, true, 'admin signing-key revoke'), publicKeyHex: flags.publicKey }, factory),
     );
   command.addHelpText('after', '\nUnder the registered policy its signatures earn `declared` from the next request on; attestations\nstored before keep their tier. --json prints the key\'s fields.\n');
@@ -89,7 +89,7 @@ export function createSigningKeyRevokeCommand(factory: Factory): Command {
 }
 
 export async function runRevoke(options: SigningKeyChangeOptions, deps: Factory): Promise<void> {
-  const path = databasePath(options.db, deps.cwd, true);
+  const path = databaseLocation(options.db, deps, true, 'admin signing-key revoke');
   const key = await withDatabaseErrors(path, (server) => server.revokeSigningKey(path, { workspaceId: options.workspaceId, publicKeyHex: options.publicKeyHex }));
   if (options.json) return printJson(deps.io.stdout, key);
   await printFields(deps.io.stdout, keyFields(key));
@@ -121,8 +121,8 @@ export function createSigningKeyListCommand(factory: Factory): Command {
     .description('show a workspace\'s key policy and its verifying keys (revoked ones too)')
     .usage('--db FILE --workspace WS')
     .addOption(dbOption())
-    .action(async (flags: { db: string }) => {
-      const path = databasePath(flags.db, factory.cwd, true);
+    .action(async (flags: { db?: string }) => {
+      const path = databaseLocation(flags.db, factory, true, 'admin signing-key list');
       const workspaceId = adminWorkspace(factory, true, 'admin signing-key list');
       const registry = await withDatabaseErrors(path, (server) => server.listSigningKeys(path, { workspaceId }));
       await printRegistry(registry, factory.globals.json === true, factory);
@@ -137,8 +137,8 @@ export function createSigningKeyPolicyCommand(factory: Factory): Command {
     .addArgument(new Argument('<policy>', 'open or registered').choices(POLICIES))
     .usage('open|registered --db FILE --workspace WS')
     .addOption(dbOption())
-    .action(async (policy: KeyPolicy, flags: { db: string }) => {
-      const path = databasePath(flags.db, factory.cwd, true);
+    .action(async (policy: KeyPolicy, flags: { db?: string }) => {
+      const path = databaseLocation(flags.db, factory, true, 'admin signing-key policy');
       const workspaceId = adminWorkspace(factory, true, 'admin signing-key policy');
       const registry = await withDatabaseErrors(path, (server) => server.setSigningKeyPolicy(path, { workspaceId, policy }));
       await printRegistry(registry, factory.globals.json === true, factory);

@@ -7,14 +7,15 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { addExamples, markWindsDown, wholeNumber } from '../command-kit.js';
 import { ConfigError, InputFileError, UsageError } from '../errors.js';
 import { DEFAULT_LOG_ORIGIN_PREFIX, ledgerOrigin } from '../../core/ledger/entry.js';
 import type { Factory } from '../factory.js';
 import { displayPath } from '../settings.js';
-import { databasePath, mapDatabaseError, loadServer, type ServerModule } from '../admin/database.js';
+import { DATABASE_URL_ENV, databaseLocation, displayDatabase, logKeyFile, mapDatabaseError, loadServer, LOG_KEY_FILE_ENV, type ServerModule } from '../admin/database.js';
+import { isPostgresLocation } from '../../server/store/location.js';
 import { DEFAULT_LIMITS, type ServiceLimits } from '../../server/limits.js';
 
 export interface ServeOptions {
@@ -22,11 +23,11 @@ export interface ServeOptions {
   host: string;
   /** default 8080; 0 picks a free port */
   port: number;
-  /** the database file (default `<dataDir>/server.db`) */
+  /** the database: a file or a postgres:// URL (default DATABASE_URL, else `<dataDir>/server.db`) */
   db?: string;
   /** worker threads for batch signatures (default: one fewer than the cores) */
   verifyWorkers?: number;
-  /** the transparency log's key file (default `<db>.ledger-key`) */
+  /** the transparency log's key file (default GOVCTL_LOG_KEY_FILE, else `<db>.ledger-key`; required for PostgreSQL) */
   logKey?: string;
   /** the log origin prefix (default govctl.local/ledger) */
   logOrigin?: string;
@@ -62,13 +63,13 @@ export function createServeCommand(factory: Factory): Command {
     .description('run the reference service')
     .addOption(new Option('--host <host>', 'the address to listen on').default('127.0.0.1'))
     .addOption(new Option('--port <port>', 'the port; 0 picks a free one').argParser(wholeNumber('--port', { min: 0, max: 65535 })).default(8080))
-    .option('--db <file>', `the service database (default: <data dir>/${SERVER_DB_FILE}; created if missing)`)
+    .option('--db <file|url>', `the service database: a SQLite file or a postgres:// URL (default: $${DATABASE_URL_ENV}, else <data dir>/${SERVER_DB_FILE}; created if missing)`)
     .addOption(
       new Option('--verify-workers <n>', 'threads that check the signatures of attestation batches (default: one fewer than the cores; 0: none)').argParser(
         wholeNumber('--verify-workers', { min: 0, max: 64 }),
       ),
     )
-    .option('--log-key <file>', 'the transparency log\'s key file (default: <db>.ledger-key, made by `govctl admin init`)')
+    .option('--log-key <file>', `the transparency log's key file (default: $${LOG_KEY_FILE_ENV}, else <db>.ledger-key, made by \`govctl admin init\`; required with PostgreSQL, the same file on every replica)`)
     .option('--log-origin <prefix>', 'the log origin prefix: a workspace\'s log is <prefix>/<workspace_id>', 'govctl.local/ledger')
     .action(async (flags: { host: string; port: number; db?: string; verifyWorkers?: number; logKey?: string; logOrigin?: string } & Record<string, unknown>) => {
       const limits: Partial<ServiceLimits> = {};
@@ -102,13 +103,18 @@ export function createServeCommand(factory: Factory): Command {
       'SIGINT (Ctrl-C) or SIGTERM stops it gracefully, finishing requests in flight, and exits 0; a second\n' +
       'signal drops open connections. Exit codes: 66 the database\'s directory is missing or the database cannot\n' +
       'be written, 65 the file is not a govctl database, 78 the host or port cannot be used (in use, not permitted),\n' +
-      'the database is newer, or another govctl serve is running on it. Limits: docs/security.md.\n',
+      'the database is newer, or another govctl serve is running on it. Limits: docs/security.md.\n' +
+      'PostgreSQL: --db postgres://USER@HOST:PORT/DB (or DATABASE_URL; --db wins) runs this process as one of\n' +
+      'several replicas on one database; give each the same --log-key FILE. The password is never printed (put it\n' +
+      'in PGPASSWORD or ~/.pgpass rather than on the command line). 69: PostgreSQL cannot be reached; 78: it\n' +
+      'refused the credentials; 66: the database does not exist (docs/service.md, "PostgreSQL").\n',
   );
   return addExamples(command, [
     'govctl serve',
     'govctl serve --host 0.0.0.0 --port 8443 --db /var/lib/govctl/server.db',
     'govctl serve --port 0 2> >(grep -m1 -o "http://[^ ]*")',
     'govctl serve --records-per-minute 1200000 --max-connections 4096',
+    'govctl serve --host 0.0.0.0 --db postgres://govctl@db.internal/govctl --log-key /etc/govctl/ledger-key',
   ]);
 }
 
@@ -208,8 +214,10 @@ function logKeyOf(options: ServeOptions, path: string, deps: Factory, server: Se
   } catch (error) {
     throw new UsageError((error as Error).message, { field: '--log-origin' });
   }
-  const file = options.logKey !== undefined ? resolve(deps.cwd, options.logKey) : server.ledgerKeyPath(path);
-  if (options.logKey === undefined && !existsSync(path) && !existsSync(file)) server.createLedgerKey(file, options.logOrigin);
+  const file = logKeyFile(path, options.logKey, deps, server);
+  // A new SQLite database gets its key made beside it; a PostgreSQL database's replicas must share
+  // one key, so none is ever made here for them (a second replica would make a second key).
+  if (!isPostgresLocation(path) && file === server.ledgerKeyPath(path) && !existsSync(path) && !existsSync(file)) server.createLedgerKey(file, options.logOrigin);
   try {
     return { key: server.readLedgerKey(file), originPrefix: options.logOrigin ?? DEFAULT_LOG_ORIGIN_PREFIX };
   } catch (error) {
@@ -218,7 +226,9 @@ function logKeyOf(options: ServeOptions, path: string, deps: Factory, server: Se
       throw new ConfigError(error.message, {
         field: '--log-key',
         hint: missing
-          ? `create it with \`govctl admin ledger-key create --db ${displayPath(path)}\`, or give --log-key FILE (see docs/ledger.md)`
+          ? isPostgresLocation(path)
+            ? `create it once with \`govctl admin ledger-key create --db URL --log-key FILE\` and give every replica the same file (docs/service.md, "PostgreSQL")`
+            : `create it with \`govctl admin ledger-key create --db ${displayPath(path)}\`, or give --log-key FILE (see docs/ledger.md)`
           : 'it must be a file of this user, mode 0600, made by `govctl admin ledger-key create` (see docs/ledger.md)',
       });
     }
@@ -228,7 +238,8 @@ function logKeyOf(options: ServeOptions, path: string, deps: Factory, server: Se
 
 export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   let path: string;
-  if (options.db !== undefined) path = databasePath(options.db, deps.cwd, false);
+  // --db, else DATABASE_URL (a PostgreSQL URL), else the data directory's file
+  if (options.db !== undefined || deps.env[DATABASE_URL_ENV]) path = databaseLocation(options.db, deps, false, 'serve');
   else {
     const { dataDir } = await deps.settings();
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -238,7 +249,7 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   // A database this process cannot write is refused before its log key is looked for: that is
   // the problem to fix first (startServer checks again, and takes the single-instance lock).
   try {
-    server.assertWritable(path);
+    if (!isPostgresLocation(path)) server.assertWritable(path);
   } catch (error) {
     throw databaseRefusal(error, server) ?? error;
   }
@@ -272,9 +283,9 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   try {
     const workers = running.service.verifyWorkers;
     await note(
-      `listening on ${running.url} (database ${displayPath(path)}, ${workers === 1 ? '1 verify worker' : `${workers} verify workers`}); Ctrl-C or SIGTERM stops it`,
+      `listening on ${running.url} (database ${displayDatabase(path)}, ${workers === 1 ? '1 verify worker' : `${workers} verify workers`}); Ctrl-C or SIGTERM stops it`,
     );
-    if (!(await hasApiKeys(server, path))) await note(`no API keys yet: run \`govctl admin init --db ${path}\``);
+    if (!(await hasApiKeys(server, path))) await note(`no API keys yet: run \`govctl admin init --db ${displayDatabase(path)}\``);
     const why = await waiter.stopped;
     await note(`${why}: shutting down, finishing requests in flight`);
     await running.close();

@@ -5,6 +5,7 @@
  * branch here.
  */
 import type { LedgerOptions } from './ledger-common.js';
+import { isPostgresLocation } from './location.js';
 import { acquireServeLock, assertWritable, type ServeLock } from './sqlite/database.js';
 import { openPostgresStore } from './postgres/index.js';
 import { openSqliteStore } from './sqlite/store.js';
@@ -15,10 +16,7 @@ export interface StoreOptions {
   ledger?: LedgerOptions;
 }
 
-/** Whether a location is a PostgreSQL URL rather than a SQLite file. */
-export function isPostgresLocation(location: string): boolean {
-  return /^postgres(?:ql)?:\/\//i.test(location);
-}
+export { isPostgresLocation } from './location.js';
 
 /**
  * Opens (creating and migrating as needed) the store at `location`.
