@@ -6,7 +6,9 @@
  *
  * The database is provisioned with `govctl admin init` on first use; the identity (API key,
  * workspace id) is kept beside it in `<db>.identity.json` so that a restart on the same file
- * (after seeding) uses the same key.
+ * (after seeding) uses the same key. A PostgreSQL database (`db` a postgres:// URL) needs a log key
+ * file (`logKey`, given to init and serve alike, as every replica shares it) and a place for the
+ * identity file (`identityFile`); several replicas on it share the identity.
  *
  * The per-workspace budgets (2000 requests and the record budget a minute by default, spec §8)
  * are raised with `--requests-per-minute` and `--records-per-minute` to 1e9: a load test measures
@@ -22,11 +24,12 @@ const UNLIMITED = '1000000000';
 
 /**
  * Starts `govctl serve` and resolves once it listens.
- * @param {{ db: string, cpu?: number|string, logFile: string, verifyWorkers?: string, nodeArgs?: string[], timeoutMs?: number }} options
+ * @param {{ db: string, cpu?: number|string, logFile: string, verifyWorkers?: string, nodeArgs?: string[], timeoutMs?: number, logKey?: string, identityFile?: string }} options
  * @returns {Promise<{ pid: number, info: { url: string, apiKey: string, workspaceId: string, dbPath: string }, stop(graceMs?: number): Promise<{ code: number|null, signal: string|null }> }>}
  */
-export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [], timeoutMs = 60_000 }) {
-  const identity = provisioned(db);
+export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [], timeoutMs = 60_000, logKey, identityFile = `${db}.identity.json` }) {
+  const keyArgs = logKey !== undefined ? ['--log-key', logKey] : [];
+  const identity = provisioned(db, identityFile, keyArgs);
   const command = [
     process.execPath,
     ...nodeArgs,
@@ -41,6 +44,7 @@ export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [
     '--records-per-minute',
     UNLIMITED,
     ...(verifyWorkers !== undefined ? ['--verify-workers', String(verifyWorkers)] : []),
+    ...keyArgs,
   ];
   const argv = isPinned() && cpu !== undefined ? ['taskset', '-c', String(cpu), ...command] : command;
   // Only what govctl needs: no inherited SERVICE_* or GOVCTL_* setting changes what it does.
@@ -90,10 +94,9 @@ export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [
 }
 
 /** The identity of the database, provisioned with `govctl admin init` the first time. */
-function provisioned(db) {
-  const file = `${db}.identity.json`;
+function provisioned(db, file, keyArgs) {
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
-  const init = spawnSync(process.execPath, [DIST.bin, 'admin', 'init', '--db', db, '--json'], {
+  const init = spawnSync(process.execPath, [DIST.bin, 'admin', 'init', '--db', db, ...keyArgs, '--json'], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8' },
   });
