@@ -6,7 +6,8 @@
  * given, and its checkpoints verify with the independent Python implementation
  * (ledger_service_check.py: RFC 9162 and C2SP written from the texts) over entries read from the
  * entry tiles. Also: a request budget counted exactly across replicas, a revoked key refused by
- * every replica on the next request, and the log's lease taken over when its holder dies.
+ * every replica on the next request, an idempotency key holding across replicas, and the log's
+ * lease taken over when its holder dies.
  *
  * The cluster is this file's own (it is killed). Everything is bounded: writers stop by count,
  * waits are bounded polls of what a process serves; the lease's expiry is the replicas' wall
@@ -416,6 +417,29 @@ describe('what every replica shares', () => {
     expect(perReplica.every((n) => n > 0)).toBe(true);
     await Promise.all(limited.map((replica) => replica.stop()));
   }, 60_000);
+
+  it('holds an idempotency key across replicas: the same write sent to every replica at once is stored once', async () => {
+    const ws = workspaces[2]!;
+    const body = JSON.stringify(evidenceRecord('change_event', { system_name: 'idempotent' }));
+    const replies = await Promise.all(
+      replicas.flatMap((replica) =>
+        [0, 1].map(async () => {
+          const response = await fetch(replica.url + wsPath(ws.id, 'grc/evidence'), {
+            method: 'POST',
+            headers: { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json', 'idempotency-key': 'replicas-once' },
+            body,
+          });
+          return { status: response.status, replayed: response.headers.get('idempotent-replayed') === 'true', json: (await response.json()) as { record_id: string } };
+        }),
+      ),
+    );
+    // every answer is the one write's (201), all but one marked as replays
+    expect(replies.map((reply) => reply.status)).toEqual(replies.map(() => 201));
+    expect(replies.filter((reply) => !reply.replayed).length).toBe(1);
+    expect(new Set(replies.map((reply) => reply.json.record_id)).size).toBe(1);
+    const stored = await withClient(db, async (client) => (await client.query("SELECT count(*)::int AS n FROM evidence WHERE workspace_id = $1 AND system_name = 'idempotent'", [ws.id])).rows[0].n as number);
+    expect(stored).toBe(1);
+  });
 
   it('refuses a key revoked with `govctl admin api-key revoke --db postgres://…` at every replica on the next request', async () => {
     const ws = workspaces[1]!;
