@@ -6,9 +6,7 @@
  *
  * The database is provisioned with `govctl admin init` on first use; the identity (API key,
  * workspace id) is kept beside it in `<db>.identity.json` so that a restart on the same file
- * (after seeding) uses the same key. A PostgreSQL database (`db` a postgres:// URL) needs a log key
- * file (`logKey`, given to init and serve alike, as every replica shares it) and a place for the
- * identity file (`identityFile`); several replicas on it share the identity.
+ * (after seeding) uses the same key.
  *
  * The per-workspace budgets (2000 requests and the record budget a minute by default, spec §8)
  * are raised with `--requests-per-minute` and `--records-per-minute` to 1e9: a load test measures
@@ -24,12 +22,14 @@ const UNLIMITED = '1000000000';
 
 /**
  * Starts `govctl serve` and resolves once it listens.
- * @param {{ db: string, cpu?: number|string, logFile: string, verifyWorkers?: string, nodeArgs?: string[], timeoutMs?: number, logKey?: string, identityFile?: string }} options
+ * `db` may be a postgres:// URL: then `identityFile` says where to keep the identity and
+ * `logKey` is the log's key file (every replica of one database is given the same).
+ * @param {{ db: string, cpu?: number|string, logFile: string, verifyWorkers?: string, nodeArgs?: string[], timeoutMs?: number, identityFile?: string, logKey?: string }} options
  * @returns {Promise<{ pid: number, info: { url: string, apiKey: string, workspaceId: string, dbPath: string }, stop(graceMs?: number): Promise<{ code: number|null, signal: string|null }> }>}
  */
-export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [], timeoutMs = 60_000, logKey, identityFile = `${db}.identity.json` }) {
+export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [], timeoutMs = 60_000, identityFile, logKey }) {
   const keyArgs = logKey !== undefined ? ['--log-key', logKey] : [];
-  const identity = provisioned(db, identityFile, keyArgs);
+  const identity = provisioned(db, identityFile ?? `${db}.identity.json`, keyArgs);
   const command = [
     process.execPath,
     ...nodeArgs,
@@ -96,7 +96,7 @@ export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [
 /** The identity of the database, provisioned with `govctl admin init` the first time. */
 function provisioned(db, file, keyArgs) {
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
-  const init = spawnSync(process.execPath, [DIST.bin, 'admin', 'init', '--db', db, ...keyArgs, '--json'], {
+  const init = spawnSync(process.execPath, [DIST.bin, 'admin', 'init', '--db', db, '--json', ...keyArgs], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8' },
   });

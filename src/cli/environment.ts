@@ -36,6 +36,8 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   { name: 'GOVCTL_DATA_DIR', setting: 'dataDir', group: 'settings', what: 'the directory of the embedded store (--data-dir)' },
   { name: 'GOVCTL_LEDGER_KEY', setting: 'ledgerKey', group: 'settings', what: 'the pinned verifier key of the transparency log (--ledger-key)' },
   { name: 'GOVCTL_TIMEOUT', setting: 'timeout', group: 'settings', what: 'how long each request may take: seconds or a duration, 30, 90s, 2m (--timeout; default 15 s)' },
+  { name: 'DATABASE_URL', group: 'settings', what: '`serve` and `admin`: the PostgreSQL database (a postgres:// URL) when --db is not given' },
+  { name: 'GOVCTL_LOG_KEY_FILE', group: 'settings', what: '`serve` and `admin`: the transparency log\'s key file when --log-key is not given (required with PostgreSQL)' },
   { name: 'GOVCTL_TRUSTED_HOSTS', group: 'trust', what: 'hosts your API key may go to when a project config names them (URLs, comma-separated)' },
   { name: 'CI', group: 'ci', what: 'set (not empty, 0 or false): with nothing configured, fail (78) instead of using the local store' },
   { name: 'GITHUB_STEP_SUMMARY', group: 'ci', what: '`gates check --format github` appends a Markdown summary to this file' },

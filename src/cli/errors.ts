@@ -50,6 +50,7 @@ export const ERROR_CODES = {
   invalid_input: 'input data is not valid',
   invalid_json: 'input is not valid JSON',
   invalid_database: 'the file is not a govctl database',
+  database_unreachable: 'the PostgreSQL database of `serve` or `admin` cannot be reached (refused, unknown host, timeout)',
   input_file_error: 'an input file does not exist or cannot be read',
   signature_invalid: 'one or more signatures do not verify',
   ledger_check_failed: 'a transparency-log check failed',
@@ -107,10 +108,10 @@ export class ConfigError extends CliError {
   readonly code = 'config_error';
 }
 
-/** Something the command needs is not reachable now (a database server that refuses connections). */
-export class UnavailableError extends CliError {
-  override readonly name = 'UnavailableError';
-  readonly code = 'unavailable';
+/** The PostgreSQL database of `serve` or `admin` cannot be reached now (refused, unknown host, timeout). */
+export class DatabaseUnreachableError extends CliError {
+  override readonly name = 'DatabaseUnreachableError';
+  readonly code = 'database_unreachable';
 }
 
 /** One or more signatures do not verify; the report is already on stdout. */

@@ -22,7 +22,7 @@ import {
   PartialFailureError,
   PipeClosedError,
   SignatureMismatchError,
-  UnavailableError,
+  DatabaseUnreachableError,
   UsageError,
 } from './errors.js';
 import { GatesFailedError } from './gates/verdict.js';
@@ -59,7 +59,7 @@ export const EXIT_CODE_MEANINGS: readonly { code: ExitCode; meaning: string; bri
   { code: EXIT.USAGE, meaning: 'usage error: unknown command or flag, missing argument, a flag value outside its type, format or choices', brief: 'usage' },
   { code: EXIT.DATA_ERROR, meaning: 'bad input data: a record fails validation locally or with 400/422 from the service, unreadable JSON', brief: 'bad data' },
   { code: EXIT.NO_INPUT, meaning: 'an input file does not exist or cannot be read', brief: 'missing file' },
-  { code: EXIT.UNAVAILABLE, meaning: 'the service cannot be reached, timed out, or answered 5xx', brief: 'service unavailable' },
+  { code: EXIT.UNAVAILABLE, meaning: 'the service (or the PostgreSQL database of `serve`/`admin`) cannot be reached, timed out, or answered 5xx', brief: 'service unavailable' },
   { code: EXIT.INTERNAL, meaning: 'internal error (a bug)', brief: 'internal' },
   { code: EXIT.TEMP_FAIL, meaning: 'rate limited and still limited after the retry', brief: 'rate limited' },
   { code: EXIT.NO_PERMISSION, meaning: '401 or 403: the service refused the API key (invalid, revoked, expired, or without access)', brief: 'access denied' },
@@ -84,7 +84,7 @@ export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof DataError) return EXIT.DATA_ERROR;
   if (error instanceof InputFileError) return EXIT.NO_INPUT;
   if (error instanceof ConfigError) return EXIT.CONFIG;
-  if (error instanceof UnavailableError) return EXIT.UNAVAILABLE;
+  if (error instanceof DatabaseUnreachableError) return EXIT.UNAVAILABLE;
   if (error instanceof SignatureMismatchError || error instanceof LedgerCheckError) return EXIT.HARD_FAIL;
   if (error instanceof InterruptedError) return EXIT.INTERRUPTED;
   if (error instanceof PipeClosedError) return EXIT.OK;

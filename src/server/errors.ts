@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ValidationIssue } from '../core/index.js';
 import { closeWithoutReadingBody } from './connections.js';
-import { DatabaseFileChangedError } from './store/errors.js';
+import { DatabaseFileChangedError, DatabaseUnavailableError, UnstorableValueError } from './store/errors.js';
 
 /** Every `error` code the service answers with. */
 export const ERROR_CODES = [
@@ -118,6 +118,8 @@ export function toHttpError(error: unknown, request: FastifyRequest): HttpError 
   if (error instanceof HttpError) return error;
   // A write that could not be made durable: never a 2xx, and not a bug of the request either.
   if (error instanceof DatabaseFileChangedError) return new HttpError(503, 'service_unavailable', error.message);
+  if (error instanceof DatabaseUnavailableError) return new HttpError(503, 'service_unavailable', 'the database is unavailable; nothing was stored, retry later');
+  if (error instanceof UnstorableValueError) return new HttpError(422, 'validation_error', error.message);
   if (error && typeof error === 'object' && 'code' in error) return frameworkError(error as FastifyError, request);
   return null;
 }

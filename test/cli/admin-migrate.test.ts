@@ -24,6 +24,7 @@ import { openStore } from '../../src/server/store/open-store.js';
 import { copySqliteToPostgres, addWitness, createApiKey, createLedgerKey, ledgerKeyPath, provision, readLedgerKey, revokeApiKey, setGatePolicy, addSigningKey, setSigningKeyPolicy, startServer } from '../../src/server/index.js';
 import { BIN, cleanEnv, ensureBuilt, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/cli-fixtures.js';
+import { HAS_SCRIPT, runInPty, stripAnsi } from '../helpers/pty.js';
 import { freshDatabase, withClient } from '../helpers/postgres.js';
 import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
@@ -192,6 +193,20 @@ describe('govctl admin migrate', () => {
     const lines = result.stdout.trimEnd().split('\n').map((line) => line.split('\t'));
     expect(lines.map((fields) => [fields[0], fields[5]])).toEqual(workspaces.map((w) => [w.workspaceId, 'same']));
     expect(lines[0]![2]).toBe(report.workspaces[0]!.source.root);
+    // no progress when stderr is not a terminal: only the summary notes
+    expect(result.stderr).not.toContain('migrating');
+    expect(result.stderr).toMatch(/^govctl: copied \d+ rows/);
+  }, 60_000);
+
+  it.skipIf(!HAS_SCRIPT)('shows progress on a terminal', async () => {
+    const url = await freshDatabase('migrate_tty');
+    const result = await runInPty(['admin', 'migrate', '--from', db, '--to', url, '--batch-size', '16'], { timeout: 60_000 });
+    expect(result.exitCode, result.output).toBe(0);
+    const plain = stripAnsi(result.output);
+    expect(plain).toMatch(/migrating \d+ \| /);
+    expect(result.output).toMatch(/\x1b\[\?25l/); // cursor hidden while drawing …
+    expect(result.output).toMatch(/\x1b\[\?25h/); // … and shown again
+    expect(plain).toContain('every log root matches');
   }, 60_000);
 
   it('refuses a target that holds data (78), saying how to start over, and leaves it as it was', async () => {
@@ -270,6 +285,7 @@ describe('govctl admin migrate', () => {
     try {
       // the start-up lines name the database without its password
       expect(stderr).toContain('(database postgres://postgres:***@127.0.0.1:');
+      expect(stderr).toMatch(/"msg":"listening".*"db":"postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:/);
       expect(stderr).not.toContain(PASSWORD);
 
       for (const ws of workspaces) {

@@ -108,6 +108,19 @@ describe('govctl admin on a postgres:// URL', () => {
     expect(serve.stderr).toContain('--log-key');
     expectNoPassword(serve.stderr);
 
+    // a key file that is not there: never made by serve for PostgreSQL (a second replica would make a second key)
+    const missingKey = join(temp.dir, 'no-such-key');
+    const serveMissing = await runCli(['serve', '--db', url, '--port', '0', '--log-key', missingKey], {});
+    expect(serveMissing.exitCode).toBe(78);
+    expect(serveMissing.stderr).toContain('give every replica the same file');
+    expect(existsSync(missingKey)).toBe(false);
+
+    // serve takes DATABASE_URL over its data-dir file when --db is absent: the PostgreSQL database, so the key is asked for
+    const serveFromEnv = await runCli(['serve', '--port', '0'], { env: { DATABASE_URL: url } });
+    expect(serveFromEnv.exitCode).toBe(78);
+    expect(serveFromEnv.stderr).toContain('a PostgreSQL database needs the transparency log');
+    expectNoPassword(serveFromEnv.stderr);
+
     const fromEnv = await runCli(['admin', 'init', '--db', url, '--json'], { env: { GOVCTL_LOG_KEY_FILE: keyFile } });
     expect(fromEnv.exitCode, fromEnv.stderr).toBe(0);
     // the same key file: each workspace's verifier key is named for its origin, the public key the same
@@ -131,8 +144,13 @@ describe('failures reaching PostgreSQL, as exit codes, never showing the passwor
     expectNoPassword(result.stderr);
     const json = await runCli(['admin', 'init', '--db', `postgres://govctl:${PASSWORD}@127.0.0.1:${port}/govctl`, '--log-key', keyFile, '--json'], {});
     expect(json.exitCode).toBe(69);
-    expect(JSON.parse(json.stderr)).toMatchObject({ error: 'unavailable', field: '--db' });
+    expect(JSON.parse(json.stderr)).toMatchObject({ error: 'database_unreachable', field: '--db' });
     expectNoPassword(json.stderr);
+    // a password given as a query parameter is masked too
+    const query = await runCli(['admin', 'api-key', 'list', '--db', `postgresql://govctl@127.0.0.1:${port}/govctl?sslmode=disable&password=${PASSWORD}`], {});
+    expect(query.exitCode).toBe(69);
+    expect(query.stderr).toContain(`postgresql://govctl@127.0.0.1:${port}/govctl?sslmode=disable&password=***`);
+    expectNoPassword(query.stderr);
   });
 
   it('a database that does not exist is 66', async () => {

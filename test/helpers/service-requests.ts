@@ -1,4 +1,5 @@
 /** Shared pieces of the service tests: HTTP calls with fetch, valid records of every type, stored rows. */
+import { execFileSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import type { RecordType } from '../../src/core/index.js';
 import type { EvidenceRow } from '../../src/server/store/rows.js';
@@ -108,14 +109,28 @@ export async function pool<T, R>(items: readonly T[], concurrency: number, task:
   return results;
 }
 
-/** Rows of a table for one workspace, read straight from the database file. */
+/**
+ * Rows of a table for one workspace, read straight from the database: the SQLite file, or (a
+ * postgres:// URL, helpers/postgres.ts) through psql, so that the count stays synchronous.
+ */
 export function countRows(dbPath: string, table: string, workspaceId: string): number {
+  if (/^postgres(ql)?:\/\//.test(dbPath)) return countPostgresRows(dbPath, table, workspaceId);
   const db = new Database(dbPath, { readonly: true });
   try {
     return (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = ?`).get(workspaceId) as { n: number }).n;
   } finally {
     db.close();
   }
+}
+
+function countPostgresRows(url: string, table: string, workspaceId: string): number {
+  if (!/^[a-z_]+$/.test(table)) throw new Error(`not a table name: ${table}`);
+  // on stdin, where psql quotes the variable (:'ws'); -c would not interpolate it
+  const out = execFileSync('psql', ['-X', '-A', '-t', '-q', '-v', 'ON_ERROR_STOP=1', '-v', `ws=${workspaceId}`, '-d', url], {
+    encoding: 'utf8',
+    input: `SELECT count(*) FROM ${table} WHERE workspace_id = :'ws';\n`,
+  });
+  return Number(out.trim());
 }
 
 /** A stored evidence row for store-level tests: the members that matter, the rest empty. */

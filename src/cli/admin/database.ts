@@ -11,7 +11,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Option } from 'commander';
-import { ConfigError, DataError, InputFileError, UnavailableError, UsageError } from '../errors.js';
+import { ConfigError, DataError, InputFileError, DatabaseUnreachableError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { displayLocation, isPostgresLocation, isUrlLike, scrubLocation } from '../../server/store/location.js';
 import { displayPath } from '../settings.js';
@@ -132,11 +132,14 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOU
  * URL lacks), no such database 66 (SQLSTATE 3D000). The message names the database without its
  * password; PostgreSQL's own text never quotes it.
  */
-function postgresFailure(error: unknown, where: string): Error | undefined {
+function postgresFailure(thrown: unknown, where: string, server: ServerModule): Error | undefined {
+  // the store wraps a connection that failed as DatabaseUnavailableError (503 in the service); its cause says why
+  const unavailable = thrown instanceof server.DatabaseUnavailableError;
+  const error = unavailable && thrown.cause !== undefined ? thrown.cause : thrown;
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
   if (typeof code === 'string' && UNREACHABLE.has(code)) {
-    return new UnavailableError(`cannot reach the PostgreSQL database ${where} (${code})`, { field: '--db', hint: 'check that PostgreSQL runs and listens on that host and port' });
+    return new DatabaseUnreachableError(`cannot reach the PostgreSQL database ${where} (${code})`, { field: '--db', hint: 'check that PostgreSQL runs and listens on that host and port' });
   }
   if ((typeof code === 'string' && code.startsWith('28')) || /client password must be a string|password authentication failed/i.test(message)) {
     return new ConfigError(`PostgreSQL refused the credentials for ${where}: ${message}`, {
@@ -147,8 +150,11 @@ function postgresFailure(error: unknown, where: string): Error | undefined {
   if (code === '3D000') {
     return new InputFileError(`the PostgreSQL database ${where} does not exist`, { field: '--db', hint: 'create it first (`createdb NAME`, or CREATE DATABASE NAME OWNER USER)' });
   }
-  if (typeof code === 'string' && code.startsWith('08')) {
-    return new UnavailableError(`cannot connect to the PostgreSQL database ${where}: ${message} (${code})`, { field: '--db', hint: 'check that PostgreSQL runs and accepts connections' });
+  if ((typeof code === 'string' && code.startsWith('08')) || unavailable) {
+    return new DatabaseUnreachableError(`cannot connect to the PostgreSQL database ${where}: ${message}${typeof code === 'string' ? ` (${code})` : ''}`, {
+      field: '--db',
+      hint: 'check that PostgreSQL runs and accepts connections',
+    });
   }
   return undefined;
 }
@@ -169,8 +175,12 @@ export function mapDatabaseError(error: unknown, path: string, server: ServerMod
 function mapKnownDatabaseError(error: unknown, path: string, server: ServerModule): unknown {
   const where = displayDatabase(path);
   if (isPostgresLocation(path)) {
-    const failure = postgresFailure(error, where);
-    if (failure !== undefined) return failure;
+    const failure = postgresFailure(error, where, server);
+    // PostgreSQL's own text never quotes the password; scrubbed anyway, as every message that may
+    if (failure !== undefined) {
+      failure.message = scrubLocation(failure.message, path);
+      return failure;
+    }
   }
   if (error instanceof server.AdminError) {
     if (error.code === 'not_found') {

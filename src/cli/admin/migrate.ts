@@ -5,15 +5,15 @@
  * (2, as a failed log check); a target with data is refused (78) and left as it was.
  */
 import { Command } from 'commander';
-import { addExamples, wholeNumber } from '../command-kit.js';
-import { CliError, ConfigError, LedgerCheckError, UsageError } from '../errors.js';
+import { addExamples, markWindsDown, wholeNumber } from '../command-kit.js';
+import { CliError, ConfigError, InterruptedError, LedgerCheckError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { startProgress } from '../progress.js';
 import { printJson, printTable, type Column } from '../render.js';
 import { displayPath } from '../settings.js';
 import { DATABASE_URL_ENV, databaseLocation, displayDatabase, mapDatabaseError, loadServer } from './database.js';
 import { isPostgresLocation } from '../../server/store/location.js';
-import type { WorkspaceLogComparison } from '../../server/store/sqlite-to-postgres.js';
+import type { CopyResult, WorkspaceLogComparison } from '../../server/store/sqlite-to-postgres.js';
 
 export interface AdminMigrateOptions {
   json: boolean;
@@ -43,6 +43,8 @@ export function createAdminMigrateCommand(factory: Factory): Command {
     .action(async (flags: { from: string; to?: string; batchSize?: number }) =>
       run({ json: factory.globals.json === true, from: flags.from, to: flags.to, ...(flags.batchSize !== undefined ? { batchSize: flags.batchSize } : {}) }, factory),
     );
+  // Ctrl-C ends the copy at the next batch, rolled back (below), rather than leaving it running
+  markWindsDown(command);
   command.addHelpText(
     'after',
     '\nEverything is copied in one PostgreSQL transaction: an interrupted run leaves the target without data, and\n' +
@@ -66,11 +68,15 @@ export async function run(options: AdminMigrateOptions, deps: Factory): Promise<
   const to = options.to ?? databaseLocation(undefined, deps, false, 'admin migrate');
   const server = await loadServer();
   const progress = await startProgress(deps, { label: 'migrating', total: undefined, unit: 'items', detail: '{table}', fields: { table: '' } });
-  let result: Awaited<ReturnType<ServerModuleCopy>>;
+  let result: CopyResult;
   try {
     result = await server.copySqliteToPostgres(from, to, {
       ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
-      onProgress: (p) => progress.update(p.done, { table: `${p.table} (${p.done}/${p.total} rows)` }),
+      onProgress: (p) => {
+        // thrown inside the copy's transaction: PostgreSQL rolls it back, the target stays empty
+        if (deps.signal.aborted) throw new InterruptedError();
+        progress.update(p.done, { table: `${p.table} (${p.done}/${p.total} rows)` });
+      },
     });
   } catch (error) {
     if (error instanceof server.MigrationTargetNotEmptyError) {
@@ -108,8 +114,6 @@ export async function run(options: AdminMigrateOptions, deps: Factory): Promise<
   }
   if (!options.json) await deps.note(`every log root matches; serve it with \`govctl serve --db URL --log-key ${displayPath(from)}.ledger-key\` on every replica`);
 }
-
-type ServerModuleCopy = Awaited<ReturnType<typeof loadServer>>['copySqliteToPostgres'];
 
 /** The error naming the flag of the side that failed (mapDatabaseError names --db). */
 function withField(error: CliError, field: string): CliError {

@@ -25,3 +25,19 @@ export class DatabaseInUseError extends Error {
 export class DatabaseReadOnlyError extends Error {
   override readonly name = 'DatabaseReadOnlyError';
 }
+
+/**
+ * The database cannot be reached or is shutting down (a PostgreSQL server restarting, a network
+ * cut): nothing was stored by the request that met it, and a retry may succeed (503).
+ */
+export class DatabaseUnavailableError extends Error {
+  override readonly name = 'DatabaseUnavailableError';
+}
+
+/**
+ * A value the database cannot hold as sent (PostgreSQL's text cannot hold U+0000), so it was not
+ * stored (422): stored differently, it would no longer be the record that was signed.
+ */
+export class UnstorableValueError extends Error {
+  override readonly name = 'UnstorableValueError';
+}

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SigningKey } from '../../../src/core/index.js';
+import { DatabaseUnavailableError } from '../../../src/server/store/errors.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/server/store/postgres/index.js';
 import { evidenceWrite, startCluster, withClient, type PostgresCluster } from '../../helpers/postgres.js';
 
@@ -26,6 +27,7 @@ describe('PostgreSQL killed during writes', () => {
   it('loses no acknowledged record and leaves the log without a gap', async () => {
     const { workspace_id: ws } = await store.identity.provision({}, Date.now());
     const acknowledged: string[] = [];
+    const failures: unknown[] = [];
     let failed = 0;
     let stop = false;
     // four writers, each a write after the other, until the database dies under them
@@ -35,8 +37,9 @@ describe('PostgreSQL killed during writes', () => {
         try {
           await store.recordEvidence(write);
           acknowledged.push(write.row.record_id);
-        } catch {
+        } catch (error) {
           failed += 1;
+          failures.push(error);
           return;
         }
       }
@@ -46,6 +49,8 @@ describe('PostgreSQL killed during writes', () => {
     stop = true;
     await Promise.all(writers);
     expect(failed).toBeGreaterThan(0); // the kill landed during writes
+    // refused as the database being away (503), never as a bug of the request
+    for (const failure of failures) expect(failure).toBeInstanceOf(DatabaseUnavailableError);
     await cluster.start();
 
     const stored = await withClient(url, async (client) => new Set((await client.query('SELECT record_id FROM evidence WHERE workspace_id = $1', [ws])).rows.map((row) => row.record_id as string)));

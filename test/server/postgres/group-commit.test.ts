@@ -5,6 +5,7 @@
  * replicas at once stores one record.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UnstorableValueError } from '../../../src/server/store/errors.js';
 import type { PostgresStore } from '../../../src/server/store/postgres/index.js';
 import { evidenceWrite, openTestStore, withClient } from '../../helpers/postgres.js';
 
@@ -48,6 +49,17 @@ describe('group commit on PostgreSQL', () => {
     const leaves = await withClient(url, async (client) => (await client.query('SELECT count(*)::int AS n, max(leaf_index)::int AS top FROM ledger_leaves l JOIN workspace_keys k USING (ws_key) WHERE k.workspace_id = $1', [ws])).rows[0]);
     expect(leaves).toEqual({ n: 3, top: 2 });
     expect(await a.evidence.count({ workspaceId: ws, sinceMs: 0 })).toBe(3);
+  });
+
+  it('refuses a text PostgreSQL cannot hold (U+0000) as unstorable, alone in its group, and finds nothing by it', async () => {
+    const { workspace_id: ws } = await a.identity.provision({}, Date.now());
+    const results = await Promise.allSettled([a.recordEvidence(evidenceWrite(ws, 1)), a.recordEvidence(evidenceWrite(ws, 2, { system_name: 'a\u0000b' })), a.recordEvidence(evidenceWrite(ws, 3))]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(UnstorableValueError);
+    expect(await a.evidence.count({ workspaceId: ws, sinceMs: 0 })).toBe(2);
+    expect(await a.evidence.get(ws, 'rec_\u0000')).toBeUndefined();
+    expect(await a.systems.list(ws, '\u0000')).toEqual([]);
+    expect(await a.evidence.list({ workspaceId: ws, sinceMs: 0, limit: 5, afterRecordId: '\u0000' })).toBeNull();
   });
 
   it('rejects a write to a workspace that was never provisioned', async () => {

@@ -68,8 +68,9 @@ const UPSERT_COVERAGE = `
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
   ON CONFLICT (workspace_id, control_id) DO UPDATE SET last_earned_ms = GREATEST(c.last_earned_ms, excluded.last_earned_ms)`;
 
-/** Writes the derived rows of a group's events (in the group's transaction). */
-export async function writeDerived(client: pg.ClientBase, events: readonly DerivedEvent[]): Promise<void> {
+/** The statements that write the derived rows of a group's events (in the group's transaction). */
+export function derivedStatements(events: readonly DerivedEvent[]): { sql: string; params: unknown[] }[] {
+  const statements: { sql: string; params: unknown[] }[] = [];
   const systems = new Map<string, PendingSystem>();
   const coverage = new Map<string, { workspaceId: string; control: string; ms: number }>();
   for (const event of events) {
@@ -110,7 +111,7 @@ export async function writeDerived(client: pg.ClientBase, events: readonly Deriv
   }
   if (systems.size > 0) {
     const rows = [...systems.entries()].sort(([a], [b]) => byCodePoint(a, b)).map(([, s]) => s);
-    await client.query(UPSERT_SYSTEMS, [
+    statements.push({ sql: UPSERT_SYSTEMS, params: [
       rows.map((s) => s.workspaceId),
       rows.map((s) => s.name),
       rows.map(() => newId('sys')),
@@ -122,12 +123,13 @@ export async function writeDerived(client: pg.ClientBase, events: readonly Deriv
       rows.map((s) => s.recordCount),
       rows.map((s) => JSON.stringify([...s.recordTypes].sort(byCodePoint))),
       rows.map((s) => JSON.stringify([...s.controls].sort(byCodePoint))),
-    ]);
+    ] });
   }
   if (coverage.size > 0) {
     const rows = [...coverage.entries()].sort(([a], [b]) => byCodePoint(a, b)).map(([, c]) => c);
-    await client.query(UPSERT_COVERAGE, [rows.map((c) => c.workspaceId), rows.map((c) => c.control), rows.map((c) => c.ms)]);
+    statements.push({ sql: UPSERT_COVERAGE, params: [rows.map((c) => c.workspaceId), rows.map((c) => c.control), rows.map((c) => c.ms)] });
   }
+  return statements;
 }
 
 /** Coverage: control id → epoch ms it was last earned. */

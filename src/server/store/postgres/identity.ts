@@ -14,6 +14,7 @@ import { apiKeyDisplayPrefix, newApiKey, newId } from '../../ids.js';
 import { hashApiKey } from '../sqlite/identity.js';
 import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
 import type { IdentityStore } from '../store.js';
+import { storeError } from './pool.js';
 
 interface KeyRow {
   key_id: string;
@@ -78,7 +79,7 @@ export class PgIdentityStore implements IdentityStore {
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       broken = error as Error;
-      throw error;
+      throw storeError(error);
     } finally {
       // a connection that failed is closed, not handed out again
       client.release(broken);

@@ -19,7 +19,7 @@ import { attestationResult, evidenceResult, IDEMPOTENCY_RETENTION_MS } from '../
 import type { AttestationRow, IdempotencyClaim, IdempotencyHit } from '../rows.js';
 import type { EvidenceWrite, Store, Stored } from '../store.js';
 import { PgBudgetStore } from './budget.js';
-import { lastEarned, writeDerived, type DerivedEvent } from './derived.js';
+import { derivedStatements, lastEarned, type DerivedEvent } from './derived.js';
 import { PgIdentityStore } from './identity.js';
 import { PgLedgerStore, type PgLedgerOptions } from './ledger.js';
 import { migrate } from './migrations.js';
@@ -86,8 +86,8 @@ export class PostgresStore implements Store {
     this.ledger = new PgLedgerStore(pool, this.keys, options.ledger);
     this.writer = new PgGroupCommitWriter(pool, {
       end: async (group) => {
-        await writeDerived(group.client, group.derived as DerivedEvent[]);
-        await this.ledger.advanceHeads(group);
+        for (const { sql, params } of derivedStatements(group.derived as DerivedEvent[])) group.addStatement(sql, params);
+        this.ledger.advanceHeads(group);
         await this.#prune(group);
       },
     });

@@ -43,6 +43,7 @@ import { attestationSha256, evidenceSha256 } from '../record-views.js';
 import type { AttestationRow, EvidenceRow, InclusionAnswer, WitnessInfo } from '../rows.js';
 import type { LedgerStore } from '../store.js';
 import { Lease, LEASE_MS } from './lease.js';
+import { holdsNul } from './pool.js';
 import type { Group } from './writer.js';
 import type { WorkspaceKeys } from './workspace-keys.js';
 
@@ -127,10 +128,10 @@ export class PgLedgerStore implements LedgerStore {
     return this.append(group, wsKey, 'attestation', row.attestation_id, row.workspace_id, row.received_at, attestationSha256(row));
   }
 
-  /** The group's end: the heads it advanced. */
-  async advanceHeads(group: Group): Promise<void> {
+  /** The group's end: the heads it advanced, written with its rows. */
+  advanceHeads(group: Group): void {
     if (group.heads.size === 0) return;
-    await group.client.query('UPDATE ledger_heads h SET next_index = v.n FROM unnest($1::int[], $2::bigint[]) AS v (k, n) WHERE h.ws_key = v.k AND h.next_index <> v.n', [
+    group.addStatement('UPDATE ledger_heads h SET next_index = v.n FROM unnest($1::int[], $2::bigint[]) AS v (k, n) WHERE h.ws_key = v.k AND h.next_index <> v.n', [
       [...group.heads.keys()],
       [...group.heads.values()],
     ]);
@@ -377,6 +378,7 @@ export class PgLedgerStore implements LedgerStore {
 
   async inclusion(workspaceId: string, id: string, treeSize?: number): Promise<InclusionAnswer | { pending: { id: string; leaf_index: number } }> {
     const wsKey = await this.#requireKey(workspaceId);
+    if (holdsNul(id)) throw new LedgerQueryError('not_found', 'no record with this id in the workspace log', 'id');
     const { rows } = await this.pool.query<{ leaf_index: number; entry: Buffer }>('SELECT leaf_index, entry FROM ledger_leaves WHERE ws_key = $1 AND record_id = $2', [wsKey, id]);
     const leaf = rows[0];
     if (!leaf) throw new LedgerQueryError('not_found', 'no record with this id in the workspace log', 'id');

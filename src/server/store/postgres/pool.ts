@@ -5,6 +5,7 @@
  * refused loudly rather than rounded.
  */
 import pg from 'pg';
+import { DatabaseUnavailableError, UnstorableValueError } from '../errors.js';
 
 const INT8_OID = 20;
 
@@ -45,7 +46,43 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
+  // One statement on any connection (the store's reads): its failure as the store's error.
+  const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+  (pool as { query: unknown }).query = (...args: unknown[]) =>
+    query(...args).catch((error: unknown) => {
+      throw storeError(error);
+    });
+  // (pg's own query calls connect with a callback: that form passes through untouched)
+  const connect = pool.connect.bind(pool) as (...args: unknown[]) => Promise<pg.PoolClient> | undefined;
+  (pool as { connect: unknown }).connect = (...args: unknown[]) =>
+    args.length > 0
+      ? connect(...args)
+      : connect()!.catch((error: unknown) => {
+          throw storeError(error);
+        });
   return pool;
+}
+
+/** Error codes of a connection that failed or a server that is going away (network, 08xxx, 57P0x). */
+const UNAVAILABLE = /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|08...|57P0[1-3])$/;
+
+/**
+ * The store's error for a driver error the service answers specifically: the database unavailable
+ * (503) or a text PostgreSQL cannot hold (U+0000: 22021, 22P05; 422); anything else unchanged.
+ */
+export function storeError(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = (error as Error | null)?.message ?? '';
+  if ((typeof code === 'string' && UNAVAILABLE.test(code)) || /Connection terminated|connection.*(closed|ended)|Client has encountered a connection error/i.test(message)) {
+    return new DatabaseUnavailableError(`the database is unavailable: ${message}`, { cause: error });
+  }
+  if (code === '22021' || code === '22P05') return new UnstorableValueError('a text member holds the character U+0000, which cannot be stored', { cause: error });
+  return error;
+}
+
+/** True when any of `values` holds U+0000: no stored text can, so a read by it finds nothing. */
+export function holdsNul(...values: (string | undefined)[]): boolean {
+  return values.some((value) => value !== undefined && value.includes('\u0000'));
 }
 
 /** What a query runs on: the pool (one statement, any connection) or a checked-out client (a transaction). */

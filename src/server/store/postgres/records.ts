@@ -17,6 +17,7 @@ import type {
   StoredAttestationRow,
 } from '../rows.js';
 import type { AttestationReads, EvidenceReads } from '../store.js';
+import { holdsNul } from './pool.js';
 import type { WorkspaceKeys } from './workspace-keys.js';
 
 const EVIDENCE_COLUMNS =
@@ -56,6 +57,7 @@ export class PgEvidenceReads implements EvidenceReads {
   ) {}
 
   async get(workspaceId: string, recordId: string): Promise<EvidenceRow | undefined> {
+    if (holdsNul(recordId)) return undefined;
     const { rows } = await this.pool.query<EvidenceRow>({
       name: 'govctl_evidence_get',
       text: `SELECT ${EVIDENCE_COLUMNS} FROM evidence WHERE record_id = $1 AND workspace_id = $2`,
@@ -65,6 +67,9 @@ export class PgEvidenceReads implements EvidenceReads {
   }
 
   async list(query: EvidenceListQuery): Promise<{ records: EvidenceListItem[]; next: ListPosition | null } | null> {
+    // U+0000 is in no stored text (PostgreSQL's text cannot hold it): nothing matches
+    if (holdsNul(query.afterRecordId)) return null;
+    if (holdsNul(query.systemName, query.recordType)) return { records: [], next: null };
     let after: { occurred_ms: number; seq: number } | undefined;
     if (query.afterRecordId !== undefined) {
       const { rows } = await this.pool.query<{ occurred_ms: number; seq: number }>('SELECT occurred_ms, seq FROM evidence WHERE record_id = $1 AND workspace_id = $2', [
@@ -104,6 +109,7 @@ export class PgEvidenceReads implements EvidenceReads {
   }
 
   async count(query: Omit<EvidenceListQuery, 'limit' | 'afterRecordId'>): Promise<number> {
+    if (holdsNul(query.systemName, query.recordType)) return 0;
     const key = await this.keys.get(query.workspaceId);
     if (key === undefined) return 0;
     const { where, values } = listFilters(query, key);
@@ -112,6 +118,7 @@ export class PgEvidenceReads implements EvidenceReads {
   }
 
   async exportPage(query: ExportQuery): Promise<ExportRow[]> {
+    if (holdsNul(query.systemName, query.recordType)) return [];
     const key = await this.keys.get(query.workspaceId);
     if (key === undefined) return [];
     const { rows } = await this.pool.query<ExportRow>({
@@ -126,6 +133,7 @@ export class PgEvidenceReads implements EvidenceReads {
   }
 
   async seqOf(workspaceId: string, recordId: string): Promise<number | undefined> {
+    if (holdsNul(recordId)) return undefined;
     const { rows } = await this.pool.query<{ seq: number }>('SELECT seq FROM evidence WHERE record_id = $1 AND workspace_id = $2', [recordId, workspaceId]);
     return rows[0]?.seq;
   }
@@ -138,6 +146,7 @@ export class PgAttestationReads implements AttestationReads {
   constructor(private readonly pool: pg.Pool) {}
 
   async get(workspaceId: string, attestationId: string): Promise<StoredAttestationRow | undefined> {
+    if (holdsNul(attestationId)) return undefined;
     const { rows } = await this.pool.query<StoredAttestationRow>(`SELECT ${ATTESTATION_COLUMNS} FROM attestations WHERE workspace_id = $1 AND attestation_id = $2`, [
       workspaceId,
       attestationId,
@@ -146,6 +155,8 @@ export class PgAttestationReads implements AttestationReads {
   }
 
   async list(query: AttestationListQuery): Promise<StoredAttestationRow[] | null> {
+    if (holdsNul(query.afterId)) return null;
+    if (holdsNul(query.systemName, query.toolName)) return [];
     let after: { executed_ms: number; seq: number } | undefined;
     if (query.afterId !== undefined) {
       const { rows } = await this.pool.query<{ executed_ms: number; seq: number }>(

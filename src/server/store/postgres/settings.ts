@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { DEFAULT_GATE_POLICY, mergeGatePolicy, type Framework, type GateMode, type GatePolicy, type GateRule } from '../../../core/index.js';
 import type { KeyPolicy, SigningKeyInfo, SystemRow } from '../rows.js';
 import type { GatePolicyStore, SigningKeyStore, SystemReads } from '../store.js';
+import { holdsNul } from './pool.js';
 
 const SYSTEM_COLUMNS = 'system_id, name, registered, risk_tier, last_evidence_ms, last_attested_ms, record_count, record_types, controls';
 
@@ -14,6 +15,7 @@ export class PgSystemReads implements SystemReads {
   constructor(private readonly pool: pg.Pool) {}
 
   async list(workspaceId: string, nameContains?: string): Promise<SystemRow[]> {
+    if (holdsNul(nameContains)) return [];
     // COLLATE "C": by code point, as SQLite's BINARY orders them, whatever the database's locale.
     const { rows } =
       nameContains === undefined || nameContains === ''
@@ -30,6 +32,7 @@ export class PgSystemReads implements SystemReads {
   }
 
   async get(workspaceId: string, name: string): Promise<SystemRow | undefined> {
+    if (holdsNul(name)) return undefined;
     const { rows } = await this.pool.query<SystemRow>(`SELECT ${SYSTEM_COLUMNS} FROM systems WHERE workspace_id = $1 AND name = $2`, [workspaceId, name]);
     return rows[0];
   }

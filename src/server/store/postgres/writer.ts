@@ -11,7 +11,10 @@
  *     order, and makes an idempotency key read here authoritative;
  *  2. each write's `work` runs: it reads what it must and adds rows to the group (records, log
  *     leaves, keys, systems and coverage events) rather than sending one statement per row;
- *  3. the rows are written with one multi-row statement per table, the heads advanced, COMMIT.
+ *  3. the rows are written with one multi-row statement per table, the heads advanced and the
+ *     derived tables updated — all in ONE statement (data-modifying CTEs), then COMMIT.
+ * Three round trips to the database per group (BEGIN with the locks, the rows, COMMIT), whatever
+ * its size: on a busy machine each round trip waits for the database process to be scheduled.
  *
  * A write that throws must not take its group down: the group first runs without savepoints (a
  * savepoint is a round trip, and writes almost never throw); when anything fails it is rolled back
@@ -20,6 +23,7 @@
  * the group it is given.
  */
 import type pg from 'pg';
+import { storeError } from './pool.js';
 
 /** A stored log leaf, written with its record. */
 export interface PendingLeaf {
@@ -47,6 +51,8 @@ export class Group {
   readonly heads = new Map<number, number>();
   readonly tables = new Map<string, unknown[][]>();
   readonly #sql = new Map<string, string>();
+  /** whole statements written with the rows (the group's end: derived tables, heads) */
+  readonly #statements: { sql: string; params: unknown[] }[] = [];
   /** events for the derived tables, merged at the group's end (systems, coverage) */
   readonly derived: unknown[] = [];
   /** values a write leaves for the writes after it in the same group (e.g. idempotency keys) */
@@ -73,13 +79,33 @@ export class Group {
     return next;
   }
 
-  /** Writes the rows added so far, one statement per table, and forgets them. */
+  /** Adds a whole statement (no RETURNING) to be written with the rows by {@link flushRows}. */
+  addStatement(sql: string, params: unknown[]): void {
+    this.#statements.push({ sql, params });
+  }
+
+  /**
+   * Writes the rows and statements added so far in one statement (each a data-modifying CTE: they
+   * run on one snapshot, and touch different rows), and forgets them.
+   */
   async flushRows(): Promise<void> {
-    for (const [table, columns] of this.tables) {
-      if (columns[0]!.length === 0) continue;
-      await this.client.query(this.#sql.get(table)!, columns);
-    }
+    const parts: { sql: string; params: unknown[] }[] = [];
+    for (const [table, columns] of this.tables) if (columns[0]!.length > 0) parts.push({ sql: this.#sql.get(table)!, params: columns });
+    parts.push(...this.#statements);
     this.tables.clear();
+    this.#statements.length = 0;
+    if (parts.length === 0) return;
+    if (parts.length === 1) {
+      await this.client.query(parts[0]!.sql, parts[0]!.params);
+      return;
+    }
+    const params: unknown[] = [];
+    const ctes = parts.map((part, i) => {
+      const offset = params.length;
+      params.push(...part.params);
+      return `w${i} AS (${part.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+    });
+    await this.client.query(`WITH ${ctes.join(', ')} SELECT 1`, params);
   }
 
   /** What {@link restore} brings back: the state before a write ran. */
@@ -94,13 +120,14 @@ export class Group {
     this.memo.clear();
     for (const [k, v] of state.memo) this.memo.set(k, v);
     this.tables.clear();
+    this.#statements.length = 0;
   }
 }
 
 export interface GroupHooks {
   /** after the heads are locked: nothing by default */
   begin?(group: Group): Promise<void>;
-  /** after every write's rows are flushed, before COMMIT: the derived tables, the heads */
+  /** after every write has run, before the rows are written: adds the derived tables and the heads */
   end(group: Group): Promise<void>;
 }
 
@@ -166,13 +193,13 @@ export class PgGroupCommitWriter {
       items.forEach((item, i) => {
         const outcome = outcomes![i]!;
         if (outcome.ok) item.resolve(outcome.value);
-        else item.reject(outcome.value);
+        else item.reject(storeError(outcome.value));
       });
     } catch (error) {
       // BEGIN, the heads, the group's end or COMMIT failed (the database went away): nothing in
       // the group is known to be stored; every write is rejected (a client retries with its key).
       broken = error;
-      for (const item of items) item.reject(error);
+      for (const item of items) item.reject(storeError(error));
     } finally {
       client.release(broken instanceof Error ? broken : undefined);
     }
@@ -180,12 +207,9 @@ export class PgGroupCommitWriter {
 
   /** One attempt at the group; throws (rolled back) when anything fails and `isolated` is false. */
   async #attempt(client: pg.PoolClient, items: readonly QueuedWrite[], isolated: boolean): Promise<{ ok: boolean; value: unknown }[]> {
-    // Acknowledged only once durable, whatever the server's or the role's default; SET LOCAL
-    // lasts the transaction, so it holds behind a transaction-mode pooler too.
-    await client.query('BEGIN; SET LOCAL synchronous_commit = on');
     try {
       const group = new Group(client);
-      await this.#lockHeads(group, items);
+      await this.#beginAndLock(group, items);
       await this.hooks.begin?.(group);
       const outcomes: { ok: boolean; value: unknown }[] = [];
       for (const item of items) {
@@ -206,8 +230,8 @@ export class PgGroupCommitWriter {
           outcomes.push({ ok: false, value: error });
         }
       }
-      await group.flushRows();
       await this.hooks.end(group);
+      await group.flushRows();
       await client.query('COMMIT');
       return outcomes;
     } catch (error) {
@@ -216,15 +240,26 @@ export class PgGroupCommitWriter {
     }
   }
 
-  /** Locks the log heads of the group's workspaces, in ws_key order (creating a missing one). */
-  async #lockHeads(group: Group, items: readonly QueuedWrite[]): Promise<void> {
+  /**
+   * Begins the group's transaction and locks the log heads of its workspaces, in ws_key order
+   * (creating a missing one): one round trip, the keys (integers the store read) written into the
+   * text. Acknowledged only once durable, whatever the server's or the role's default: SET LOCAL
+   * lasts the transaction, so it holds behind a transaction-mode pooler too.
+   */
+  async #beginAndLock(group: Group, items: readonly QueuedWrite[]): Promise<void> {
     const keys = [...new Set(items.flatMap((item) => item.wsKeys))].sort((a, b) => a - b);
-    if (keys.length === 0) return;
-    const lock = 'SELECT ws_key, next_index FROM ledger_heads WHERE ws_key = ANY($1::int[]) ORDER BY ws_key FOR UPDATE';
-    let { rows } = await group.client.query<{ ws_key: number; next_index: number }>(lock, [keys]);
+    if (!keys.every((key) => Number.isSafeInteger(key))) throw new Error(`not workspace keys: ${keys.join(', ')}`);
+    const begin = 'BEGIN; SET LOCAL synchronous_commit = on';
+    if (keys.length === 0) {
+      await group.client.query(begin);
+      return;
+    }
+    const lock = `SELECT ws_key, next_index FROM ledger_heads WHERE ws_key IN (${keys.join(', ')}) ORDER BY ws_key FOR UPDATE`;
+    const results = (await group.client.query(`${begin}; ${lock}`)) as unknown as pg.QueryResult<{ ws_key: number; next_index: number }>[];
+    let rows = results[results.length - 1]!.rows;
     if (rows.length < keys.length) {
       await group.client.query('INSERT INTO ledger_heads (ws_key, next_index) SELECT unnest($1::int[]), 0 ON CONFLICT DO NOTHING', [keys]);
-      ({ rows } = await group.client.query<{ ws_key: number; next_index: number }>(lock, [keys]));
+      ({ rows } = await group.client.query<{ ws_key: number; next_index: number }>(lock));
     }
     for (const row of rows) group.heads.set(row.ws_key, row.next_index);
   }
