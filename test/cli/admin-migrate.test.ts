@@ -336,6 +336,14 @@ describe('govctl admin migrate', () => {
       expect(replay.json).toMatchObject({ record_id: idempotentId, replayed: true });
       // the revoked key stays revoked
       expect((await call({ url, apiKey: revokedKey }, 'GET', '/api/me')).status).toBe(401);
+      // new rows take identities after the copied ones: a new workspace, its records and attestations
+      const init = await runCli(['admin', 'init', '--db', target, '--log-key', ledgerKeyPath(db), '--json'], {});
+      expect(init.exitCode, init.stderr).toBe(0);
+      const added = JSON.parse(init.stdout) as { workspace_id: string; api_key: string };
+      const fresh = { url, apiKey: added.api_key };
+      expect((await call(fresh, 'POST', wsPath(added.workspace_id, 'grc/evidence'), { body: evidenceRecord() })).json.ledger_index).toBe(0);
+      expect((await call(fresh, 'POST', wsPath(added.workspace_id, 'attestations/external'), { body: attestation() })).json.ledger_index).toBe(1);
+      expect((await call({ url, apiKey: alpha.apiKey }, 'POST', wsPath(alpha.workspaceId, 'attestations/external'), { body: attestation() })).json.ledger_index).toBe(alpha.ids.length + 1);
     } finally {
       child.kill('SIGTERM');
     }

@@ -25,12 +25,13 @@ export interface AdminMigrateOptions {
   batchSize?: number;
 }
 
+/** On a narrow terminal ids and hashes are cut in the middle (their start and end still compare); piped and --json, whole. */
 const COLUMNS: Column<WorkspaceLogComparison>[] = [
-  { header: 'WORKSPACE', value: (log) => log.workspace_id },
+  { header: 'WORKSPACE', value: (log) => log.workspace_id, shrink: 'middle' },
   { header: 'TREE_SIZE', value: (log) => log.source.tree_size },
-  { header: 'ROOT', value: (log) => log.source.root },
+  { header: 'ROOT', value: (log) => log.source.root, shrink: 'middle' },
   { header: 'TARGET_SIZE', value: (log) => log.target.tree_size },
-  { header: 'TARGET_ROOT', value: (log) => log.target.root },
+  { header: 'TARGET_ROOT', value: (log) => log.target.root, shrink: 'middle' },
   { header: 'RESULT', value: (log) => (log.same ? 'same' : 'DIFFERENT') },
 ];
 
