@@ -22,6 +22,7 @@
  * failing write is rejected. A write's `work` may therefore run twice: it must keep its effects in
  * the group it is given.
  */
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { storeError } from './pool.js';
 
@@ -95,17 +96,16 @@ export class Group {
     this.tables.clear();
     this.#statements.length = 0;
     if (parts.length === 0) return;
-    if (parts.length === 1) {
-      await this.client.query(parts[0]!.sql, parts[0]!.params);
-      return;
-    }
     const params: unknown[] = [];
     const ctes = parts.map((part, i) => {
       const offset = params.length;
       params.push(...part.params);
       return `w${i} AS (${part.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
     });
-    await this.client.query(`WITH ${ctes.join(', ')} SELECT 1`, params);
+    const text = parts.length === 1 ? parts[0]!.sql : `WITH ${ctes.join(', ')} SELECT 1`;
+    // Prepared once per connection and shape (a handful: which tables a group writes), so the
+    // statement is not parsed and planned again for every group.
+    await this.client.query({ name: statementName(text), text, values: params });
   }
 
   /** What {@link restore} brings back: the state before a write ran. */
@@ -122,6 +122,18 @@ export class Group {
     this.tables.clear();
     this.#statements.length = 0;
   }
+}
+
+const statementNames = new Map<string, string>();
+
+/** A prepared statement's name for `text`, the same for the same text. */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `govctl_group_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+    if (statementNames.size < 256) statementNames.set(text, name);
+  }
+  return name;
 }
 
 export interface GroupHooks {
