@@ -84,6 +84,22 @@ describe('group commit on PostgreSQL', () => {
     expect(ordered).toEqual(Array.from({ length: 120 }, (_, i) => i));
   });
 
+  it('lists records of the same time by record_id descending whichever replica stored them first, page after page', async () => {
+    const { workspace_id: ws } = await a.identity.provision({}, Date.now());
+    // ids handed out by two replicas need not follow the order stored: here the later id is stored first
+    const ids = ['rec_0000-b', 'rec_0000-c', 'rec_0000-a'];
+    for (const [i, id] of ids.entries()) await (i % 2 ? b : a).recordEvidence(evidenceWrite(ws, 5, { record_id: id }));
+    const pages: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = (await b.evidence.list({ workspaceId: ws, sinceMs: 0, limit: 1, ...(after ? { afterRecordId: after } : {}) }))!;
+      pages.push(...page.records.map((record) => record.record_id));
+      if (page.next === null) break;
+      after = page.next.recordId;
+    }
+    expect(pages).toEqual(['rec_0000-c', 'rec_0000-b', 'rec_0000-a']);
+  });
+
   it('stores one record for an idempotency key sent to two replicas at once, and replays it at both', async () => {
     const { workspace_id: ws } = await a.identity.provision({}, Date.now());
     const claim = { key: 'same-key', hash: 'h' };

@@ -67,9 +67,11 @@ export const MIGRATIONS: readonly Migration[] = [
       -- Append-only. payload is the canonical JSON text of the payload as sent (wire.md §4).
       -- seq is the order stored within a workspace: a write takes its workspace's ledger_heads
       -- row lock before it inserts, so a workspace's seqs are handed out in commit order.
+      -- record_id orders the list's ties (wire.md §5) byte by byte (COLLATE "C"), as SQLite does,
+      -- whatever the database's locale: with replicas, ids are not handed out in storage order.
       CREATE TABLE evidence (
         seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        record_id       text NOT NULL UNIQUE,
+        record_id       text COLLATE "C" NOT NULL UNIQUE,
         workspace_id    text NOT NULL,
         ws_key          integer NOT NULL,
         record_type     text NOT NULL,
@@ -88,9 +90,9 @@ export const MIGRATIONS: readonly Migration[] = [
         received_ms     bigint NOT NULL
       );
       -- The list (newest first: read backwards), its filters, and the export (order stored).
-      CREATE INDEX evidence_by_time ON evidence (ws_key, occurred_ms, seq);
-      CREATE INDEX evidence_by_system ON evidence (ws_key, system_name, occurred_ms, seq);
-      CREATE INDEX evidence_by_type ON evidence (ws_key, record_type, occurred_ms, seq);
+      CREATE INDEX evidence_by_time ON evidence (ws_key, occurred_ms, record_id);
+      CREATE INDEX evidence_by_system ON evidence (ws_key, system_name, occurred_ms, record_id);
+      CREATE INDEX evidence_by_type ON evidence (ws_key, record_type, occurred_ms, record_id);
       CREATE INDEX evidence_by_seq ON evidence (ws_key, seq);
 
       -- Append-only. record is the canonical JSON text of the attestation as sent, signature included.

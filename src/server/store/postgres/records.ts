@@ -1,7 +1,9 @@
 /**
  * Reads of evidence records and attestations on PostgreSQL, with the SQLite backend's ordering and
- * pagination: lists newest first by the record's time, ties by the order stored (seq), continued
- * after a record given by id; exports in the order stored after a seq. A workspace's seqs follow
+ * pagination: the evidence list newest first by the record's time, ties by record_id descending
+ * (wire.md §5; SQLite's order by seq is the same there, where one process hands ids out in storage
+ * order, but not across replicas), continued after a record given by id; the attestation list ties
+ * by the order stored; exports in the order stored after a seq. A workspace's seqs follow
  * commit order (writer.ts: its writes hold the workspace's log head), so an export continued
  * after a seq never misses a record committed later.
  */
@@ -70,9 +72,9 @@ export class PgEvidenceReads implements EvidenceReads {
     // U+0000 is in no stored text (PostgreSQL's text cannot hold it): nothing matches
     if (holdsNul(query.afterRecordId)) return null;
     if (holdsNul(query.systemName, query.recordType)) return { records: [], next: null };
-    let after: { occurred_ms: number; seq: number } | undefined;
+    let after: { occurred_ms: number; record_id: string } | undefined;
     if (query.afterRecordId !== undefined) {
-      const { rows } = await this.pool.query<{ occurred_ms: number; seq: number }>('SELECT occurred_ms, seq FROM evidence WHERE record_id = $1 AND workspace_id = $2', [
+      const { rows } = await this.pool.query<{ occurred_ms: number; record_id: string }>('SELECT occurred_ms, record_id FROM evidence WHERE record_id = $1 AND workspace_id = $2', [
         query.afterRecordId,
         query.workspaceId,
       ]);
@@ -85,11 +87,11 @@ export class PgEvidenceReads implements EvidenceReads {
     let sql = `SELECT record_id, record_type, system_name, occurred_at, occurred_ms, seq, mapped_controls, source, client_sig IS NOT NULL AS signed
       FROM evidence WHERE ${where}`;
     if (after !== undefined) {
-      values.push(after.occurred_ms, after.seq);
-      sql += ` AND (occurred_ms, seq) < ($${values.length - 1}, $${values.length})`;
+      values.push(after.occurred_ms, after.record_id);
+      sql += ` AND (occurred_ms, record_id) < ($${values.length - 1}, $${values.length})`;
     }
     values.push(query.limit + 1);
-    sql += ` ORDER BY occurred_ms DESC, seq DESC LIMIT $${values.length}`;
+    sql += ` ORDER BY occurred_ms DESC, record_id DESC LIMIT $${values.length}`;
     const { rows } = await this.pool.query<ListRow>(sql, values);
     const more = rows.length > query.limit;
     const page = more ? rows.slice(0, query.limit) : rows;
