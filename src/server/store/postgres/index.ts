@@ -27,7 +27,7 @@ import { createPool } from './pool.js';
 import { PgAttestationReads, PgEvidenceReads } from './records.js';
 import { PgGatePolicyStore, PgSigningKeyStore, PgSystemReads } from './settings.js';
 import { WorkspaceKeys } from './workspace-keys.js';
-import { Group, PgGroupCommitWriter } from './writer.js';
+import { Deferred, Group, PgGroupCommitWriter } from './writer.js';
 
 export interface PostgresStoreOptions {
   /** the transparency log's key, origin prefix, clock and lease length */
@@ -85,6 +85,7 @@ export class PostgresStore implements Store {
     this.signingKeys = new PgSigningKeyStore(pool);
     this.ledger = new PgLedgerStore(pool, this.keys, options.ledger);
     this.writer = new PgGroupCommitWriter(pool, {
+      settle: (group) => this.#settle(group),
       end: async (group) => {
         for (const { sql, params } of derivedStatements(group.derived as DerivedEvent[])) group.addStatement(sql, params);
         this.ledger.advanceHeads(group);
@@ -214,6 +215,14 @@ export class PostgresStore implements Store {
   async recordAttestations(rows: readonly AttestationRow[], claims: readonly (IdempotencyClaim | undefined)[] = []): Promise<(Stored | null)[]> {
     const keys = new Map<string, number>();
     for (const row of rows) if (!keys.has(row.workspace_id)) keys.set(row.workspace_id, await this.#wsKey(row.workspace_id));
+    if (claims.every((claim) => claim === undefined)) {
+      // No keys to look up: the rows join the group's one attestation insert (#settle).
+      return this.writer.write<(Stored | null)[]>([...keys.values()], (group) => {
+        const entry: PendingAttestations = { rows, keys, outcomes: [] };
+        group.pending.push(entry);
+        return new Deferred(() => entry.outcomes);
+      });
+    }
     return this.writer.write([...keys.values()], async (group) => {
       // In order, as the SQLite backend: a row's key is looked up after the rows before it are
       // stored (their keys count). Rows without a key go in one multi-row insert per run; a
@@ -256,6 +265,29 @@ export class PostgresStore implements Store {
     });
   }
 
+  /**
+   * The group's settle hook: every attestation its writes left, in one insert in their order (a
+   * signature stored already, or twice among them, is stored once: the first), then their leaves.
+   */
+  async #settle(group: Group): Promise<void> {
+    const entries = group.pending.splice(0) as PendingAttestations[];
+    if (entries.length === 0) return;
+    const all = entries.flatMap((entry) => entry.rows);
+    const columns = ATTESTATION_INSERT_COLUMNS.map((column) => all.map((row) => row[column]));
+    const result = await group.client.query<{ attestation_id: string }>({ name: 'govctl_insert_attestations', text: INSERT_ATTESTATIONS, values: columns });
+    const stored = new Set(result.rows.map((row) => row.attestation_id));
+    for (const entry of entries) {
+      entry.outcomes = entry.rows.map((row) => {
+        if (!stored.has(row.attestation_id)) return null;
+        stored.delete(row.attestation_id); // an id is stored once
+        const leafIndex = this.ledger.appendAttestation(group, entry.keys.get(row.workspace_id)!, row);
+        const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
+        group.derived.push({ system: { workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom } } satisfies DerivedEvent);
+        return { hit: null, leafIndex };
+      });
+    }
+  }
+
   async ready(): Promise<boolean> {
     try {
       await this.pool.query('SELECT 1');
@@ -270,6 +302,13 @@ export class PostgresStore implements Store {
     await this.ledger.close();
     await this.pool.end();
   }
+}
+
+/** Attestations a write left for its group's one insert, and their outcomes once it ran. */
+interface PendingAttestations {
+  rows: readonly AttestationRow[];
+  keys: ReadonlyMap<string, number>;
+  outcomes: (Stored | null)[];
 }
 
 const ATTESTATION_INSERT_COLUMNS = [

@@ -58,6 +58,8 @@ export class Group {
   readonly derived: unknown[] = [];
   /** values a write leaves for the writes after it in the same group (e.g. idempotency keys) */
   readonly memo = new Map<string, unknown>();
+  /** work the writes have left for the group's settle hook (one statement for all of them) */
+  readonly pending: unknown[] = [];
 
   constructor(readonly client: pg.ClientBase) {}
 
@@ -109,14 +111,15 @@ export class Group {
   }
 
   /** What {@link restore} brings back: the state before a write ran. */
-  snapshot(): { heads: Map<number, number>; derived: number; memo: Map<string, unknown> } {
-    return { heads: new Map(this.heads), derived: this.derived.length, memo: new Map(this.memo) };
+  snapshot(): { heads: Map<number, number>; derived: number; memo: Map<string, unknown>; pending: number } {
+    return { heads: new Map(this.heads), derived: this.derived.length, memo: new Map(this.memo), pending: this.pending.length };
   }
 
   restore(state: ReturnType<Group['snapshot']>): void {
     this.heads.clear();
     for (const [k, v] of state.heads) this.heads.set(k, v);
     this.derived.length = state.derived;
+    this.pending.length = state.pending;
     this.memo.clear();
     for (const [k, v] of state.memo) this.memo.set(k, v);
     this.tables.clear();
@@ -136,9 +139,21 @@ function statementName(text: string): string {
   return name;
 }
 
+/**
+ * A write's result known only once its group has settled: what a write returns when it left its
+ * statement to the group's settle hook (one statement for the whole group, not one per write).
+ */
+export class Deferred<T> {
+  constructor(readonly get: () => T) {}
+}
+
+const settled = (value: unknown): unknown => (value instanceof Deferred ? value.get() : value);
+
 export interface GroupHooks {
   /** after the heads are locked: nothing by default */
   begin?(group: Group): Promise<void>;
+  /** after the writes have run (in isolation: after each), for what they left in `group.pending` */
+  settle?(group: Group): Promise<void>;
   /** after every write has run, before the rows are written: adds the derived tables and the heads */
   end(group: Group): Promise<void>;
 }
@@ -173,7 +188,7 @@ export class PgGroupCommitWriter {
    * locked for it).
    * @returns what `work` returned, once the transaction holding it has committed
    */
-  write<T>(wsKeys: readonly number[], work: (group: Group) => Promise<T> | T): Promise<T> {
+  write<T>(wsKeys: readonly number[], work: (group: Group) => Promise<T | Deferred<T>> | T | Deferred<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new Error('the store is closed'));
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ wsKeys, work, resolve: resolve as (value: unknown) => void, reject });
@@ -233,14 +248,19 @@ export class PgGroupCommitWriter {
         await client.query('SAVEPOINT w');
         try {
           const value = await item.work(group);
+          await this.hooks.settle?.(group);
           await group.flushRows();
           await client.query('RELEASE SAVEPOINT w');
-          outcomes.push({ ok: true, value });
+          outcomes.push({ ok: true, value: settled(value) });
         } catch (error) {
           await client.query('ROLLBACK TO SAVEPOINT w');
           group.restore(before);
           outcomes.push({ ok: false, value: error });
         }
+      }
+      if (!isolated) {
+        await this.hooks.settle?.(group);
+        for (const outcome of outcomes) outcome.value = settled(outcome.value);
       }
       await this.hooks.end(group);
       await group.flushRows();
