@@ -32,11 +32,18 @@ import { Deferred, Group, PgGroupCommitWriter } from './writer.js';
 export interface PostgresStoreOptions {
   /** the transparency log's key, origin prefix, clock and lease length */
   ledger?: PgLedgerOptions;
-  /** connections this replica opens at most (default 10) */
+  /** connections this replica opens at most (default {@link POOL_SIZE}) */
   poolSize?: number;
   /** the budget window (default RATE_LIMIT_WINDOW_MS) */
   budgetWindowMs?: number;
 }
+
+/**
+ * Connections a replica opens at most. Each request holds one for each of its reads (its key, its
+ * budgets) and the group commit one for its transaction; with 10, ten concurrent clients queued
+ * for connections (evidence POST about 720 req/s against about 980 with 20, alternating 4 s runs).
+ */
+export const POOL_SIZE = 20;
 
 const INSERT_EVIDENCE = `INSERT INTO evidence (record_id, workspace_id, ws_key, record_type, system_name, identity, resource, environment,
     occurred_at, occurred_ms, payload, client_sig, client_sig_algo, source, mapped_controls, received_at, received_ms)
@@ -388,7 +395,7 @@ const INSERT_ATTESTATIONS = `INSERT INTO attestations (${ATTESTATION_INSERT_COLU
  * replicas start at once: migrations.ts).
  */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-  const pool = createPool(url, { max: options.poolSize ?? 10 });
+  const pool = createPool(url, { max: options.poolSize ?? POOL_SIZE });
   try {
     const client = await pool.connect();
     let lastIds: (string | undefined)[];
