@@ -1,8 +1,10 @@
 /** Shared pieces of the service tests: HTTP calls with fetch, valid records of every type, stored rows. */
 import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { RecordType } from '../../src/core/index.js';
 import type { EvidenceRow } from '../../src/server/store/rows.js';
+import { findBinDir } from './postgres-cluster.mjs';
 import type { TestServer } from './server.js';
 
 export interface Reply {
@@ -126,7 +128,8 @@ export function countRows(dbPath: string, table: string, workspaceId: string): n
 function countPostgresRows(url: string, table: string, workspaceId: string): number {
   if (!/^[a-z_]+$/.test(table)) throw new Error(`not a table name: ${table}`);
   // on stdin, where psql quotes the variable (:'ws'); -c would not interpolate it
-  const out = execFileSync('psql', ['-X', '-A', '-t', '-q', '-v', 'ON_ERROR_STOP=1', '-v', `ws=${workspaceId}`, '-d', url], {
+  // the psql beside the server binaries the test cluster runs (helpers/postgres-cluster.mjs)
+  const out = execFileSync(join(findBinDir(), 'psql'), ['-X', '-A', '-t', '-q', '-v', 'ON_ERROR_STOP=1', '-v', `ws=${workspaceId}`, '-d', url], {
     encoding: 'utf8',
     input: `SELECT count(*) FROM ${table} WHERE workspace_id = :'ws';\n`,
   });

@@ -32,11 +32,18 @@ import { Deferred, Group, PgGroupCommitWriter } from './writer.js';
 export interface PostgresStoreOptions {
   /** the transparency log's key, origin prefix, clock and lease length */
   ledger?: PgLedgerOptions;
-  /** connections this replica opens at most (default 10) */
+  /** connections this replica opens at most (default {@link POOL_SIZE}) */
   poolSize?: number;
   /** the budget window (default RATE_LIMIT_WINDOW_MS) */
   budgetWindowMs?: number;
 }
+
+/**
+ * Connections a replica opens at most. Each request holds one for each of its reads (its key, its
+ * budgets) and the group commit one for its transaction; with 10, ten concurrent clients queued
+ * for connections (evidence POST about 720 req/s against about 980 with 20, alternating 4 s runs).
+ */
+export const POOL_SIZE = 20;
 
 const INSERT_EVIDENCE = `INSERT INTO evidence (record_id, workspace_id, ws_key, record_type, system_name, identity, resource, environment,
     occurred_at, occurred_ms, payload, client_sig, client_sig_algo, source, mapped_controls, received_at, received_ms)
@@ -85,6 +92,7 @@ export class PostgresStore implements Store {
     this.signingKeys = new PgSigningKeyStore(pool);
     this.ledger = new PgLedgerStore(pool, this.keys, options.ledger);
     this.writer = new PgGroupCommitWriter(pool, {
+      begin: (group) => this.#readClaims(group),
       settle: (group) => this.#settle(group),
       end: async (group) => {
         for (const { sql, params } of derivedStatements(group.derived as DerivedEvent[])) group.addStatement(sql, params);
@@ -122,12 +130,31 @@ export class PostgresStore implements Store {
 
   /**
    * The key's hit inside a group: a write earlier in the same group first, then the table (read
-   * under the workspace's head lock, so no other replica can be storing the same key meanwhile).
+   * under the workspace's head lock, so no other replica can be storing the same key meanwhile):
+   * the keys the group's writes declared were read together when the group began (#readClaims).
    */
   async #findInGroup(group: Group, workspaceId: string, claim: IdempotencyClaim, nowMs: number): Promise<IdempotencyHit | null> {
     const earlier = group.memo.get(`idem\u0000${workspaceId}\u0000${claim.key}`) as { hash: string; result: Record<string, unknown> } | undefined;
     if (earlier !== undefined) return earlier.hash === claim.hash ? { kind: 'replay', result: earlier.result } : { kind: 'conflict' };
-    return this.#findKey(group.client, workspaceId, claim, nowMs);
+    const read = `read\u0000${workspaceId}\u0000${claim.key}`;
+    if (!group.memo.has(read)) return this.#findKey(group.client, workspaceId, claim, nowMs);
+    const stored = group.memo.get(read) as { content_hash: string; result: string; created_ms: number } | null;
+    if (stored === null || stored.created_ms < nowMs - IDEMPOTENCY_RETENTION_MS) return null;
+    if (stored.content_hash !== claim.hash) return { kind: 'conflict' };
+    return { kind: 'replay', result: JSON.parse(stored.result) as Record<string, unknown> };
+  }
+
+  /** The group's begin hook: every key its writes declared, read in one query under the head locks. */
+  async #readClaims(group: Group): Promise<void> {
+    if (group.claimed.length === 0) return;
+    const { rows } = await group.client.query<{ workspace_id: string; idem_key: string; content_hash: string; result: string; created_ms: number }>({
+      name: 'govctl_idempotency_read',
+      text: `SELECT k.workspace_id, k.idem_key, k.content_hash, k.result, k.created_ms FROM idempotency_keys k
+        JOIN unnest($1::text[], $2::text[]) AS c (workspace_id, idem_key) ON k.workspace_id = c.workspace_id AND k.idem_key = c.idem_key`,
+      values: [group.claimed.map((c) => c.workspaceId), group.claimed.map((c) => c.key)],
+    });
+    for (const claim of group.claimed) group.memo.set(`read\u0000${claim.workspaceId}\u0000${claim.key}`, null);
+    for (const row of rows) group.memo.set(`read\u0000${row.workspace_id}\u0000${row.idem_key}`, row);
   }
 
   #remember(group: Group, workspaceId: string, claim: IdempotencyClaim, result: Record<string, unknown>, nowMs: number): void {
@@ -156,17 +183,24 @@ export class PostgresStore implements Store {
 
   async recordEvidence(write: EvidenceWrite): Promise<Stored> {
     const wsKey = await this.#wsKey(write.row.workspace_id);
-    return this.writer.write([wsKey], (group) => this.#insertEvidence(group, wsKey, write));
+    return this.writer.write([wsKey], (group) => this.#insertEvidence(group, wsKey, write), claimsOf([write.row], [write.claim]));
   }
 
   async recordEvidenceBatch(writes: readonly EvidenceWrite[]): Promise<Stored[]> {
     const keys = new Map<string, number>();
     for (const { row } of writes) if (!keys.has(row.workspace_id)) keys.set(row.workspace_id, await this.#wsKey(row.workspace_id));
-    return this.writer.write([...keys.values()], async (group) => {
-      const outcomes: Stored[] = [];
-      for (const write of writes) outcomes.push(await this.#insertEvidence(group, keys.get(write.row.workspace_id)!, write));
-      return outcomes;
-    });
+    return this.writer.write(
+      [...keys.values()],
+      async (group) => {
+        const outcomes: Stored[] = [];
+        for (const write of writes) outcomes.push(await this.#insertEvidence(group, keys.get(write.row.workspace_id)!, write));
+        return outcomes;
+      },
+      claimsOf(
+        writes.map((write) => write.row),
+        writes.map((write) => write.claim),
+      ),
+    );
   }
 
   async #insertEvidence(group: Group, wsKey: number, write: EvidenceWrite): Promise<Stored> {
@@ -223,46 +257,50 @@ export class PostgresStore implements Store {
         return new Deferred(() => entry.outcomes);
       });
     }
-    return this.writer.write([...keys.values()], async (group) => {
-      // In order, as the SQLite backend: a row's key is looked up after the rows before it are
-      // stored (their keys count). Rows without a key go in one multi-row insert per run; a
-      // signature stored already, or twice in the list, is stored once (the first).
-      const outcomes: (Stored | null)[] = [];
-      let run: number[] = [];
-      const store = async (indexes: number[]): Promise<void> => {
-        if (indexes.length === 0) return;
-        const columns = ATTESTATION_INSERT_COLUMNS.map((column) => indexes.map((i) => rows[i]![column]));
-        const result = await group.client.query<{ attestation_id: string }>(INSERT_ATTESTATIONS, columns);
-        const stored = new Set(result.rows.map((row) => row.attestation_id));
-        for (const i of indexes) {
-          const row = rows[i]!;
-          if (!stored.has(row.attestation_id)) {
-            outcomes[i] = null;
+    return this.writer.write(
+      [...keys.values()],
+      async (group) => {
+        // In order, as the SQLite backend: a row's key is looked up after the rows before it are
+        // stored (their keys count). Rows without a key go in one multi-row insert per run; a
+        // signature stored already, or twice in the list, is stored once (the first).
+        const outcomes: (Stored | null)[] = [];
+        let run: number[] = [];
+        const store = async (indexes: number[]): Promise<void> => {
+          if (indexes.length === 0) return;
+          const columns = ATTESTATION_INSERT_COLUMNS.map((column) => indexes.map((i) => rows[i]![column]));
+          const result = await group.client.query<{ attestation_id: string }>(INSERT_ATTESTATIONS, columns);
+          const stored = new Set(result.rows.map((row) => row.attestation_id));
+          for (const i of indexes) {
+            const row = rows[i]!;
+            if (!stored.has(row.attestation_id)) {
+              outcomes[i] = null;
+              continue;
+            }
+            const leafIndex = this.ledger.appendAttestation(group, keys.get(row.workspace_id)!, row);
+            const claim = claims[i];
+            if (claim !== undefined) this.#remember(group, row.workspace_id, claim, attestationResult(row, leafIndex), row.received_ms);
+            const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
+            group.derived.push({ system: { workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom } } satisfies DerivedEvent);
+            outcomes[i] = { hit: null, leafIndex };
+          }
+        };
+        for (const [i, row] of rows.entries()) {
+          const claim = claims[i];
+          if (claim === undefined) {
+            run.push(i);
             continue;
           }
-          const leafIndex = this.ledger.appendAttestation(group, keys.get(row.workspace_id)!, row);
-          const claim = claims[i];
-          if (claim !== undefined) this.#remember(group, row.workspace_id, claim, attestationResult(row, leafIndex), row.received_ms);
-          const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
-          group.derived.push({ system: { workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom } } satisfies DerivedEvent);
-          outcomes[i] = { hit: null, leafIndex };
-        }
-      };
-      for (const [i, row] of rows.entries()) {
-        const claim = claims[i];
-        if (claim === undefined) {
-          run.push(i);
-          continue;
+          await store(run);
+          run = [];
+          const hit = await this.#findInGroup(group, row.workspace_id, claim, row.received_ms);
+          if (hit !== null) outcomes[i] = { hit };
+          else await store([i]);
         }
         await store(run);
-        run = [];
-        const hit = await this.#findInGroup(group, row.workspace_id, claim, row.received_ms);
-        if (hit !== null) outcomes[i] = { hit };
-        else await store([i]);
-      }
-      await store(run);
-      return outcomes;
-    });
+        return outcomes;
+      },
+      claimsOf(rows, claims),
+    );
   }
 
   /**
@@ -302,6 +340,16 @@ export class PostgresStore implements Store {
     await this.ledger.close();
     await this.pool.end();
   }
+}
+
+/** The idempotency keys of a write's rows, for its group to read together. */
+function claimsOf(rows: readonly { workspace_id: string }[], claims: readonly (IdempotencyClaim | undefined)[]): { workspaceId: string; key: string }[] {
+  const out: { workspaceId: string; key: string }[] = [];
+  rows.forEach((row, i) => {
+    const claim = claims[i];
+    if (claim !== undefined) out.push({ workspaceId: row.workspace_id, key: claim.key });
+  });
+  return out;
 }
 
 /** Attestations a write left for its group's one insert, and their outcomes once it ran. */
@@ -347,7 +395,7 @@ const INSERT_ATTESTATIONS = `INSERT INTO attestations (${ATTESTATION_INSERT_COLU
  * replicas start at once: migrations.ts).
  */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-  const pool = createPool(url, { max: options.poolSize ?? 10 });
+  const pool = createPool(url, { max: options.poolSize ?? POOL_SIZE });
   try {
     const client = await pool.connect();
     let lastIds: (string | undefined)[];

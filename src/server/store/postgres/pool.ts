@@ -23,7 +23,7 @@ const types = {
 };
 
 export interface PoolOptions {
-  /** most connections this process opens (default 10) */
+  /** most connections this process opens (default 10, pg's) */
   max?: number;
   /** shown in pg_stat_activity */
   applicationName?: string;

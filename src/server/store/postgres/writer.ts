@@ -60,6 +60,8 @@ export class Group {
   readonly memo = new Map<string, unknown>();
   /** work the writes have left for the group's settle hook (one statement for all of them) */
   readonly pending: unknown[] = [];
+  /** the idempotency keys the group's writes declared (read together by the begin hook) */
+  readonly claimed: { workspaceId: string; key: string }[] = [];
 
   constructor(readonly client: pg.ClientBase) {}
 
@@ -160,6 +162,7 @@ export interface GroupHooks {
 
 interface QueuedWrite {
   readonly wsKeys: readonly number[];
+  readonly claimed: readonly { workspaceId: string; key: string }[];
   readonly work: (group: Group) => Promise<unknown> | unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
@@ -188,10 +191,14 @@ export class PgGroupCommitWriter {
    * locked for it).
    * @returns what `work` returned, once the transaction holding it has committed
    */
-  write<T>(wsKeys: readonly number[], work: (group: Group) => Promise<T | Deferred<T>> | T | Deferred<T>): Promise<T> {
+  write<T>(
+    wsKeys: readonly number[],
+    work: (group: Group) => Promise<T | Deferred<T>> | T | Deferred<T>,
+    claimed: readonly { workspaceId: string; key: string }[] = [],
+  ): Promise<T> {
     if (this.#closed) return Promise.reject(new Error('the store is closed'));
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ wsKeys, work, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({ wsKeys, claimed, work, resolve: resolve as (value: unknown) => void, reject });
       // The next turn, not at once: the writes of requests parsed in this turn join the group.
       if (this.#running === null) this.#running = new Promise<void>((done) => setImmediate(() => this.#drain().then(done)));
     });
@@ -236,6 +243,7 @@ export class PgGroupCommitWriter {
   async #attempt(client: pg.PoolClient, items: readonly QueuedWrite[], isolated: boolean): Promise<{ ok: boolean; value: unknown }[]> {
     try {
       const group = new Group(client);
+      for (const item of items) group.claimed.push(...item.claimed);
       await this.#beginAndLock(group, items);
       await this.hooks.begin?.(group);
       const outcomes: { ok: boolean; value: unknown }[] = [];
