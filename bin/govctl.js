@@ -35,7 +35,8 @@ function loadCommandLine() {
   const path = require('node:path');
   const Module = require('node:module');
   const file = path.join(__dirname, '..', 'dist', 'cli', 'main.js');
-  const source = fs.readFileSync(file, 'utf8');
+  // ASCII (the build checks), so Latin-1 is the same text without decoding UTF-8 first.
+  const source = fs.readFileSync(file, 'latin1');
   const build = /\n\/\/ govctl-build ([0-9a-f]+)\n/.exec(source.slice(-256))?.[1];
   const cacheFile = build && cachePath(path, build);
   let cachedData;
@@ -46,7 +47,8 @@ function loadCommandLine() {
       // none yet
     }
   }
-  const script = new (require('node:vm').Script)(Module.wrap(source), { filename: file, cachedData });
+  // The file is the function Module.wrap would make of a CommonJS module (scripts/build.mjs).
+  const script = new (require('node:vm').Script)(source, { filename: file, cachedData });
   const module = { exports: {} };
   script.runInThisContext().call(module.exports, module.exports, Module.createRequire(file), module, file, path.dirname(file));
   if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {

@@ -6,7 +6,7 @@
 import { build } from 'esbuild';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 const withTypes = !process.argv.includes('--no-types');
 if (process.argv.includes('--clean')) rmSync('dist', { recursive: true, force: true });
@@ -47,6 +47,9 @@ await build({
   logLevel: 'warning',
 });
 
+/** What the command line's file starts with: the parameters Node gives a CommonJS module (Module.wrap). */
+const CJS_WRAPPER = '(function (exports, require, module, __filename, __dirname) {';
+
 // The command line: one CommonJS file, dist/cli/main.js, that bin/govctl.js compiles with a V8 code
 // cache (docs/architecture.md "Start-up"). What its commands run is in it (commander, fastify and
 // the service for the embedded store, cosmiconfig, cli-table3, …) so that the one code cache covers
@@ -72,11 +75,21 @@ await build({
   plugins: [noChalkDetection],
   // import.meta.url (the verify worker's and package.json's paths) from the file's own name.
   define: { 'import.meta.url': '__govctlFileUrl' },
-  banner: { js: "var __govctlFileUrl = require('node:url').pathToFileURL(__filename).href;" },
+  // The file is one function expression taking what Node gives a CommonJS module, which
+  // bin/govctl.js compiles as it is: wrapped at run time (Module.wrap), the 2 MB source would be
+  // copied into a new string before V8 could compile it, on every run.
+  banner: { js: `${CJS_WRAPPER}var __govctlFileUrl = require('node:url').pathToFileURL(__filename).href;` },
   // The build id names the code cache made for exactly this file (bin/govctl.js).
-  footer: { js: `// govctl-build ${randomBytes(12).toString('hex')}` },
+  footer: { js: `})\n// govctl-build ${randomBytes(12).toString('hex')}` },
   logLevel: 'warning',
 });
+// bin/govctl.js reads the file as Latin-1, which gives V8 its bytes as they are: UTF-8 would be
+// decoded first. The two agree only on ASCII, which esbuild writes (it escapes other characters)
+// and this checks.
+const cli = readFileSync('dist/cli/main.js');
+const nonAscii = cli.findIndex((byte) => byte > 0x7f);
+if (nonAscii !== -1) throw new Error(`dist/cli/main.js is not ASCII (byte ${cli[nonAscii]} at offset ${nonAscii}); bin/govctl.js reads it as Latin-1`);
+if (!cli.subarray(0, CJS_WRAPPER.length).equals(Buffer.from(CJS_WRAPPER))) throw new Error('dist/cli/main.js does not start with its function wrapper');
 // dist/cli/main.js is CommonJS in an ESM package.
 writeFileSync('dist/cli/package.json', '{ "type": "commonjs" }\n');
 
