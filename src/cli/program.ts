@@ -11,10 +11,14 @@ import type { Factory } from './factory.js';
 import type { IO } from './io.js';
 import { ON_ERROR_MODES } from './settings.js';
 
-/** A command group: its name, and its module, loaded only when the run needs it. */
+/**
+ * A command group: its name, and its module, loaded only when the run needs it. `load` gets the
+ * words after the group's name when the run names the group (undefined when it builds the whole
+ * tree), so that a group may load only the subcommand they name (`commandsFor`, command-kit.ts).
+ */
 interface CommandGroup {
   readonly name: string;
-  readonly load: () => Promise<(factory: Factory) => Command>;
+  readonly load: (words?: readonly string[]) => Promise<(factory: Factory) => Command>;
 }
 
 /**
@@ -25,7 +29,7 @@ interface CommandGroup {
  */
 export const COMMAND_GROUPS: readonly CommandGroup[] = [
   { name: 'whoami', load: async () => (await import('./whoami/whoami.js')).createWhoamiCommand },
-  { name: 'evidence', load: async () => (await import('./evidence/index.js')).createEvidenceCommand },
+  { name: 'evidence', load: async (words) => (await import('./evidence/index.js')).loadEvidenceCommand(words) },
   { name: 'attest', load: async () => (await import('./attest/index.js')).createAttestCommand },
   { name: 'posture', load: async () => (await import('./posture/index.js')).createPostureCommand },
   { name: 'systems', load: async () => (await import('./systems/index.js')).createSystemsCommand },
@@ -76,7 +80,7 @@ function packageVersion(): string {
  * for one run.
  */
 export async function createProgram(factory: Factory, state: ProgramState, argv?: readonly string[]): Promise<Command> {
-  const creators = await Promise.all((argv === undefined ? COMMAND_GROUPS : groupsFor(argv)).map((group) => group.load()));
+  const creators = await Promise.all((argv === undefined ? COMMAND_GROUPS : groupsFor(argv)).map((group) => group.load(argv?.[0] === group.name ? argv.slice(1) : undefined)));
   const program = new Command('govctl')
     .description('Record AI-governance evidence and attestations, and gate releases on them.')
     .version(packageVersion(), '-V, --version', 'print the version')
