@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Entry point, CommonJS (bin/package.json). `--version` is answered from package.json and `--help`
-// from the help the build rendered (dist/cli/help.txt); every other run loads the one command-line
-// bundle, dist/cli/main.js, compiled with a V8 code cache (docs/architecture.md "Start-up").
+// from the help the build rendered (dist/cli/help.txt); every other run loads the command line,
+// dist/cli/main.js, compiled with a V8 code cache, and a command that runs the service (the
+// embedded store, `serve`, `admin`) loads dist/cli/service.js the same way (docs/architecture.md
+// "Start-up").
 'use strict';
 
 const args = process.argv.slice(2);
@@ -13,7 +15,7 @@ if (only === '--version' || only === '-V') {
 } else {
   let main;
   try {
-    main = loadCommandLine();
+    main = loadBundle('main').main;
   } catch (error) {
     process.stderr.write(`govctl: cannot load the command line (${error.message}); run \`npm run build\`\n`);
     process.exitCode = 70; // EXIT.INTERNAL (src/cli/exit-codes.ts), which cannot be loaded either
@@ -22,22 +24,23 @@ if (only === '--version' || only === '-V') {
 }
 
 /**
- * The bundle's `main`, compiled with the code cache of this build, this Node, this command group
- * and connection when there is one. Node 20 has no compile cache of its own
+ * The exports of `dist/cli/<name>.js`, compiled with the code cache of this build, this Node, this
+ * command group and connection when there is one. Node 20 has no compile cache of its own
  * (module.enableCompileCache is Node ≥ 22.1), and without one V8 compiles every function a run
  * calls from source. The cache lives in the user's cache directory ($XDG_CACHE_HOME/govctl, mode
  * 0700: compiled code is never read from a directory another user can write) and is written when
  * the run ends if there was none or V8 rejected it. A cache that cannot be read or written costs
  * only the time it would have saved.
  */
-function loadCommandLine() {
+function loadBundle(name) {
   const fs = require('node:fs');
   const path = require('node:path');
   const Module = require('node:module');
-  const file = path.join(__dirname, '..', 'dist', 'cli', 'main.js');
-  const source = fs.readFileSync(file, 'utf8');
+  const file = path.join(__dirname, '..', 'dist', 'cli', `${name}.js`);
+  // ASCII (the build checks), so Latin-1 is the same text without decoding UTF-8 first.
+  const source = fs.readFileSync(file, 'latin1');
   const build = /\n\/\/ govctl-build ([0-9a-f]+)\n/.exec(source.slice(-256))?.[1];
-  const cacheFile = build && cachePath(path, build);
+  const cacheFile = build && cachePath(path, build, name);
   let cachedData;
   if (cacheFile) {
     try {
@@ -46,9 +49,11 @@ function loadCommandLine() {
       // none yet
     }
   }
-  const script = new (require('node:vm').Script)(Module.wrap(source), { filename: file, cachedData });
+  // The file is the function Module.wrap would make of a CommonJS module, with this loader as one
+  // more parameter: the command line loads the service file through it (scripts/build.mjs).
+  const script = new (require('node:vm').Script)(source, { filename: file, cachedData });
   const module = { exports: {} };
-  script.runInThisContext().call(module.exports, module.exports, Module.createRequire(file), module, file, path.dirname(file));
+  script.runInThisContext().call(module.exports, module.exports, Module.createRequire(file), module, file, path.dirname(file), loadBundle);
   if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {
     // At the end, so that the cache holds every function the run compiled, not only the top level.
     process.once('exit', () => {
@@ -59,19 +64,22 @@ function loadCommandLine() {
         fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
         fs.renameSync(temporary, cacheFile);
         // Caches of earlier builds are never read again.
-        for (const name of fs.readdirSync(dir)) {
-          if (name.startsWith('cli-') && !name.startsWith(`cli-${build}-`)) fs.rmSync(path.join(dir, name), { force: true });
+        for (const other of fs.readdirSync(dir)) {
+          if (other.startsWith('cli-') && !other.startsWith(`cli-${build}-`)) fs.rmSync(path.join(dir, other), { force: true });
         }
       } catch {
         // read-only or full: the next run compiles as this one did
       }
     });
   }
-  return module.exports.main;
+  return module.exports;
 }
 
-/** `<cache dir>/govctl/cli-<build>-<node>-<group>[-local].v8`, or undefined without a cache directory. */
-function cachePath(path, build) {
+/**
+ * `<cache dir>/govctl/cli-<build>-<node>-<group>[-local][-service].v8` (`-service` for the service's
+ * file), or undefined without a cache directory.
+ */
+function cachePath(path, build, name) {
   const env = process.env;
   const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : env.HOME ? path.join(env.HOME, '.cache') : undefined;
   if (!base) return undefined;
@@ -83,7 +91,7 @@ function cachePath(path, build) {
   const flag = args.findIndex((arg) => arg === '--base-url' || arg.startsWith('--base-url='));
   const baseUrl = flag < 0 ? env.GOVCTL_BASE_URL || env.SERVICE_BASE_URL : args[flag].startsWith('--base-url=') ? args[flag].slice(11) : args[flag + 1];
   const local = baseUrl === undefined || baseUrl === '' || baseUrl === 'local';
-  return path.join(base, 'govctl', `cli-${build}-${process.version}-${group}${local ? '-local' : ''}.v8`);
+  return path.join(base, 'govctl', `cli-${build}-${process.version}-${group}${local ? '-local' : ''}${name === 'main' ? '' : `-${name}`}.v8`);
 }
 
 /** Prints the root help the build rendered; false when it is missing (the command line renders it). */

@@ -6,7 +6,8 @@
 import { build } from 'esbuild';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 
 const withTypes = !process.argv.includes('--no-types');
 if (process.argv.includes('--clean')) rmSync('dist', { recursive: true, force: true });
@@ -55,15 +56,39 @@ try {
   // not a git checkout (a tarball), or no git
 }
 
-// The command line: one CommonJS file, dist/cli/main.js, that bin/govctl.js compiles with a V8 code
-// cache (docs/architecture.md "Start-up"). What its commands run is in it (commander, fastify and
-// the service for the embedded store, cosmiconfig, cli-table3, …) so that the one code cache covers
-// it; a module is initialised only when a command first requires it (esbuild wraps each in a lazy
-// initialiser, and dynamic import() becomes require()), so a run pays only for what it uses.
+/**
+ * What each command-line file starts with: the parameters Node gives a CommonJS module (Module.wrap),
+ * and the loader of the command line's files (bin/govctl.js `loadBundle`).
+ */
+const CJS_WRAPPER = '(function (exports, require, module, __filename, __dirname, loadBundle) {';
+
+// The service in the command line (the embedded store, `serve`, `admin`) is dist/cli/service.js,
+// loaded through bin/govctl.js like main.js: an import of src/server/index.ts from src/cli becomes
+// `loadBundle('service')`. Type-only imports are erased before they reach this.
+const SERVER_INDEX = resolve('src/server/index.js');
+const serviceBundle = {
+  name: 'service-bundle',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.?\/.*server\/index\.js$/ }, (args) =>
+      resolve(args.resolveDir, args.path) === SERVER_INDEX && /[\\/]src[\\/]cli[\\/]/.test(args.importer) ? { path: 'service', namespace: 'service-bundle' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'service-bundle' }, () => ({ contents: "module.exports = loadBundle('service');", loader: 'js' }));
+  },
+};
+
+// The command line: two CommonJS files that bin/govctl.js compiles, each with a V8 code cache
+// (docs/architecture.md "Start-up"): dist/cli/main.js, the commands (commander, the client,
+// cosmiconfig, cli-table3, the MCP server, …), and dist/cli/service.js, the service (Fastify, the
+// routes, the store), which only the embedded store, `serve` and `admin` load, so that a command
+// against a service reads a third of the bytes. What a file holds is in it so that its code cache
+// covers it; a module is initialised only when a command first requires it (esbuild wraps each in
+// a lazy initialiser, and dynamic import() becomes require()), so a run pays only for what it uses.
+// The service file has its own copy of core: what crosses between the two is data (requests,
+// replies, strings, option objects) and the service's own error classes.
 // Native addons stay in node_modules, and so does undici (1 MB, needed only behind a proxy):
 // bundled, every run would read it.
 await build({
-  entryPoints: { 'cli/main': 'src/cli/main.ts' },
+  entryPoints: { 'cli/main': 'src/cli/main.ts', 'cli/service': 'src/server/index.ts' },
   outdir: 'dist',
   bundle: true,
   format: 'cjs',
@@ -72,20 +97,31 @@ await build({
   supported: { 'dynamic-import': false },
   sourcemap: 'linked',
   // Every run reads the whole file: without whitespace and comments it is smaller and pure ASCII
-  // (esbuild escapes non-ASCII in code; comments kept it), which Node decodes without a copy to
-  // two-byte characters. Licence comments go to main.js.LEGAL.txt.
+  // (esbuild escapes non-ASCII in code; comments kept it). Licence comments go to *.LEGAL.txt.
   minifyWhitespace: true,
   legalComments: 'linked',
   external: ['better-sqlite3', 'sodium-native', 'typescript', 'undici'],
-  plugins: [noChalkDetection],
+  plugins: [noChalkDetection, serviceBundle],
   // import.meta.url (the verify worker's and package.json's paths) from the file's own name.
   define: { 'import.meta.url': '__govctlFileUrl', __GOVCTL_COMMIT__: JSON.stringify(commit) },
-  banner: { js: "var __govctlFileUrl = require('node:url').pathToFileURL(__filename).href;" },
-  // The build id names the code cache made for exactly this file (bin/govctl.js).
-  footer: { js: `// govctl-build ${randomBytes(12).toString('hex')}` },
+  // Each file is one function expression taking what Node gives a CommonJS module, which
+  // bin/govctl.js compiles as it is: wrapped at run time (Module.wrap), the source would be
+  // copied into a new string before V8 could compile it, on every run.
+  banner: { js: `${CJS_WRAPPER}var __govctlFileUrl = require('node:url').pathToFileURL(__filename).href;` },
+  // The build id names the code caches made for exactly these files (bin/govctl.js).
+  footer: { js: `})\n// govctl-build ${randomBytes(12).toString('hex')}` },
   logLevel: 'warning',
 });
-// dist/cli/main.js is CommonJS in an ESM package.
+// bin/govctl.js reads the files as Latin-1, which gives V8 their bytes as they are: UTF-8 would be
+// decoded first. The two agree only on ASCII, which esbuild writes (it escapes other characters)
+// and this checks.
+for (const file of ['dist/cli/main.js', 'dist/cli/service.js']) {
+  const bytes = readFileSync(file);
+  const nonAscii = bytes.findIndex((byte) => byte > 0x7f);
+  if (nonAscii !== -1) throw new Error(`${file} is not ASCII (byte ${bytes[nonAscii]} at offset ${nonAscii}); bin/govctl.js reads it as Latin-1`);
+  if (!bytes.subarray(0, CJS_WRAPPER.length).equals(Buffer.from(CJS_WRAPPER))) throw new Error(`${file} does not start with its function wrapper`);
+}
+// dist/cli/*.js are CommonJS in an ESM package.
 writeFileSync('dist/cli/package.json', '{ "type": "commonjs" }\n');
 
 // `govctl --help` is the most-run command there is: render the root help once, here, from the same

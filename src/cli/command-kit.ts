@@ -52,6 +52,16 @@ export function completionValues(option: Option): readonly string[] {
   return (option as Option & { [COMPLETES_WITH]?: readonly string[] })[COMPLETES_WITH] ?? option.argChoices ?? [];
 }
 
+/**
+ * The subcommands a run needs, of a group that loads its subcommands' modules lazily: the one the
+ * first word names, or all of them (the group's help, an option first, an unknown word and its
+ * suggestion, or no words: the whole tree).
+ */
+export function commandsFor<T extends { readonly name: string }>(subcommands: readonly T[], words: readonly string[] | undefined): readonly T[] {
+  const named = words?.[0] === undefined ? undefined : subcommands.find((subcommand) => subcommand.name === words[0]);
+  return named ? [named] : subcommands;
+}
+
 /** Appends an "Examples:" section to a command's help. */
 export function addExamples(command: Command, examples: readonly string[]): Command {
   return command.addHelpText('after', `\nExamples:\n${examples.map((example) => `  $ ${example}`).join('\n')}\n`);

@@ -14,10 +14,14 @@ import { ON_ERROR_MODES } from './settings.js';
 import { guardGroup } from './subcommands.js';
 import { wrapHelpText } from './table-fit.js';
 
-/** A command group: its name, and its module, loaded only when the run needs it. */
+/**
+ * A command group: its name, and its module, loaded only when the run needs it. `load` gets the
+ * words after the group's name when the run names the group (undefined when it builds the whole
+ * tree), so that a group may load only the subcommand they name (`commandsFor`, command-kit.ts).
+ */
 interface CommandGroup {
   readonly name: string;
-  readonly load: () => Promise<(factory: Factory) => Command>;
+  readonly load: (words?: readonly string[]) => Promise<(factory: Factory) => Command>;
   /** left out of the help and of suggestions */
   readonly hidden?: true;
 }
@@ -30,7 +34,7 @@ interface CommandGroup {
  */
 export const COMMAND_GROUPS: readonly CommandGroup[] = [
   { name: 'whoami', load: async () => (await import('./whoami/whoami.js')).createWhoamiCommand },
-  { name: 'evidence', load: async () => (await import('./evidence/index.js')).createEvidenceCommand },
+  { name: 'evidence', load: async (words) => (await import('./evidence/index.js')).loadEvidenceCommand(words) },
   { name: 'attest', load: async () => (await import('./attest/index.js')).createAttestCommand },
   { name: 'posture', load: async () => (await import('./posture/index.js')).createPostureCommand },
   { name: 'systems', load: async () => (await import('./systems/index.js')).createSystemsCommand },
@@ -85,7 +89,7 @@ function packageVersion(): string {
  */
 export async function createProgram(factory: Factory, state: ProgramState, argv?: readonly string[]): Promise<Command> {
   const groups = argv === undefined ? COMMAND_GROUPS : groupsFor(argv);
-  const creators = await Promise.all(groups.map((group) => group.load()));
+  const creators = await Promise.all(groups.map((group) => group.load(argv?.[0] === group.name ? argv.slice(1) : undefined)));
   const program = new Command('govctl')
     .description('Record AI-governance evidence and attestations, and gate releases on them.')
     .version(packageVersion(), '-V, --version', 'print the version')

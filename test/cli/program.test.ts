@@ -27,6 +27,18 @@ describe('command groups', () => {
     }
   });
 
+  it('builds only the evidence subcommand a run names, and all of them for the group\'s help, an option first or an unknown word', async () => {
+    const subcommands = async (argv?: readonly string[]) => (await program(argv)).commands.find((command) => command.name() === 'evidence')!.commands.map((command) => command.name());
+    const all = ['add', 'export', 'import', 'list', 'sign', 'verify'];
+    expect(await subcommands(['evidence', 'list', '--json'])).toEqual(['list']);
+    expect(await subcommands(['evidence', 'add', 'ai_risk_assessment', '--help'])).toEqual(['add']);
+    for (const argv of [undefined, ['evidence'], ['evidence', '--help'], ['evidence', '--json', 'list'], ['evidence', 'lst'], ['--json', 'evidence', 'list']]) {
+      expect(await subcommands(argv), String(argv)).toEqual(all);
+    }
+    const typo = await runCli(['evidence', 'lst']);
+    expect(typo.exitCode).toBe(64);
+  });
+
   it('still suggests the command a typo meant, and finds a command after a global option', async () => {
     const typo = await runCli(['atest', 'sign']);
     expect(typo.exitCode).toBe(64);

@@ -9,7 +9,8 @@
  * before the next is asked for), and `--after` resumes after the last record written.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { RECORD_TYPES, isDate, isDateTime } from '../../core/index.js';
+import { RECORD_TYPES } from '../../core/records/types.js';
+import { isDate, isDateTime } from '../../core/records/validate.js';
 import type { ServiceApi } from '../../client/api.js';
 import type { EvidenceExportQuery } from '../../client/wire-types.js';
 import { addExamples, wholeNumber } from '../command-kit.js';

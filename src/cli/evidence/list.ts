@@ -4,7 +4,8 @@
  * unless `--days` or `--since` narrows it.
  */
 import { Command, Option } from 'commander';
-import { RECORD_TYPES, stringifyJson } from '../../core/index.js';
+import { stringifyJson } from '../../core/canonical-json.js';
+import { RECORD_TYPES } from '../../core/records/types.js';
 import type { ServiceApi } from '../../client/api.js';
 import type { EvidenceList, EvidenceListItem, EvidenceQuery } from '../../client/wire-types.js';
 import { addExamples, wholeNumber } from '../command-kit.js';

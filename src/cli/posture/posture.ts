@@ -7,7 +7,9 @@
  * - `--json`: exactly the service's body.
  */
 import { Command } from 'commander';
-import { FRAMEWORK_INFO, isJsonNumber, jsonNumberValue, stringifyJson } from '../../core/index.js';
+// The modules themselves, not core/index.ts: that would initialise all of core (signing loads node:crypto).
+import { isJsonNumber, jsonNumberValue, stringifyJson } from '../../core/canonical-json.js';
+import { FRAMEWORK_INFO } from '../../core/controls/catalogue.js';
 import type { PostureBrief } from '../../client/wire-types.js';
 import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
