@@ -55,10 +55,11 @@ const USAGE = `node bench/postgres.mjs [--quick] [--duration S] [--connections N
   --keep         keep this run's databases and logs
   --quiet-wait S before each load, wait up to S seconds for other processes to go quiet (default 120; 0: never)
   --only evidence  part 1's evidence POST alone (iteration, not a result: no attestations, no replicas)
+  --socket       the services reach PostgreSQL through its Unix socket, not TCP on 127.0.0.1 (a replica on the database's machine)
   --cpu-prof     a CPU profile of each part-1 service process (node --cpu-prof) in the run's profiles/ (kept)`;
 
 const options = parseOptions(
-  { keep: { type: 'boolean', default: false }, 'quiet-wait': { type: 'string' }, only: { type: 'string' }, 'cpu-prof': { type: 'boolean', default: false } },
+  { keep: { type: 'boolean', default: false }, 'quiet-wait': { type: 'string' }, only: { type: 'string' }, 'cpu-prof': { type: 'boolean', default: false }, socket: { type: 'boolean', default: false } },
   USAGE,
 );
 if (options.only !== undefined && options.only !== 'evidence') throw new Error(`--only takes evidence, not ${options.only}`);
@@ -91,6 +92,7 @@ const report = new Report('postgres', {
   connections,
   data_dir: run.dir,
   postgres: postgresVersion(),
+  postgres_connection: options.socket ? 'unix socket' : 'tcp 127.0.0.1',
   layout: pinned
     ? 'part 1: govctl serve and PostgreSQL on core 1, autocannon on core 0 (taskset); part 2 (two replicas): nothing pinned'
     : 'not pinned',
@@ -253,7 +255,9 @@ function reportPair(name, runs, unit, per = 1, target) {
 
 try {
   progress(`run directory ${run.dir}`);
-  const pgUrl = await cluster.createDatabase('bench');
+  const tcpUrl = await cluster.createDatabase('bench');
+  // --socket: the same database through the cluster's Unix socket (in its directory; pg takes the directory as host)
+  const pgUrl = options.socket ? `postgres://postgres@/bench?host=${encodeURIComponent(cluster.dir)}&port=${cluster.port}` : tcpUrl;
   const logKey = join(run.dir, 'pg-ledger-key');
   // part 1: the service side on core 1 for both backends
   pinPostgres(String(SERVER_CPU));
