@@ -364,15 +364,16 @@ try {
   exitCode = report.finish();
 } catch (error) {
   if (error instanceof StopAfterEvidence) {
+    // stopped (not killed) first, so that each profile is written
     await Promise.all(services.map((s) => s.stop(30_000)));
     exitCode = report.finish();
-    options.keep ||= options['cpu-prof'];
   } else {
-  process.stderr.write(`bench/postgres.mjs failed: ${error?.stack ?? error}\n`);
-  report.failed('run', String(error?.message ?? error));
-  exitCode = report.finish() || 1;
+    process.stderr.write(`bench/postgres.mjs failed: ${error?.stack ?? error}\n`);
+    report.failed('run', String(error?.message ?? error));
+    exitCode = report.finish() || 1;
   }
 } finally {
+  // profiles are for reading afterwards: the run is kept
   if (options['cpu-prof']) options.keep = true;
   await Promise.all(services.map((s) => s.stop(5_000)));
   await cluster.kill('SIGQUIT');
