@@ -4,6 +4,7 @@
  * PostgreSQL database with each process's CPU per request.
  *
  *   node bench/postgres.mjs [--quick] [--duration S] [--connections N] [--no-pin] [--keep]
+ *   node bench/postgres.mjs --quick --only evidence --cpu-prof   # iteration: part 1's evidence POST, profiled
  *
  * Parts:
  * 1. One `govctl serve` on a SQLite file vs one `govctl serve --db postgres://…` (one replica), the
@@ -52,9 +53,17 @@ const USAGE = `node bench/postgres.mjs [--quick] [--duration S] [--connections N
   --no-pin       do not pin processes to cores with taskset
   --no-snapshot  load the code from dist/ in place (default: a copy in the run directory, safe from rebuilds)
   --keep         keep this run's databases and logs
-  --quiet-wait S before each load, wait up to S seconds for other processes to go quiet (default 120; 0: never)`;
+  --quiet-wait S before each load, wait up to S seconds for other processes to go quiet (default 120; 0: never)
+  --only evidence  part 1's evidence POST alone (iteration, not a result: no attestations, no replicas)
+  --socket       the services reach PostgreSQL through its Unix socket, not TCP on 127.0.0.1 (a replica on the database's machine)
+  --cpu-prof     a CPU profile of each part-1 service process (node --cpu-prof) in the run's profiles/ (kept)`;
 
-const options = parseOptions({ keep: { type: 'boolean', default: false }, 'quiet-wait': { type: 'string' } }, USAGE);
+const options = parseOptions(
+  { keep: { type: 'boolean', default: false }, 'quiet-wait': { type: 'string' }, only: { type: 'string' }, 'cpu-prof': { type: 'boolean', default: false }, socket: { type: 'boolean', default: false } },
+  USAGE,
+);
+if (options.only !== undefined && options.only !== 'evidence') throw new Error(`--only takes evidence, not ${options.only}`);
+const evidenceOnly = options.only === 'evidence';
 const quick = options.quick;
 const durationS = positiveNumber(options.duration, 'duration', quick ? 2 : 8);
 const connections = positiveNumber(options.connections, 'connections', 10);
@@ -83,6 +92,7 @@ const report = new Report('postgres', {
   connections,
   data_dir: run.dir,
   postgres: postgresVersion(),
+  postgres_connection: options.socket ? 'unix socket' : 'tcp 127.0.0.1',
   layout: pinned
     ? 'part 1: govctl serve and PostgreSQL on core 1, autocannon on core 0 (taskset); part 2 (two replicas): nothing pinned'
     : 'not pinned',
@@ -90,6 +100,8 @@ const report = new Report('postgres', {
 const core = await import(DIST.core);
 const services = [];
 let exitCode = 1;
+/** Thrown after part 1's evidence POST under --only evidence. */
+class StopAfterEvidence extends Error {}
 
 function postgresVersion() {
   try {
@@ -155,9 +167,10 @@ async function quiet() {
 // ---------------------------------------------------------------------------------------------
 // Services
 
-async function startService(label, db, { cpu, logKey, identityFile } = {}) {
+async function startService(label, db, { cpu, logKey, identityFile, profile = false } = {}) {
   const handle = await startServe({
     db,
+    ...(profile ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', join(run.dir, 'profiles', label)] } : {}),
     ...(cpu !== undefined ? { cpu } : {}),
     logFile: join(run.dir, `${label}.log`),
     ...(logKey !== undefined ? { logKey } : {}),
@@ -242,12 +255,15 @@ function reportPair(name, runs, unit, per = 1, target) {
 
 try {
   progress(`run directory ${run.dir}`);
-  const pgUrl = await cluster.createDatabase('bench');
+  const tcpUrl = await cluster.createDatabase('bench');
+  // --socket: the same database through the cluster's Unix socket (in its directory; pg takes the directory as host)
+  const pgUrl = options.socket ? `postgres://postgres@/bench?host=${encodeURIComponent(cluster.dir)}&port=${cluster.port}` : tcpUrl;
   const logKey = join(run.dir, 'pg-ledger-key');
   // part 1: the service side on core 1 for both backends
   pinPostgres(String(SERVER_CPU));
-  const sqlite = await startService('sqlite', join(run.dir, 'sqlite.db'), { cpu: SERVER_CPU });
-  const pg = await startService('postgres-1', pgUrl, { cpu: SERVER_CPU, logKey, identityFile: join(run.dir, 'pg.identity.json') });
+  const profile = options['cpu-prof'];
+  const sqlite = await startService('sqlite', join(run.dir, 'sqlite.db'), { cpu: SERVER_CPU, profile });
+  const pg = await startService('postgres-1', pgUrl, { cpu: SERVER_CPU, logKey, identityFile: join(run.dir, 'pg.identity.json'), profile });
   const auth = (s) => ({ authorization: `Bearer ${s.apiKey}` });
   const prefix = (s) => `/api/workspaces/${s.workspaceId}/governance`;
   const target = (name, service, path, check, extra = {}) => ({
@@ -263,6 +279,8 @@ try {
   const ok = (_s, body) => body.includes('"detail":"ok"');
   const evidenceRuns = await compare('evidence POST', [target('sqlite', sqlite, 'grc/evidence', ok, { bodies: evidence }), target('postgres', pg, 'grc/evidence', ok, { bodies: evidence })], {});
   reportPair('evidence_post_rate', evidenceRuns, 'req/s', 1, 0.5);
+
+  if (evidenceOnly) throw new StopAfterEvidence();
 
   // --- Signed single attestations (each sent once: a replayed signature is refused) ----------
   const { key } = core.SigningKey.generate();
@@ -345,10 +363,18 @@ try {
   for (const replica of replicas) await replica.handle.stop(30_000);
   exitCode = report.finish();
 } catch (error) {
-  process.stderr.write(`bench/postgres.mjs failed: ${error?.stack ?? error}\n`);
-  report.failed('run', String(error?.message ?? error));
-  exitCode = report.finish() || 1;
+  if (error instanceof StopAfterEvidence) {
+    // stopped (not killed) first, so that each profile is written
+    await Promise.all(services.map((s) => s.stop(30_000)));
+    exitCode = report.finish();
+  } else {
+    process.stderr.write(`bench/postgres.mjs failed: ${error?.stack ?? error}\n`);
+    report.failed('run', String(error?.message ?? error));
+    exitCode = report.finish() || 1;
+  }
 } finally {
+  // profiles are for reading afterwards: the run is kept
+  if (options['cpu-prof']) options.keep = true;
   await Promise.all(services.map((s) => s.stop(5_000)));
   await cluster.kill('SIGQUIT');
   if (!options.keep && exitCode === 0) run.cleanup();

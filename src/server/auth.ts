@@ -9,10 +9,11 @@
  * budget nor make the service parse anything. A second `Authorization` header is a 400: which of
  * two credentials a request carries must never depend on which one a proxy or parser keeps.
  *
- * The workspace's record budget (limits.ts) is charged by the routes that write records, once they
- * know how many a request holds: {@link chargeRecords}.
+ * The workspace's record budget (limits.ts) is charged with the request when its route carries a
+ * fixed number of records (route config `recordsPerRequest`: the single-record writes), else by the
+ * route once it knows how many a request holds: {@link chargeRecords}.
  *
- * The key check and the counts are the store's (store.authenticate, store.budget; for SQLite a
+ * The key check and the counts are the store's (store.admit, store.budget; for SQLite a
  * plain counter per workspace in memory, store/memory-budget.ts, docs/decisions.md "Rate limit:
  * our own fixed-window counter"). The hook is a callback hook that settles on the store's promises,
  * not an async one through a plugin's generic machinery.
@@ -21,7 +22,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { badRequest, HttpError, notFound, unauthorized } from './errors.js';
 import type { TurnTaker } from './limits.js';
 import type { AuthContext } from './store/rows.js';
-import type { Store } from './store/store.js';
+import type { BudgetState, Store } from './store/store.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,6 +30,14 @@ declare module 'fastify' {
     auth: AuthContext | null;
     /** set by the auth hook: where {@link chargeRecords} charges */
     recordBudget: RecordBudget | null;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The records every request of this route carries (1 for a single-record write), charged by
+     * the auth hook with the request itself: one step of the store (Store.admit) instead of two.
+     * A route whose requests carry a number known only from the body calls {@link chargeRecords}.
+     */
+    recordsPerRequest?: number;
   }
 }
 
@@ -127,19 +136,22 @@ export async function chargeRecords(request: FastifyRequest, n: number): Promise
   const budget = request.recordBudget;
   if (budget === null || request.auth === null) return;
   const state = await budget.budget.chargeRecords(request.auth.workspaceId, n, budget.maxRecords, budget.nowMs());
-  if (state.exceeded) {
-    const retry = String(Math.max(1, state.resetSeconds));
-    throw new HttpError(
-      429,
-      'rate_limited',
-      n > budget.maxRecords
-        ? `${n} records is more than this workspace's budget of ${budget.maxRecords} records a minute; split the batch`
-        : `more than ${budget.maxRecords} records in a minute for this workspace (${state.remaining} left in this minute); retry in ${retry} s`,
-      undefined,
-      { 'retry-after': retry },
-    );
-  }
+  if (state.exceeded) throw recordsRefused(n, budget.maxRecords, state);
   if (n >= TURN_AT_RECORDS) await budget.turns.take();
+}
+
+/** The 429 of a record charge over the workspace's budget. */
+function recordsRefused(n: number, maxRecords: number, state: BudgetState): HttpError {
+  const retry = String(Math.max(1, state.resetSeconds));
+  return new HttpError(
+    429,
+    'rate_limited',
+    n > maxRecords
+      ? `${n} records is more than this workspace's budget of ${maxRecords} records a minute; split the batch`
+      : `more than ${maxRecords} records in a minute for this workspace (${state.remaining} left in this minute); retry in ${retry} s`,
+    undefined,
+    { 'retry-after': retry },
+  );
 }
 
 /**
@@ -162,15 +174,25 @@ export function createAuthHook(app: FastifyInstance, options: AuthOptions & { tu
     const match = header.length <= MAX_KEY_LENGTH + 16 ? BEARER.exec(header) : null;
     if (!match) throw unauthorized('the Authorization header must be Bearer followed by the API key');
     if (hasSecondAuthorization(request.raw.rawHeaders)) throw badRequest('the request has more than one Authorization header; send exactly one');
-    const auth = await options.store.identity.authenticate(match[1]!, options.nowMs());
-    if (!auth) throw unauthorized('the API key is not valid: unknown, revoked or expired');
-
-    const { workspace_id: workspaceId } = request.params as { workspace_id?: string };
-    if (workspaceId !== undefined && workspaceId !== auth.workspaceId) throw notFound('workspace not found');
-    request.auth = auth;
+    const { workspace_id: pathWorkspaceId } = request.params as { workspace_id?: string };
+    const records = request.routeOptions.config.recordsPerRequest ?? 0;
+    // The key, the path's workspace, the request budget and a single write's record in one step of
+    // the store: nothing is counted for an invalid key or another workspace's path.
+    const admission = await options.store.admit({
+      apiKey: match[1]!,
+      nowMs: options.nowMs(),
+      ...(pathWorkspaceId !== undefined ? { pathWorkspaceId } : {}),
+      budgetNowMs: budgetNowMs(),
+      maxRequests,
+      records,
+      maxRecords: options.recordsPerMinute,
+    });
+    if (admission.auth === null) throw unauthorized('the API key is not valid: unknown, revoked or expired');
+    if (!admission.counted) throw notFound('workspace not found');
+    request.auth = admission.auth;
     request.recordBudget = recordBudget;
 
-    const limit = await options.store.budget.hit(auth.workspaceId, maxRequests, budgetNowMs());
+    const limit = admission.requests;
     void reply
       .header('x-ratelimit-limit', limitHeader)
       .header('x-ratelimit-remaining', String(limit.remaining))
@@ -184,6 +206,7 @@ export function createAuthHook(app: FastifyInstance, options: AuthOptions & { tu
         { 'retry-after': String(Math.max(1, limit.resetSeconds)) },
       );
     }
+    if (admission.records?.exceeded) throw recordsRefused(records, options.recordsPerMinute, admission.records);
   }
 
   return function authenticate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {

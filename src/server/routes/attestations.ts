@@ -172,9 +172,9 @@ function tierReason(ingest: Ingest, status: KeyStatus | null, form: WitnessForm)
 }
 
 export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, verifyPool }: RouteDeps): void {
-  app.post(`${WORKSPACE_PREFIX}/attestations/external`, async (request: FastifyRequest, reply: FastifyReply) => {
+  // its one record is charged with the request (auth.ts, recordsPerRequest)
+  app.post(`${WORKSPACE_PREFIX}/attestations/external`, { config: { recordsPerRequest: 1 } }, async (request: FastifyRequest, reply: FastifyReply) => {
     const ingest = await ingestOf(request, nowMs, store);
-    await chargeRecords(request, 1);
     const key = headerKey(request);
     const body = bodyObject(request);
     // The idempotency key first: a repeat gets the first write's result before any other check.

@@ -133,12 +133,12 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     return { workspaceId: authOf(request).workspaceId, receivedMs, receivedAt: isoFromMs(receivedMs), source: sourceOf(request) };
   };
 
-  app.post(`${WORKSPACE_PREFIX}/grc/evidence`, async (request: FastifyRequest, reply: FastifyReply) => {
+  // its one record is charged with the request (auth.ts, recordsPerRequest)
+  app.post(`${WORKSPACE_PREFIX}/grc/evidence`, { config: { recordsPerRequest: 1 } }, async (request: FastifyRequest, reply: FastifyReply) => {
     const ingest = ingestOf(request);
     const dryRun = booleanParam(request.query as Query, 'dry_run');
     const key = headerKey(request);
     const record = bodyObject(request);
-    await chargeRecords(request, 1);
     // The key first: a repeat is answered with what the first write got, before anything else is judged.
     const { claim, payloadText } = dryRun ? {} : evidenceClaimOf(key, record);
     const earlier = claim && (await store.findIdempotent(ingest.workspaceId, claim, ingest.receivedMs));

@@ -54,9 +54,39 @@ export interface IdentityStore {
   authenticate(apiKey: string, nowMs: number): Promise<AuthContext | null>;
 }
 
+/**
+ * What the auth hook asks of the store for each request, answered in one step (for PostgreSQL one
+ * statement, docs/decisions.md "A request admitted in one statement"): the key checked, then,
+ * only for a valid key of the workspace the path names, one request counted and the records the
+ * request carries charged.
+ */
+export interface AdmitQuery {
+  apiKey: string;
+  /** the clock a key's expiry is judged by */
+  nowMs: number;
+  /** the workspace the request's path names, if it names one: a key of another workspace counts nothing */
+  pathWorkspaceId?: string;
+  /** the budgets' clock */
+  budgetNowMs: number;
+  maxRequests: number;
+  /** records the request carries (its route says so), charged with it; 0 for none */
+  records: number;
+  maxRecords: number;
+}
+
+/** What {@link Store.admit} found and counted. */
+export type Admission =
+  /** unknown, revoked or expired key: nothing counted */
+  | { auth: null }
+  /** a valid key of another workspace than the path's: nothing counted */
+  | { auth: AuthContext; counted: false }
+  /**
+   * counted: `records` is null when none were asked for or the request was over its budget
+   * (then nothing was charged); a record charge over the budget is refused whole (`exceeded`).
+   */
+  | { auth: AuthContext; counted: true; requests: BudgetState; records: BudgetState | null };
+
 export interface BudgetStore {
-  /** Counts one request of the workspace at `nowMs` against `max` per window. */
-  hit(workspaceId: string, max: number, nowMs: number): Promise<BudgetState>;
   /** Charges `n` records; a charge over `maxRecords` is refused whole and charges nothing. */
   chargeRecords(workspaceId: string, n: number, maxRecords: number, nowMs: number): Promise<BudgetState>;
 }
@@ -139,6 +169,11 @@ export interface Store {
   readonly gatePolicy: GatePolicyStore;
   readonly signingKeys: SigningKeyStore;
   readonly ledger: LedgerStore;
+  /**
+   * Checks a request's API key and counts its budgets (AdmitQuery): revocation and expiry apply to
+   * the next request at every replica; counts are exact across replicas.
+   */
+  admit(query: AdmitQuery): Promise<Admission>;
   /** What an idempotency key already stands for, or null (checked again under the write). */
   findIdempotent(workspaceId: string, claim: IdempotencyClaim, nowMs: number): Promise<IdempotencyHit | null>;
   /** Coverage: the last time each control was earned in the workspace. */

@@ -1,11 +1,11 @@
 /**
  * What two replicas on one PostgreSQL database share at once: API keys (hashed as the SQLite
- * backend hashes them; a revocation or an expiry at one applies to the next request at the other)
- * and per-workspace budgets (counted exactly across replicas, the fixed window of auth.ts).
+ * backend hashes them; a revocation or an expiry at one applies to the next request at the other).
+ * The auth hook's step (Store.admit: key, request and record budgets across replicas) is proven
+ * on both backends in test/server/store-admit.test.ts.
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixedWindowLimiter } from '../../../src/server/store/memory-budget.js';
 import type { PostgresStore } from '../../../src/server/store/postgres/index.js';
 import { openTestStore, withClient } from '../../helpers/postgres.js';
 
@@ -62,49 +62,5 @@ describe('API keys across replicas', () => {
     const keys = await a.identity.listApiKeys(provisioned.workspace_id);
     expect(keys.map((key) => key.name)).toEqual(['default']);
     expect(JSON.stringify(keys)).not.toContain(provisioned.api_key);
-  });
-});
-
-describe('budgets across replicas', () => {
-  it('counts every request of two replicas exactly once', async () => {
-    const { workspace_id: ws } = await a.identity.provision({}, Date.now());
-    const now = 1_000_000;
-    const states = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? a : b).budget.hit(ws, 50, now)));
-    expect(states.filter((state) => state.exceeded)).toHaveLength(10);
-    const remaining = states.filter((state) => !state.exceeded).map((state) => state.remaining).sort((x, y) => x - y);
-    expect(remaining).toEqual(Array.from({ length: 50 }, (_, i) => i));
-  });
-
-  it('follows FixedWindowLimiter request for request, whichever replica answers', async () => {
-    const { workspace_id: ws } = await a.identity.provision({}, Date.now());
-    const limiter = new FixedWindowLimiter();
-    const steps: [number, 'hit' | number][] = [
-      [0, 'hit'],
-      [10, 2],
-      [20, 'hit'],
-      [30, 'hit'],
-      [40, 'hit'],
-      [50, 1],
-      [59_999, 'hit'],
-      [60_000, 'hit'],
-      [60_001, 4],
-      [60_002, 2],
-      [60_003, 1],
-      [200_000, 5],
-      [200_001, 'hit'],
-    ];
-    for (const [i, [at, what]] of steps.entries()) {
-      const replica = i % 2 === 0 ? a : b;
-      const expected = what === 'hit' ? limiter.hit(ws, 3, at) : limiter.chargeRecords(ws, what, 5, at);
-      const got = what === 'hit' ? await replica.budget.hit(ws, 3, at) : await replica.budget.chargeRecords(ws, what, 5, at);
-      expect({ step: i, ...got }).toEqual({ step: i, ...expected });
-    }
-  });
-
-  it('refuses a record charge over the budget whole, charging nothing', async () => {
-    const { workspace_id: ws } = await a.identity.provision({}, Date.now());
-    expect(await a.budget.chargeRecords(ws, 8, 10, 0)).toMatchObject({ exceeded: false, remaining: 2 });
-    expect(await b.budget.chargeRecords(ws, 3, 10, 1)).toMatchObject({ exceeded: true, remaining: 2 });
-    expect(await b.budget.chargeRecords(ws, 2, 10, 2)).toMatchObject({ exceeded: false, remaining: 0 });
   });
 });

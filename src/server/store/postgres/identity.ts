@@ -10,8 +10,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import { apiKeyDisplayPrefix, newApiKey, newId } from '../../ids.js';
-// The SQLite backend's hash, so that a database copied from SQLite keeps its keys (one function for both).
-import { hashApiKey } from '../sqlite/identity.js';
+import { hashApiKey } from '../api-key-hash.js';
 import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
 import type { IdentityStore } from '../store.js';
 import { storeError } from './pool.js';

@@ -3,17 +3,12 @@
  * the store keeps only their SHA-256 (a slow password hash buys nothing against a guess of 2^256)
  * and compares it in constant time. The key itself exists only in the answer that creates it.
  */
-import { hash as oneShotHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { apiKeyDisplayPrefix, newApiKey, newId } from '../../ids.js';
 import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
+import { hashApiKey } from '../api-key-hash.js';
 import type { Db } from './database.js';
-
-/** The stored form of a key. */
-export function hashApiKey(apiKey: string): Buffer {
-  // one-shot (Node ≥ 20.12): one call into the crypto library per request, not three
-  return oneShotHash('sha256', apiKey, 'buffer') as unknown as Buffer;
-}
 
 interface KeyRow {
   key_id: string;

@@ -15,7 +15,7 @@ import { countsFromMs } from '../derived.js';
 import { attestationResult, evidenceResult } from '../idempotency.js';
 import type { LedgerOptions } from '../ledger-common.js';
 import { FixedWindowLimiter } from '../memory-budget.js';
-import type { AttestationRow, IdempotencyClaim } from '../rows.js';
+import type { AttestationRow, AuthContext, IdempotencyClaim } from '../rows.js';
 import type * as Interface from '../store.js';
 import type { EvidenceWrite, Store, Stored } from '../store.js';
 import { AttestationStore } from './attestations.js';
@@ -61,6 +61,8 @@ export class SqliteStore implements Store {
   readonly tables: SqliteTables;
   readonly identity: Interface.IdentityStore;
   readonly budget: Interface.BudgetStore;
+  readonly #limiter = new FixedWindowLimiter();
+  readonly #authenticate: (apiKey: string, nowMs: number) => AuthContext | null;
   readonly evidence: Interface.EvidenceReads;
   readonly attestations: Interface.AttestationReads;
   readonly systems: Interface.SystemReads;
@@ -107,7 +109,8 @@ export class SqliteStore implements Store {
     this.#ids = new IdGenerator([lastRecordId, lastAttestationId]);
 
     const { identity, attestations, gatePolicy, signingKeys, witnesses } = tables;
-    const limiter = new FixedWindowLimiter();
+    const limiter = this.#limiter;
+    this.#authenticate = (apiKey, nowMs) => identity.authenticate(apiKey, nowMs);
     this.identity = {
       provision: async (options, nowMs) => identity.provision(options, nowMs),
       createApiKey: async (workspaceId, name, expiresMs, nowMs) => identity.createApiKey(workspaceId, name, expiresMs, nowMs),
@@ -119,7 +122,6 @@ export class SqliteStore implements Store {
     };
     // One process serves every request of a SQLite database (the serve lock): counting in memory is exact.
     this.budget = {
-      hit: async (workspaceId, max, nowMs) => limiter.hit(workspaceId, max, nowMs),
       chargeRecords: async (workspaceId, n, maxRecords, nowMs) => limiter.chargeRecords(workspaceId, n, maxRecords, nowMs),
     };
     this.evidence = {
@@ -175,6 +177,16 @@ export class SqliteStore implements Store {
 
   newId(prefix: 'rec' | 'att'): string {
     return this.#ids.newId(prefix);
+  }
+
+  /** The key from the cached identity store, then the counts in memory: no database write per request. */
+  async admit(query: Interface.AdmitQuery): Promise<Interface.Admission> {
+    const auth = this.#authenticate(query.apiKey, query.nowMs);
+    if (auth === null) return { auth: null };
+    if (query.pathWorkspaceId !== undefined && query.pathWorkspaceId !== auth.workspaceId) return { auth, counted: false };
+    const requests = this.#limiter.hit(auth.workspaceId, query.maxRequests, query.budgetNowMs);
+    const records = query.records > 0 && !requests.exceeded ? this.#limiter.chargeRecords(auth.workspaceId, query.records, query.maxRecords, query.budgetNowMs) : null;
+    return { auth, counted: true, requests, records };
   }
 
   async findIdempotent(workspaceId: string, claim: IdempotencyClaim, nowMs: number) {
