@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { isPostgresLocation } from '../../src/server/store/location.js';
-import { freshDatabase } from './postgres.js';
+import { freshMigratedDatabase } from './postgres.js';
 
 /** `postgres` under GOVCTL_TEST_BACKEND=postgres (the `server-postgres` project), else `sqlite`. */
 export function testBackend(): 'sqlite' | 'postgres' {
@@ -27,7 +27,7 @@ export const sqliteOnly = testBackend() === 'postgres';
  * `label` names the PostgreSQL database, to find it in the cluster's log.
  */
 export async function testStoreLocation(label = 'test', dir?: string): Promise<string> {
-  if (testBackend() === 'postgres') return freshDatabase(label);
+  if (testBackend() === 'postgres') return freshMigratedDatabase(label);
   return join(dir ?? mkdtempSync(join(tmpdir(), 'govctl-store-')), 'govctl.db');
 }
 
