@@ -191,7 +191,14 @@ describe('integration on a timer', () => {
       const write = await call(service, 'POST', path('grc/evidence'), { body: evidenceRecord() });
       expect((await call(service, 'GET', path(`ledger/proof/inclusion?id=${write.json.record_id}`))).status).toBe(202);
       vi.advanceTimersByTime(250);
-      const proof = await call(service, 'GET', path(`ledger/proof/inclusion?id=${write.json.record_id}`));
+      // One tick, and no other: on SQLite its integration is done when the tick returns; on
+      // PostgreSQL it is queries in flight (the lease, then the workspace), so the proof is asked
+      // for until that one integration has committed (bounded; no further tick can fire).
+      let proof = await call(service, 'GET', path(`ledger/proof/inclusion?id=${write.json.record_id}`));
+      for (let attempt = 0; proof.status === 202 && attempt < 200; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        proof = await call(service, 'GET', path(`ledger/proof/inclusion?id=${write.json.record_id}`));
+      }
       expect(proof.status).toBe(200);
       expect(proof.json.tree_size).toBe(1);
       const note = (await call(service, 'GET', path('ledger/checkpoint'))).text;
