@@ -1,6 +1,7 @@
 /**
- * A real service for tests: createApp listening on 127.0.0.1 port 0 over a real SQLite file in a
- * temporary directory, provisioned with `provision` (docs/architecture.md, "Test helpers").
+ * A real service for tests: createApp listening on 127.0.0.1 port 0 over a real database of the
+ * test backend (a SQLite file in a temporary directory, or a fresh PostgreSQL database:
+ * helpers/backend.ts), provisioned with `provision` (docs/architecture.md, "Test helpers").
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
