@@ -15,11 +15,12 @@ export default defineConfig({
     // not extend the root, so that they do not run it a second time.
     globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
     pool: 'forks',
-    // Two files at a time. Vitest's default on this 2-core machine is one (cores - 1), which runs
-    // the suite file after file although much of it waits on sockets, child processes and pipes.
-    // Files share nothing (temporary directories, servers on port 0, a database per file), so
-    // they can overlap.
-    maxWorkers: 2,
+    // Three files at a time on a 2-core machine. Vitest's default is one (cores - 1), which runs
+    // the suite file after file although much of it waits on sockets, child processes, pipes and
+    // (server-postgres) the PostgreSQL server, another process. Files share nothing (temporary
+    // directories, servers on port 0, a database per file), so they can overlap. Measured:
+    // docs/decisions.md, "Three test files at a time".
+    maxWorkers: 3,
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results.json' },
     // The service suite runs on both backends (docs/decisions.md, "The service suite on both
