@@ -1,10 +1,7 @@
-/** An in-process service (createApp + inject) on a database file, with a clock the test moves. */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+/** An in-process service (createApp + inject) on a database of the test backend (helpers/backend.ts), with a clock the test moves. */
 import { createApp, type ServiceApp } from '../../src/server/app.js';
-import { openDatabase } from '../../src/server/store/sqlite/database.js';
-import { IdentityStore } from '../../src/server/store/sqlite/identity.js';
+import { provision } from '../../src/server/index.js';
+import { testStoreLocation } from './backend.js';
 
 export interface InProcess {
   service: ServiceApp;
@@ -15,16 +12,14 @@ export interface InProcess {
   clock: { ms: number };
   /** one request; the body object is sent as JSON */
   send(method: 'GET' | 'POST', rest: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any; text: string; headers: Record<string, unknown> }>;
-  /** closes and opens the service again on the same database file (a restart) */
+  /** closes and opens the service again on the same database (a restart) */
   restart(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startInProcess(): Promise<InProcess> {
-  const dbPath = join(mkdtempSync(join(tmpdir(), 'govctl-bulk-')), 'service.db');
-  const db = openDatabase(dbPath);
-  const { api_key: apiKey, workspace_id: workspaceId } = new IdentityStore(db).provision({ orgName: 'o', workspaceName: 'w' }, Date.now());
-  db.close();
+  const dbPath = await testStoreLocation('in-process');
+  const { api_key: apiKey, workspace_id: workspaceId } = await provision(dbPath, { orgName: 'o', workspaceName: 'w' });
   const clock = { ms: Date.now() };
   const open = () => createApp({ db: dbPath, now: () => new Date(clock.ms) });
   const handle: InProcess = {

@@ -1,12 +1,15 @@
 /**
- * A real service for tests: createApp listening on 127.0.0.1 port 0 over a real SQLite file in a
- * temporary directory, provisioned with `provision` (docs/architecture.md, "Test helpers").
+ * A real service for tests: createApp listening on 127.0.0.1 port 0 over a real database of the
+ * test backend (a SQLite file in a temporary directory, or a fresh PostgreSQL database:
+ * helpers/backend.ts), provisioned with `provision` (docs/architecture.md, "Test helpers").
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { provision, startServer, type LogLine, type RunningServer } from '../../src/server/index.js';
-import { freshDatabase } from './postgres.js';
+import { testBackend, testStoreLocation } from './backend.js';
+
+export { testBackend };
 
 export interface TestServerOptions {
   /** an existing database file (default: a new one in a temporary directory) */
@@ -31,19 +34,11 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/**
- * The backend new test servers use: `postgres` (GOVCTL_TEST_BACKEND=postgres) gives each a fresh
- * database on the test run's PostgreSQL cluster (helpers/postgres.ts), anything else a SQLite file.
- */
-export function testBackend(): 'sqlite' | 'postgres' {
-  return process.env.GOVCTL_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
-}
-
-/** Starts a provisioned service on 127.0.0.1 with a real database (a file, or PostgreSQL: {@link testBackend}). */
+/** Starts a provisioned service on 127.0.0.1 with a real database (a file, or PostgreSQL: helpers/backend.ts). */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const postgres = options.dbPath === undefined && testBackend() === 'postgres';
   const tempDir = options.dbPath === undefined && !postgres ? mkdtempSync(join(tmpdir(), 'govctl-server-')) : undefined;
-  const dbPath = options.dbPath ?? (postgres ? await freshDatabase('server') : join(tempDir!, 'govctl.db'));
+  const dbPath = options.dbPath ?? (await testStoreLocation('server', tempDir));
   const identity = await provision(dbPath, { orgName: 'test', workspaceName: 'test', userEmail: 'tester@example.com' });
   const server = await startServer({
     host: '127.0.0.1',

@@ -1,15 +1,15 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AdminError, createApiKey, getGatePolicy, listApiKeys, provision, resetGatePolicy, revokeApiKey, setGatePolicy } from '../../src/server/index.js';
+import { sqliteOnly, storedRows, testStoreLocation } from '../helpers/backend.js';
 
 let dir: string;
 let dbPath: string;
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'govctl-admin-'));
-  dbPath = join(dir, 'service.db');
+  dbPath = await testStoreLocation('admin', dir);
 });
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
@@ -26,8 +26,10 @@ describe('provision', () => {
     for (const key of ['org_id', 'workspace_id', 'user_id', 'api_key'] as const) expect(second[key]).not.toBe(first[key]);
   });
 
-  it('creates the database file readable by its owner only, in WAL mode', async () => {
+  // SQLite-only: the file's mode and journal. PostgreSQL's files are the server's.
+  it.skipIf(sqliteOnly)('creates the database file readable by its owner only, in WAL mode', async () => {
     await provision(dbPath);
+    const { default: Database } = await import('better-sqlite3');
     const db = new Database(dbPath, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();
@@ -36,9 +38,8 @@ describe('provision', () => {
 
   it('never stores a key in clear', async () => {
     const { api_key } = await provision(dbPath);
-    const db = new Database(dbPath, { readonly: true });
-    const rows = db.prepare('SELECT * FROM api_keys').all();
-    db.close();
+    const rows = await storedRows(dbPath, 'SELECT * FROM api_keys');
+    expect(rows.length).toBe(1);
     expect(JSON.stringify(rows)).not.toContain(api_key.slice(11));
   });
 });

@@ -6,10 +6,10 @@
  * SHA-256 of the key bytes), never by the product's code.
  */
 import { execFileSync } from 'node:child_process';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JsonFloat, SigningKey, signWitness, stringifyJson } from '../../src/core/index.js';
 import { createServiceApi } from '../../src/client/api.js';
+import { storedRow } from '../helpers/backend.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 import { attestation, call, wsPath } from '../helpers/service-requests.js';
 
@@ -77,9 +77,7 @@ describe('GET attestations/{attestation_id}', () => {
   it('returns the record exactly as stored, and a signature python verifies over signed_text rebuilt from it', async () => {
     const reply = await call(server, 'GET', wsPath(server.workspaceId, `attestations/${ids.canonical}`));
     expect(reply.status).toBe(200);
-    const db = new Database(server.dbPath, { readonly: true });
-    const storedText = (db.prepare('SELECT record FROM attestations WHERE attestation_id = ?').pluck().get(ids.canonical) as string);
-    db.close();
+    const storedText = (await storedRow<{ record: string }>(server.dbPath, 'SELECT record FROM attestations WHERE attestation_id = ?', [ids.canonical]))!.record;
     expect(reply.text).toContain(`"record":${storedText},`);
     expect(storedText).toContain('"score":85.0');
     expect(storedText).toContain('"big":12345678901234567890');

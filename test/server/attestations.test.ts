@@ -1,8 +1,8 @@
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, legacyWitnessMessage, parseJsonLossless, SigningKey, signWitness, stringifyJson, type JsonValue } from '../../src/core/index.js';
 import { BATCH_BODY_LIMIT } from '../../src/server/json-body.js';
 import { MAX_BATCH_SIZE } from '../../src/server/routes/attestations.js';
+import { storedRow as readStoredRow } from '../helpers/backend.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { attestation, call, wsPath } from '../helpers/service-requests.js';
 
@@ -28,13 +28,8 @@ function legacySigned(record: Record<string, unknown>): Record<string, unknown> 
   return { ...record, witness_sig: key.ed25519SignHex(legacyWitnessMessage(record)), verifying_key_hex: key.publicKeyHex };
 }
 
-function storedRow(attestationId: string): { record: string; witness_form: string | null; trust_tier: string; agent_name: string; executed_at: string } {
-  const db = new Database(server.dbPath, { readonly: true });
-  try {
-    return db.prepare('SELECT record, witness_form, trust_tier, agent_name, executed_at FROM attestations WHERE attestation_id = ?').get(attestationId) as never;
-  } finally {
-    db.close();
-  }
+async function storedRow(attestationId: string): Promise<{ record: string; witness_form: string | null; trust_tier: string; agent_name: string; executed_at: string }> {
+  return (await readStoredRow(server.dbPath, 'SELECT record, witness_form, trust_tier, agent_name, executed_at FROM attestations WHERE attestation_id = ?', [attestationId])) as never;
 }
 
 describe('POST attestations/external', () => {
@@ -44,7 +39,7 @@ describe('POST attestations/external', () => {
     expect(Object.keys(reply.json).sort()).toEqual(['attestation_id', 'detail', 'external_verified', 'ledger_index', 'trust_tier']);
     expect(reply.json.attestation_id).toMatch(/^att_[0-9a-f-]{36}$/);
     expect(reply.json).toMatchObject({ external_verified: false, trust_tier: 'declared', detail: 'ok' });
-    expect(storedRow(reply.json.attestation_id).witness_form).toBeNull();
+    expect((await storedRow(reply.json.attestation_id)).witness_form).toBeNull();
   });
 
   it('verifies a witness_sig over the canonical message: witnessed and externally verified', async () => {
@@ -52,7 +47,7 @@ describe('POST attestations/external', () => {
     const reply = await call(server, 'POST', externalPath, { body: record });
     expect(reply.status).toBe(201);
     expect(reply.json).toMatchObject({ external_verified: true, trust_tier: 'witnessed', detail: 'ok' });
-    const row = storedRow(reply.json.attestation_id);
+    const row = await storedRow(reply.json.attestation_id);
     expect(row.witness_form).toBe('canonical');
     expect(row.trust_tier).toBe('witnessed');
     expect(row.record).toBe(canonicalize(record));
@@ -62,7 +57,7 @@ describe('POST attestations/external', () => {
     const reply = await call(server, 'POST', externalPath, { body: legacySigned(attestation()) });
     expect(reply.status).toBe(201);
     expect(reply.json).toMatchObject({ external_verified: true, trust_tier: 'witnessed' });
-    expect(storedRow(reply.json.attestation_id).witness_form).toBe('legacy');
+    expect((await storedRow(reply.json.attestation_id)).witness_form).toBe('legacy');
   });
 
   it('answers 422 on witness_sig for a signature that does not verify, and stores nothing', async () => {
@@ -78,9 +73,7 @@ describe('POST attestations/external', () => {
       expect(reply.status).toBe(422);
       expect(reply.json).toMatchObject({ error: 'validation_error', field: 'witness_sig' });
     }
-    const db = new Database(server.dbPath, { readonly: true });
-    const tampered = db.prepare("SELECT count(*) AS n FROM attestations WHERE tool_name = 'tampered'").get() as { n: number };
-    db.close();
+    const tampered = (await readStoredRow<{ n: number }>(server.dbPath, "SELECT count(*) AS n FROM attestations WHERE tool_name = 'tampered'"))!;
     expect(tampered.n).toBe(0);
   });
 
@@ -102,7 +95,7 @@ describe('POST attestations/external', () => {
     const body = stringifyJson({ ...record, ...signWitness(record, server.workspaceId, key) });
     const reply = await call(server, 'POST', externalPath, { body });
     expect(reply.json.trust_tier).toBe('witnessed');
-    const stored = storedRow(reply.json.attestation_id).record;
+    const stored = (await storedRow(reply.json.attestation_id)).record;
     expect(stored).toContain('"ratio":1.0');
     expect(stored).toContain('"big":98765432109876543210');
     expect(stored).toBe(canonicalize(parseJsonLossless(body)));
@@ -112,7 +105,7 @@ describe('POST attestations/external', () => {
     const { agent_name: _a, executed_at: _e, ...record } = attestation({ system_name: 'defaults' });
     const reply = await call(server, 'POST', externalPath, { body: record });
     expect(reply.status).toBe(201);
-    const row = storedRow(reply.json.attestation_id);
+    const row = await storedRow(reply.json.attestation_id);
     expect(row.agent_name).toBe('defaults');
     expect(Math.abs(Date.parse(row.executed_at) - Date.now())).toBeLessThan(10_000);
   });
@@ -164,8 +157,8 @@ describe('POST attestations/batch', () => {
     expect(results[3]).toMatchObject({ status: 'rejected', error: 'validation_error', field: 'records.3.input_hash' });
     expect(typeof results[3].message).toBe('string');
     expect(results[5]).toMatchObject({ status: 'rejected', error: 'validation_error', field: 'records.5' });
-    expect(storedRow(results[4].attestation_id).witness_form).toBe('legacy');
-    expect(storedRow(results[0].attestation_id)).toBeDefined();
+    expect((await storedRow(results[4].attestation_id)).witness_form).toBe('legacy');
+    expect((await storedRow(results[0].attestation_id))).toBeDefined();
   });
 
   it(`takes up to ${MAX_BATCH_SIZE} attestations and refuses more with 422 on records`, async () => {

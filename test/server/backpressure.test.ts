@@ -13,7 +13,8 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLedgerKey, ledgerKeyPath, provision } from '../../src/server/index.js';
+import { createLedgerKey, provision } from '../../src/server/index.js';
+import { testStoreLocation } from '../helpers/backend.js';
 import { BIN, ensureBuilt } from '../helpers/cli.js';
 import { evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
@@ -36,10 +37,11 @@ function vmHwmMb(pid: number): number {
 beforeAll(async () => {
   await ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'govctl-backpressure-'));
-  const db = join(dir, 'server.db');
+  const db = await testStoreLocation('backpressure', dir);
   identity = await provision(db, { orgName: 'flood', workspaceName: 'flood' });
-  createLedgerKey(ledgerKeyPath(db)); // as `govctl admin init` does
-  child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0', '--verify-workers', '0'], {
+  const logKey = join(dir, 'ledger-key');
+  createLedgerKey(logKey); // as `govctl admin init` does
+  child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0', '--verify-workers', '0'], {
     env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -6,14 +6,11 @@
  * The other request is sent from inside the batch's first item's idempotency-key look-up (the batch
  * is then certainly under way), and the batch's checks are done when it hands its rows to the store.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SigningKey, signWitness } from '../../src/core/index.js';
 import { createApp, type ServiceApp } from '../../src/server/app.js';
-import { openDatabase } from '../../src/server/store/sqlite/database.js';
-import { IdentityStore } from '../../src/server/store/sqlite/identity.js';
+import { provision as provisionWorkspace } from '../../src/server/index.js';
+import { testStoreLocation } from '../helpers/backend.js';
 import { attestation, evidenceRecord } from '../helpers/service-requests.js';
 
 const BATCH = 1000;
@@ -28,16 +25,13 @@ let hog: Tenant;
 let other: Tenant;
 
 beforeEach(async () => {
-  const dbPath = join(mkdtempSync(join(tmpdir(), 'govctl-fair-')), 'service.db');
-  const db = openDatabase(dbPath);
-  const identity = new IdentityStore(db);
-  const provision = (name: string): Tenant => {
-    const { api_key: apiKey, workspace_id: workspaceId } = identity.provision({ orgName: name, workspaceName: name }, Date.now());
+  const dbPath = await testStoreLocation('fairness');
+  const provision = async (name: string): Promise<Tenant> => {
+    const { api_key: apiKey, workspace_id: workspaceId } = await provisionWorkspace(dbPath, { orgName: name, workspaceName: name });
     return { apiKey, workspaceId };
   };
   hog = await provision('hog');
   other = await provision('other');
-  db.close();
   // a verify worker when dist is built (as the suite's setup does): signatures are checked chunk by chunk on it too
   service = await createApp({ db: dbPath, ledger: { integration: 'manual' }, verifyWorkers: 1 });
 });

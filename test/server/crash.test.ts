@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqliteOnly } from '../helpers/backend.js';
 import { createLedgerKey, ledgerKeyPath, provision } from '../../src/server/admin.js';
 import { BIN, cleanEnv, ensureBuilt } from '../helpers/cli.js';
 import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
@@ -51,7 +52,9 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('crash safety', () => {
+// SQLite-only: SIGKILL of govctl serve on a SQLite file and PRAGMA integrity_check. PostgreSQL's
+// crash tests (the service and the server killed): test/server/postgres/crash.test.ts and replica-crashes.test.ts.
+describe.skipIf(sqliteOnly)('crash safety', () => {
   it('keeps every acknowledged record and a consistent database after SIGKILL mid-stream', async () => {
     const dbPath = join(dir, 'crash.db');
     const identity = await provision(dbPath);

@@ -4,6 +4,7 @@
  * later group, a turn of the event loop later, every write still acknowledged after its own commit.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { sqliteOnly } from '../helpers/backend.js';
 import { openDatabase, type Db } from '../../src/server/store/sqlite/database.js';
 import { GroupCommitWriter, MAX_GROUP_MS } from '../../src/server/store/sqlite/writer.js';
 
@@ -19,7 +20,9 @@ function busy(ms: number): void {
   while (performance.now() < until);
 }
 
-describe('group commit under large writes', () => {
+// SQLite-only: SQLite's GroupCommitWriter on a raw connection. PostgreSQL's group commit:
+// test/server/postgres/group-commit.test.ts.
+describe.skipIf(sqliteOnly)('group commit under large writes', () => {
   it(`stops a group once its writes have run ${MAX_GROUP_MS} ms and commits the rest in later groups, in order`, async () => {
     db = openDatabase(':memory:');
     db.exec('CREATE TABLE t (n INTEGER)');

@@ -10,8 +10,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IdGenerator, newId, newRequestId, uuidv7 } from '../../src/server/ids.js';
 import { openDatabase, type Db } from '../../src/server/store/sqlite/database.js';
 import type { AttestationRow, EvidenceRow } from '../../src/server/store/rows.js';
-import { openSqliteStore as openStore, type SqliteStore as Store } from '../../src/server/store/sqlite/store.js';
+import { openStore } from '../../src/server/store/open-store.js';
+import type { Store } from '../../src/server/store/store.js';
 import { GroupCommitWriter, MAX_WAIT_MS } from '../../src/server/store/sqlite/writer.js';
+import { sqliteOnly, storedRow, testStoreLocation } from '../helpers/backend.js';
 import { startTestServer } from '../helpers/server.js';
 import { call, countRows, evidenceRecord, storedEvidenceRow, wsPath } from '../helpers/service-requests.js';
 import { manualTimer } from '../helpers/manual-timer.js';
@@ -19,7 +21,7 @@ import { manualTimer } from '../helpers/manual-timer.js';
 const open: (Db | Store)[] = [];
 afterEach(async () => {
   for (const item of open.splice(0)) {
-    if ('writer' in item) await item.close();
+    if ('recordEvidence' in item) await item.close();
     else if (item.open) item.close();
   }
 });
@@ -40,7 +42,9 @@ function table(): { db: Db; writer: GroupCommitWriter; calls: string[]; insert: 
   return { db, writer, calls, insert: (n) => statement.run(n) };
 }
 
-describe('GroupCommitWriter fast path and group hooks', () => {
+// SQLite-only: SQLite's GroupCommitWriter on a raw connection. PostgreSQL's group commit:
+// test/server/postgres/group-commit.test.ts.
+describe.skipIf(sqliteOnly)('GroupCommitWriter fast path and group hooks', () => {
   it('runs each write once, between one begin and one end, when none throws', async () => {
     const { db, writer, calls, insert } = table();
     const runs = new Array(20).fill(0);
@@ -82,10 +86,12 @@ describe('GroupCommitWriter fast path and group hooks', () => {
   });
 });
 
-function store(): { store: Store; workspaceId: string } {
-  const s = openStore(':memory:');
+/** A store of the test backend with one provisioned workspace. */
+async function store(): Promise<{ store: Store; workspaceId: string; location: string }> {
+  const location = await testStoreLocation('group-commit');
+  const s = await openStore(location);
   open.push(s);
-  return { store: s, workspaceId: s.tables.identity.provision({}, Date.now()).workspace_id };
+  return { store: s, workspaceId: (await s.identity.provision({}, Date.now())).workspace_id, location };
 }
 
 function evidenceRow(workspaceId: string, recordId: string, occurredMs: number, system = 'sys-a'): EvidenceRow {
@@ -94,7 +100,7 @@ function evidenceRow(workspaceId: string, recordId: string, occurredMs: number, 
 
 describe('Store writes merged per group', () => {
   it('leaves the same coverage as one update per record, and a failed record earns nothing', async () => {
-    const { store: s, workspaceId } = store();
+    const { store: s, workspaceId, location } = await store();
     const t = Date.UTC(2026, 0, 1);
     await s.recordEvidence({ row: evidenceRow(workspaceId, 'rec_0', t + 50_000), controls: ['C'] });
     const writes = [
@@ -106,12 +112,12 @@ describe('Store writes merged per group', () => {
     ];
     const outcomes = await Promise.allSettled(writes);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
-    expect(Object.fromEntries(s.tables.coverage.lastEarned(workspaceId))).toEqual({ A: t + 2000, B: t + 3000, C: t + 50_000 });
-    expect(s.db.prepare('SELECT count(*) AS n FROM evidence').get()).toEqual({ n: 4 });
+    expect(Object.fromEntries(await s.lastEarned(workspaceId))).toEqual({ A: t + 2000, B: t + 3000, C: t + 50_000 });
+    expect(await storedRow(location, 'SELECT count(*) AS n FROM evidence')).toEqual({ n: 4 });
   });
 
   it('updates each system of an attestation batch once, with its latest time', async () => {
-    const { store: s, workspaceId } = store();
+    const { store: s, workspaceId, location } = await store();
     const t = Date.UTC(2026, 0, 1);
     const row = (i: number, system: string, executedMs: number): AttestationRow => ({
       attestation_id: newId('att'),
@@ -135,13 +141,13 @@ describe('Store writes merged per group', () => {
       received_ms: t + 10_000,
     });
     await s.recordAttestations([row(0, 'x', t + 1000), row(1, 'y', t + 500), row(2, 'x', t + 3000), row(3, 'x', t + 2000), row(4, 'y', t + 20_000)]);
-    const systems = s.tables.systems.list(workspaceId).map((r) => ({ name: r.name, evidence: r.last_evidence_ms, attested: r.last_attested_ms }));
+    const systems = (await s.systems.list(workspaceId)).map((r) => ({ name: r.name, evidence: r.last_evidence_ms, attested: r.last_attested_ms }));
     // y's latest is in the future of its arrival: it counts from arrival (t + 10 000)
     expect(systems).toEqual([
       { name: 'x', evidence: t + 3000, attested: t + 3000 },
       { name: 'y', evidence: t + 10_000, attested: t + 10_000 },
     ]);
-    expect(s.db.prepare('SELECT count(*) AS n FROM attestations').get()).toEqual({ n: 5 });
+    expect(await storedRow(location, 'SELECT count(*) AS n FROM attestations')).toEqual({ n: 5 });
   });
 });
 
@@ -170,13 +176,13 @@ describe('ids from the random pool', () => {
   it('a store opened on a file with records hands out record ids after the last stored one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'govctl-ids-'));
     try {
-      const path = join(dir, 'ids.db');
-      const first = openStore(path);
-      const workspaceId = first.tables.identity.provision({}, Date.now()).workspace_id;
+      const path = await testStoreLocation('ids', dir);
+      const first = await openStore(path);
+      const workspaceId = (await first.identity.provision({}, Date.now())).workspace_id;
       const future = `rec_${new IdGenerator().uuidv7(Date.now() + 7_200_000)}`;
       await first.recordEvidence({ row: storedEvidenceRow({ workspaceId, recordId: future, occurredMs: Date.now() }), controls: [] });
       await first.close();
-      const second = openStore(path); // the store starts its ids after the last stored one
+      const second = await openStore(path); // the store starts its ids after the last stored one
       open.push(second);
       expect(second.newId('rec') > future).toBe(true);
       expect(second.newId('att').slice(4) > future.slice(4)).toBe(true);
@@ -191,7 +197,8 @@ async function turns(n = 3): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-describe('GroupCommitWriter waits for a group to fill, never long', () => {
+// SQLite-only: SQLite's GroupCommitWriter (PostgreSQL's: test/server/postgres/group-commit.test.ts).
+describe.skipIf(sqliteOnly)('GroupCommitWriter waits for a group to fill, never long', () => {
   // How long it waits is a performance property (bench/server.mjs), not asserted here. What must
   // hold: a write waits (at most MAX_WAIT_MS) for as many as the last groups held, commits when
   // they arrive without waiting further, and commits alone when the wait ends.

@@ -1,6 +1,7 @@
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { provision } from '../../src/server/index.js';
 import { IDEMPOTENCY_RETENTION_MS } from '../../src/server/store/idempotency.js';
+import { storedRow } from '../helpers/backend.js';
 import { attestation, evidenceRecord } from '../helpers/service-requests.js';
 import { startInProcess, type InProcess } from '../helpers/in-process-service.js';
 
@@ -12,13 +13,8 @@ afterEach(async () => {
   await service.close();
 });
 
-function count(table: string): number {
-  const db = new Database(service.dbPath, { readonly: true });
-  try {
-    return (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
+async function count(table: string): Promise<number> {
+  return (await storedRow<{ n: number }>(service.dbPath, `SELECT count(*) AS n FROM ${table}`))!.n;
 }
 
 describe('Idempotency-Key on POST grc/evidence', () => {
@@ -33,7 +29,7 @@ describe('Idempotency-Key on POST grc/evidence', () => {
     expect(again.json).toEqual({ ...first.json, replayed: true });
     // the replay names the same leaf of the transparency log as the write it repeats
     expect(again.json.ledger_index).toEqual(expect.any(Number));
-    expect(count('evidence')).toBe(1);
+    expect(await count('evidence')).toBe(1);
   });
 
   it('refuses the same key with different content with a 422 naming the key', async () => {
@@ -42,16 +38,12 @@ describe('Idempotency-Key on POST grc/evidence', () => {
     expect(other.status).toBe(422);
     expect(other.json.field).toBe('Idempotency-Key');
     expect(other.json.message).toContain('"k"');
-    expect(count('evidence')).toBe(1);
+    expect(await count('evidence')).toBe(1);
   });
 
   it('scopes keys per workspace', async () => {
     // Same key, other workspace: provisioned through the store, then sent with its own key.
-    const { IdentityStore } = await import('../../src/server/store/sqlite/identity.js');
-    const { openDatabase } = await import('../../src/server/store/sqlite/database.js');
-    const raw = openDatabase(service.dbPath);
-    const other = new IdentityStore(raw).provision({ orgName: 'o2', workspaceName: 'w2' }, Date.now());
-    raw.close();
+    const other = await provision(service.dbPath, { orgName: 'o2', workspaceName: 'w2' });
     const record = evidenceRecord('change_event');
     await service.send('POST', 'grc/evidence', record, { 'idempotency-key': 'shared' });
     const reply = await service.service.app.inject({
@@ -62,7 +54,7 @@ describe('Idempotency-Key on POST grc/evidence', () => {
     });
     expect(reply.statusCode).toBe(201);
     expect(reply.headers['idempotent-replayed']).toBeUndefined();
-    expect(count('evidence')).toBe(2);
+    expect(await count('evidence')).toBe(2);
   });
 
   it('holds across a restart (keys are in the database, written with the record)', async () => {
@@ -72,7 +64,7 @@ describe('Idempotency-Key on POST grc/evidence', () => {
     const again = await service.send('POST', 'grc/evidence', record, { 'idempotency-key': 'survives' });
     expect(again.json.record_id).toBe(first.json.record_id);
     expect(again.json.replayed).toBe(true);
-    expect(count('evidence')).toBe(1);
+    expect(await count('evidence')).toBe(1);
   });
 
   it('is honoured for 24 hours, then the key is free again', async () => {
@@ -83,14 +75,14 @@ describe('Idempotency-Key on POST grc/evidence', () => {
     service.clock.ms += 2;
     const later = await service.send('POST', 'grc/evidence', record, { 'idempotency-key': 'day' });
     expect(later.json.replayed).toBeUndefined();
-    expect(count('evidence')).toBe(2);
+    expect(await count('evidence')).toBe(2);
   });
 
   it('prunes expired keys as later keyed writes commit', async () => {
     await service.send('POST', 'grc/evidence', evidenceRecord('change_event'), { 'idempotency-key': 'old' });
     service.clock.ms += IDEMPOTENCY_RETENTION_MS + 120_000;
     await service.send('POST', 'grc/evidence', evidenceRecord('change_event'), { 'idempotency-key': 'new' });
-    expect(count('idempotency_keys')).toBe(1);
+    expect(await count('idempotency_keys')).toBe(1);
   });
 
   it('rejects a malformed key', async () => {
@@ -104,7 +96,7 @@ describe('Idempotency-Key on POST grc/evidence', () => {
     const replies = await Promise.all([1, 2, 3].map(() => service.send('POST', 'grc/evidence', record, { 'idempotency-key': 'race' })));
     expect(new Set(replies.map((r) => r.json.record_id)).size).toBe(1);
     expect(replies.filter((r) => r.json.replayed === true)).toHaveLength(2);
-    expect(count('evidence')).toBe(1);
+    expect(await count('evidence')).toBe(1);
   });
 });
 
@@ -120,14 +112,14 @@ describe('idempotency_key on batch items', () => {
     expect(second.json.results[2].status).toBe('rejected');
     expect(second.json.results[2].field).toBe('records.2.idempotency_key');
     expect(second.json).toMatchObject({ accepted: 2, rejected: 1, replayed: 1 });
-    expect(count('evidence')).toBe(2);
+    expect(await count('evidence')).toBe(2);
   });
 
   it('a key given twice in one batch stores the record once', async () => {
     const a = { ...evidenceRecord('change_event'), idempotency_key: 'twice' };
     const reply = await service.send('POST', 'grc/evidence/batch', { records: [a, a] });
     expect(reply.json.results[1]).toEqual({ ...reply.json.results[0], index: 1, replayed: true });
-    expect(count('evidence')).toBe(1);
+    expect(await count('evidence')).toBe(1);
   });
 
   it('is the same key space as the header (a single write replays a batch item)', async () => {
@@ -135,7 +127,7 @@ describe('idempotency_key on batch items', () => {
     const batch = await service.send('POST', 'grc/evidence/batch', { records: [{ ...record, idempotency_key: 'both' }] });
     const single = await service.send('POST', 'grc/evidence', record, { 'idempotency-key': 'both' });
     expect(single.json.record_id).toBe(batch.json.results[0].record_id);
-    expect(count('evidence')).toBe(1);
+    expect(await count('evidence')).toBe(1);
   });
 });
 
@@ -150,7 +142,7 @@ describe('idempotency on attestations', () => {
     const conflict = await service.send('POST', 'attestations/external', attestation({ tool_name: 'other' }), { 'idempotency-key': 'att-1' });
     expect(conflict.status).toBe(422);
     expect(conflict.json.field).toBe('Idempotency-Key');
-    expect(count('attestations')).toBe(1);
+    expect(await count('attestations')).toBe(1);
   });
 
   it('batch items replay by key, also within one batch, and the stored attestation has no key member', async () => {
@@ -160,10 +152,8 @@ describe('idempotency on attestations', () => {
     const again = await service.send('POST', 'attestations/batch', { records: [a, { ...attestation({ tool_name: 'b' }), idempotency_key: 'x' }] });
     expect(again.json.results[0]).toMatchObject({ attestation_id: first.json.results[0].attestation_id, replayed: true });
     expect(again.json.results[1]).toMatchObject({ status: 'rejected', field: 'records.1.idempotency_key' });
-    expect(count('attestations')).toBe(1);
-    const db = new Database(service.dbPath, { readonly: true });
-    const stored = (db.prepare('SELECT record FROM attestations').get() as { record: string }).record;
-    db.close();
+    expect(await count('attestations')).toBe(1);
+    const stored = (await storedRow<{ record: string }>(service.dbPath, 'SELECT record FROM attestations'))!.record;
     expect(stored).not.toContain('idempotency_key');
   });
 });

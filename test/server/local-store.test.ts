@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sqliteOnly } from '../helpers/backend.js';
 import { openLocalStore } from '../../src/server/index.js';
 import { evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
@@ -13,7 +14,9 @@ afterEach(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-describe('openLocalStore', () => {
+// SQLite-only: the embedded store (`--local`) is a SQLite file in the data directory by design;
+// it has no PostgreSQL form.
+describe.skipIf(sqliteOnly)('openLocalStore', () => {
   it('creates the data directory (0700), provisions on first use and keeps the credentials in local.json (0600)', async () => {
     const dataDir = join(root, 'nested', 'govctl');
     const local = await openLocalStore(dataDir);

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SigningKey, signWitness } from '../../src/core/index.js';
-import { createApp, createLedgerKey, DEFAULT_LIMITS, ledgerKeyPath, provision, type ServiceApp } from '../../src/server/index.js';
+import { createApp, createLedgerKey, DEFAULT_LIMITS, provision, type ServiceApp } from '../../src/server/index.js';
+import { storedRow, testStoreLocation } from '../helpers/backend.js';
 import { BIN, ensureBuilt } from '../helpers/cli.js';
 import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
-import { sqliteOf } from '../helpers/sqlite-store.js';
 
 let service: ServiceApp | undefined;
 let dir: string | undefined;
@@ -29,13 +29,17 @@ interface Tenant {
   workspaceId: string;
 }
 
+/** the database of the service {@link start} made */
+let location: string;
+
 async function start(recordsPerMinute: number): Promise<{ clock: { ms: number }; a: Tenant; b: Tenant }> {
   dir = mkdtempSync(join(tmpdir(), 'govctl-budget-'));
-  const db = join(dir, 'govctl.db');
+  const db = await testStoreLocation('budget', dir);
   const a = await provision(db, { orgName: 'a', workspaceName: 'a' });
   const b = await provision(db, { orgName: 'b', workspaceName: 'b' });
   const clock = { ms: Date.UTC(2026, 5, 1, 12, 0, 0) };
   service = await createApp({ db, limits: { recordsPerMinute }, budgetNowMs: () => clock.ms });
+  location = db;
   return { clock, a: { apiKey: a.api_key, workspaceId: a.workspace_id }, b: { apiKey: b.api_key, workspaceId: b.workspace_id } };
 }
 
@@ -90,9 +94,9 @@ describe('record budget', () => {
     clock.ms += 50_000;
     expect((await post(a, 'attestations/batch', batchOf(1000, a.workspaceId))).status).toBe(200);
 
-    const perWorkspace = sqliteOf(service!.store).db.prepare('SELECT count(*) AS n FROM attestations WHERE workspace_id = ?');
-    expect((perWorkspace.get(a.workspaceId) as { n: number }).n).toBe(2000);
-    expect((perWorkspace.get(b.workspaceId) as { n: number }).n).toBe(1000);
+    const perWorkspace = async (workspaceId: string) => (await storedRow<{ n: number }>(location, 'SELECT count(*) AS n FROM attestations WHERE workspace_id = ?', [workspaceId]))!.n;
+    expect(await perWorkspace(a.workspaceId)).toBe(2000);
+    expect(await perWorkspace(b.workspaceId)).toBe(1000);
   });
 
   it('charges single-record writes one each, evidence and attestations alike', async () => {
@@ -110,10 +114,11 @@ describe('govctl serve flags', () => {
   it('--requests-per-minute and --records-per-minute set the two budgets of a running service', async () => {
     await ensureBuilt();
     dir = mkdtempSync(join(tmpdir(), 'govctl-budget-'));
-    const db = join(dir, 'server.db');
+    const db = await testStoreLocation('budget-flags', dir);
     const tenant = await provision(db, { orgName: 'flags', workspaceName: 'flags' });
-    createLedgerKey(ledgerKeyPath(db)); // as `govctl admin init` does
-    const child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0', '--verify-workers', '0', '--requests-per-minute', '4', '--records-per-minute', '1000'], {
+    const logKey = join(dir, 'ledger-key');
+    createLedgerKey(logKey); // as `govctl admin init` does
+    const child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0', '--verify-workers', '0', '--requests-per-minute', '4', '--records-per-minute', '1000'], {
       env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

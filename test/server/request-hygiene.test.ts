@@ -7,6 +7,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/server/index.js';
+import { testStoreLocation } from '../helpers/backend.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
@@ -219,7 +220,7 @@ describe('request bodies', () => {
 
 describe('connection caps and timeouts', () => {
   it('a client that sends its headers too slowly gets a 408 after the headers timeout; connections beyond the cap are closed', async () => {
-    const capped = await startServer({ db: ':memory:', port: 0, verifyWorkers: 0, limits: { headersTimeoutMs: 1000, maxConnections: 2 } });
+    const capped = await startServer({ db: await testStoreLocation('capped'), port: 0, verifyWorkers: 0, limits: { headersTimeoutMs: 1000, maxConnections: 2 } });
     const cappedPort = Number(new URL(capped.url).port);
     const sockets: Socket[] = [];
     try {

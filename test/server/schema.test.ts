@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sqliteOnly } from '../helpers/backend.js';
 import { openDatabase, type Db } from '../../src/server/store/sqlite/database.js';
 
 const SCHEMA_SQL = readFileSync(fileURLToPath(new URL('../../src/server/store/sqlite/schema.sql', import.meta.url)), 'utf8');
@@ -45,7 +46,8 @@ afterEach(() => {
   for (const db of open.splice(0)) db.close();
 });
 
-describe('schema.sql', () => {
+// SQLite-only: SQLite's schema.sql. PostgreSQL's: test/server/postgres/schema.test.ts.
+describe.skipIf(sqliteOnly)('schema.sql', () => {
   it('is exactly what migrating an empty database yields: objects, columns, constraints, indexes and seeded rows', () => {
     const migrated = openDatabase(':memory:');
     const fromFile = new Database(':memory:');

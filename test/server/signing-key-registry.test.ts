@@ -3,15 +3,15 @@
  * default) lets any valid signature earn `witnessed`; under `registered` only a registered,
  * unrevoked key signing the canonical form does, and any other valid signature is stored as
  * `declared` with the reason in `detail`. Managed with the admin functions on the live database
- * file, as `govctl admin signing-key` does beside a running service, and with the CLI in-process.
+ * file or PostgreSQL database, as `govctl admin signing-key` does beside a running service, and with the CLI in-process.
  */
-import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SigningKey, signWitness } from '../../src/core/index.js';
 import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { addSigningKey, listSigningKeys, revokeSigningKey, setSigningKeyPolicy } from '../../src/server/index.js';
+import { storedRow } from '../helpers/backend.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 import { attestation, call, wsPath } from '../helpers/service-requests.js';
 
@@ -41,13 +41,8 @@ function signedBy(key: SigningKey, workspaceId = server.workspaceId): Record<str
 /** An independent fingerprint: SHA-256 of the raw 32 key bytes, hex. */
 const fingerprintOf = (key: SigningKey) => createHash('sha256').update(Buffer.from(key.publicKeyHex, 'hex')).digest('hex');
 
-function stored(attestationId: string): Record<string, unknown> {
-  const db = new Database(server.dbPath, { readonly: true });
-  try {
-    return db.prepare('SELECT trust_tier, tier_reason, key_fingerprint, witness_form FROM attestations WHERE attestation_id = ?').get(attestationId) as Record<string, unknown>;
-  } finally {
-    db.close();
-  }
+async function stored(attestationId: string): Promise<Record<string, unknown>> {
+  return (await storedRow(server.dbPath, 'SELECT trust_tier, tier_reason, key_fingerprint, witness_form FROM attestations WHERE attestation_id = ?', [attestationId]))!;
 }
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -62,7 +57,7 @@ describe('key policy open (the default)', () => {
     const reply = await call(server, 'POST', externalPath, { body: signedBy(stranger) });
     expect(reply.status).toBe(201);
     expect(reply.json).toMatchObject({ trust_tier: 'witnessed', external_verified: true, detail: 'ok' });
-    expect(stored(reply.json.attestation_id)).toMatchObject({ trust_tier: 'witnessed', tier_reason: null, key_fingerprint: fingerprintOf(stranger) });
+    expect(await stored(reply.json.attestation_id)).toMatchObject({ trust_tier: 'witnessed', tier_reason: null, key_fingerprint: fingerprintOf(stranger) });
   });
 });
 
@@ -77,7 +72,7 @@ describe('key policy registered', () => {
   it('gives a registered key witnessed', async () => {
     const reply = await call(server, 'POST', externalPath, { body: signedBy(registered) });
     expect(reply.json).toMatchObject({ trust_tier: 'witnessed', external_verified: true, detail: 'ok' });
-    expect(stored(reply.json.attestation_id)).toMatchObject({ trust_tier: 'witnessed', key_fingerprint: fingerprintOf(registered) });
+    expect(await stored(reply.json.attestation_id)).toMatchObject({ trust_tier: 'witnessed', key_fingerprint: fingerprintOf(registered) });
   });
 
   it('stores a valid signature by an unregistered key as declared, the reason in detail', async () => {
@@ -85,14 +80,14 @@ describe('key policy registered', () => {
     expect(reply.status).toBe(201);
     expect(reply.json).toMatchObject({ trust_tier: 'declared', external_verified: true });
     expect(reply.json.detail).toMatch(/not a registered key/);
-    expect(stored(reply.json.attestation_id)).toMatchObject({ trust_tier: 'declared', tier_reason: 'unregistered_key', witness_form: 'canonical', key_fingerprint: fingerprintOf(stranger) });
+    expect(await stored(reply.json.attestation_id)).toMatchObject({ trust_tier: 'declared', tier_reason: 'unregistered_key', witness_form: 'canonical', key_fingerprint: fingerprintOf(stranger) });
   });
 
   it('stores a valid signature by a revoked key as declared', async () => {
     const reply = await call(server, 'POST', externalPath, { body: signedBy(retired) });
     expect(reply.json).toMatchObject({ trust_tier: 'declared', external_verified: true });
     expect(reply.json.detail).toMatch(/revoked/);
-    expect(stored(reply.json.attestation_id).tier_reason).toBe('revoked_key');
+    expect((await stored(reply.json.attestation_id)).tier_reason).toBe('revoked_key');
   });
 
   it('stores a legacy-form signature by a registered key as declared: it binds neither workspace nor system', async () => {
@@ -101,7 +96,7 @@ describe('key policy registered', () => {
     const reply = await call(server, 'POST', externalPath, { body: legacy });
     expect(reply.json).toMatchObject({ trust_tier: 'declared', external_verified: true });
     expect(reply.json.detail).toMatch(/legacy form/);
-    expect(stored(reply.json.attestation_id)).toMatchObject({ tier_reason: 'legacy_form', witness_form: 'legacy' });
+    expect(await stored(reply.json.attestation_id)).toMatchObject({ tier_reason: 'legacy_form', witness_form: 'legacy' });
   });
 
   it('judges each batch item by its key, with the reason on the declared ones', async () => {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLedgerKey, DatabaseInUseError, ledgerKeyPath, provision, startServer, type RunningServer } from '../../src/server/index.js';
 import { BIN, ensureBuilt } from '../helpers/cli.js';
+import { sqliteOnly } from '../helpers/backend.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
@@ -70,7 +71,11 @@ function serve(db: string, options: { uid?: number; gid?: number; home?: string 
   return { child, listening, exited };
 }
 
-describe('one service per database', () => {
+// SQLite-only, the whole file: the serve lock, the file's permissions and the file replaced or
+// deleted are SQLite's. On PostgreSQL replicas share one database by design
+// (test/server/postgres/replicas.test.ts) and the server going away is
+// test/server/postgres/replica-crashes.test.ts.
+describe.skipIf(sqliteOnly)('one service per database', () => {
   it('a second startServer on the same file refuses with a clear message; once the first stops, it starts', async () => {
     const db = await freshDb();
     const first = await startServer({ db, port: 0, verifyWorkers: 0 });
@@ -104,7 +109,7 @@ describe('one service per database', () => {
   }, 30_000);
 });
 
-describe('a database the service cannot write', () => {
+describe.skipIf(sqliteOnly)('a database the service cannot write', () => {
   // As root every file is writable, so the service runs as an unprivileged user (nobody) instead.
   const asRoot = process.getuid?.() === 0;
   const runAs = asRoot ? { uid: 65534, gid: 65534 } : {};
@@ -136,7 +141,7 @@ describe('a database the service cannot write', () => {
   }, 30_000);
 });
 
-describe('a database file deleted or replaced while the service runs', () => {
+describe.skipIf(sqliteOnly)('a database file deleted or replaced while the service runs', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer();

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sqliteOnly } from '../helpers/backend.js';
 import { SchemaVersionError } from '../../src/server/index.js';
 import { openDatabase } from '../../src/server/store/sqlite/database.js';
 import { SCHEMA_VERSION } from '../../src/server/store/sqlite/migrations.js';
@@ -16,7 +17,9 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('openDatabase', () => {
+// SQLite-only: SQLite's connection (WAL, synchronous, migrations) and GroupCommitWriter.
+// PostgreSQL's: test/server/postgres/schema.test.ts and group-commit.test.ts.
+describe.skipIf(sqliteOnly)('openDatabase', () => {
   it('opens in WAL mode with synchronous=FULL and applies the migrations once', () => {
     const path = join(dir, 'a.db');
     const db = openDatabase(path);
@@ -38,7 +41,7 @@ describe('openDatabase', () => {
   });
 });
 
-describe('GroupCommitWriter', () => {
+describe.skipIf(sqliteOnly)('GroupCommitWriter', () => {
   it('commits the writes queued in one turn of the event loop in one transaction', async () => {
     const db = openDatabase(':memory:');
     db.exec('CREATE TABLE t (n INTEGER)');

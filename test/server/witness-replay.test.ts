@@ -4,10 +4,10 @@
  * workspace), is a 422 on `witness_sig` and stores nothing. The legacy form verifies only with an
  * executed_at, and binds nothing but the hashes and the time.
  */
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, SigningKey, signWitness } from '../../src/core/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
+import { sqliteOnly, storedRow } from '../helpers/backend.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 import { attestation, call, countRows, wsPath } from '../helpers/service-requests.js';
 
@@ -76,12 +76,7 @@ describe('a witness_sig is accepted once', () => {
     expect(results[0].attestation_id).toBeUndefined();
     expect(rows()).toBe(before + 4);
     // the accepted ids are the stored ones
-    const db = new Database(server.dbPath, { readonly: true });
-    try {
-      for (const i of [1, 2, 4, 5]) expect(db.prepare('SELECT count(*) AS n FROM attestations WHERE attestation_id = ?').get(results[i].attestation_id)).toEqual({ n: 1 });
-    } finally {
-      db.close();
-    }
+    for (const i of [1, 2, 4, 5]) expect(await storedRow(server.dbPath, 'SELECT count(*) AS n FROM attestations WHERE attestation_id = ?', [results[i].attestation_id])).toEqual({ n: 1 });
   });
 
   it('refuses the replay of a signed attestation without executed_at (stored each time with the time of ingest)', async () => {
@@ -164,25 +159,23 @@ describe('the legacy form', () => {
     const reply = await call(server, 'POST', externalPath, { body: moved });
     expect(reply.status).toBe(201);
     expect(reply.json).toMatchObject({ trust_tier: 'witnessed', detail: 'ok' });
-    const db = new Database(server.dbPath, { readonly: true });
-    try {
-      const row = db.prepare('SELECT witness_form, key_fingerprint, record FROM attestations WHERE attestation_id = ?').get(reply.json.attestation_id) as Record<string, string>;
-      expect(row.witness_form).toBe('legacy');
-      expect(row.record).toBe(canonicalize(moved));
-      expect(row.key_fingerprint).toMatch(/^[0-9a-f]{64}$/);
-    } finally {
-      db.close();
-    }
+    const row = (await storedRow<Record<string, string>>(server.dbPath, 'SELECT witness_form, key_fingerprint, record FROM attestations WHERE attestation_id = ?', [reply.json.attestation_id]))!;
+    expect(row.witness_form).toBe('legacy');
+    expect(row.record).toBe(canonicalize(moved));
+    expect(row.key_fingerprint).toMatch(/^[0-9a-f]{64}$/);
   });
 });
 
-describe('migration 5 on a database that already holds a replay', () => {
+// SQLite-only: SQLite's migration 5 upgrading an old file. PostgreSQL has no such upgrade (its
+// schema starts with the unique index); its schema is checked by test/server/postgres/schema.test.ts.
+describe.skipIf(sqliteOnly)('migration 5 on a database that already holds a replay', () => {
   it('keeps the first copy of each stored signature under the unique index, and later replays are refused', async () => {
     const { mkdtempSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     const { MIGRATIONS } = await import('../../src/server/store/sqlite/migrations.js');
     const { openDatabase } = await import('../../src/server/store/sqlite/database.js');
+    const { default: Database } = await import('better-sqlite3');
     const dir = mkdtempSync(join(tmpdir(), 'govctl-migrate-'));
     try {
       const path = join(dir, 'old.db');

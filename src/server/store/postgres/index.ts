@@ -59,6 +59,8 @@ const REMEMBER_KEYS = `INSERT INTO idempotency_keys AS k (workspace_id, idem_key
 /** Expired keys are deleted at most this often, by the group that comes next. */
 const PRUNE_EVERY_MS = 60_000;
 const PRUNE_BATCH = 10_000;
+/** The group memo entry holding the latest time of the keys the group adds (what #prune prunes by). */
+const PRUNE_NOW = 'prune\u0000now';
 
 export class PostgresStore implements Store {
   readonly backend = 'postgres';
@@ -164,11 +166,18 @@ export class PostgresStore implements Store {
   #remember(group: Group, workspaceId: string, claim: IdempotencyClaim, result: Record<string, unknown>, nowMs: number): void {
     group.memo.set(`idem\u0000${workspaceId}\u0000${claim.key}`, { hash: claim.hash, result });
     group.add('idempotency_keys', REMEMBER_KEYS, [workspaceId, claim.key, claim.hash, JSON.stringify(result), nowMs]);
+    const latest = group.memo.get(PRUNE_NOW) as number | undefined;
+    if (latest === undefined || nowMs > latest) group.memo.set(PRUNE_NOW, nowMs);
   }
 
+  /**
+   * Deletes keys past their retention, at most every PRUNE_EVERY_MS, in a group that adds keys and
+   * by the time of its writes (the service's clock, as the SQLite backend does), not this
+   * process's wall clock: a service with an injected clock prunes by that clock.
+   */
   async #prune(group: Group): Promise<void> {
-    const nowMs = Date.now();
-    if (nowMs - this.#lastPruneMs < PRUNE_EVERY_MS) return;
+    const nowMs = group.memo.get(PRUNE_NOW) as number | undefined;
+    if (nowMs === undefined || nowMs - this.#lastPruneMs < PRUNE_EVERY_MS) return;
     this.#lastPruneMs = nowMs;
     await group.client.query('DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE created_ms < $1 LIMIT $2)', [
       nowMs - IDEMPOTENCY_RETENTION_MS,
