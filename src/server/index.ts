@@ -51,5 +51,16 @@ export { HttpError, ERROR_CODES, type ErrorBody, type ErrorCode, type LogLine } 
 export { createLogWriter, type LogClock, type LogWriter } from './log-writer.js';
 export { SchemaVersionError, DatabaseInUseError, DatabaseReadOnlyError, DatabaseFileChangedError, DatabaseUnavailableError, UnstorableValueError } from './store/errors.js';
 export { assertWritable } from './store/sqlite/database.js';
-export { copySqliteToPostgres, MigrationSideError, MigrationTargetNotEmptyError, type CopyProgress, type CopyResult, type WorkspaceLogComparison } from './store/sqlite-to-postgres.js';
+export { MigrationSideError, MigrationTargetNotEmptyError } from './store/errors.js';
+export type { CopyProgress, CopyResult, WorkspaceLogComparison } from './store/sqlite-to-postgres.js';
+
+/**
+ * `govctl admin migrate`'s copy of a SQLite database into PostgreSQL (store/sqlite-to-postgres.ts),
+ * loaded when called: it brings the PostgreSQL driver, which nothing else on SQLite needs.
+ */
+export async function copySqliteToPostgres(
+  ...args: Parameters<typeof import('./store/sqlite-to-postgres.js').copySqliteToPostgres>
+): ReturnType<typeof import('./store/sqlite-to-postgres.js').copySqliteToPostgres> {
+  return (await import('./store/sqlite-to-postgres.js')).copySqliteToPostgres(...args);
+}
 export { DEFAULT_LIMITS, type ServiceLimits } from './limits.js';

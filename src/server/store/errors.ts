@@ -41,3 +41,19 @@ export class DatabaseUnavailableError extends Error {
 export class UnstorableValueError extends Error {
   override readonly name = 'UnstorableValueError';
 }
+
+/** The target PostgreSQL database holds data already. */
+export class MigrationTargetNotEmptyError extends Error {
+  override readonly name = 'MigrationTargetNotEmptyError';
+}
+
+/** A failure of one side of a migration: `cause` is the backend's error, `side` which database it concerns. */
+export class MigrationSideError extends Error {
+  override readonly name = 'MigrationSideError';
+  constructor(
+    readonly side: 'source' | 'target',
+    override readonly cause: unknown,
+  ) {
+    super(`${side === 'source' ? 'the SQLite database' : 'the PostgreSQL database'}: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}

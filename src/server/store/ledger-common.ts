@@ -5,7 +5,7 @@
  * signing) is in core/ledger; a backend stores leaves, complete subtrees and checkpoints and
  * hands core a HashReader over them (sqlite/ledger.ts).
  */
-import { parseNote, parseVerifierKey, SIGNATURE_TYPE_COSIGNATURE_V1, type Ed25519NoteSigner } from '../../core/index.js';
+import { CosignatureVerifier, openNote, parseCheckpoint, parseNote, parseVerifierKey, SIGNATURE_TYPE_COSIGNATURE_V1, type Ed25519NoteSigner } from '../../core/index.js';
 import type { SigningKey } from '../../core/signing/keys.js';
 
 /** The maximum merge delay the service promises (docs/ledger.md): a tick, plus the integration's own time, well inside it. */
@@ -51,4 +51,40 @@ export function checkWitnessKey(vkey: string): { name: string; vkey: string } {
   } catch (error) {
     throw new LedgerQueryError('invalid', `not a witness verifier key: ${(error as Error).message}`, 'key');
   }
+}
+
+/**
+ * The text and tree size of a checkpoint note a witness sends back (POST ledger/cosignatures).
+ * @throws LedgerQueryError `invalid` when it is not a signed note of a checkpoint
+ */
+export function cosignedCheckpoint(note: string): { text: string; size: number } {
+  let text: string;
+  try {
+    text = parseNote(note).text;
+  } catch (error) {
+    throw new LedgerQueryError('invalid', `not a signed note: ${(error as Error).message}`, 'checkpoint');
+  }
+  try {
+    return { text, size: parseCheckpoint(text).size };
+  } catch (error) {
+    throw new LedgerQueryError('invalid', `not a checkpoint: ${(error as Error).message}`, 'checkpoint');
+  }
+}
+
+/**
+ * The cosignatures on `note` (whose body is `text`) by the workspace's registered witnesses
+ * (`vkeys`), once the body is the checkpoint this log stored at that size (`storedNote`).
+ * @throws LedgerQueryError `invalid` when the checkpoint is not this log's, no witness is registered, or none verifies
+ */
+export function verifiedCosignatures(note: string, text: string, storedNote: string | undefined, vkeys: readonly string[]): { name: string; line: string }[] {
+  if (storedNote === undefined || parseNote(storedNote).text !== text) throw new LedgerQueryError('invalid', 'the note is not a checkpoint this log signed', 'checkpoint');
+  const verifiers = vkeys.map((vkey) => CosignatureVerifier.fromVerifierKey(vkey));
+  if (verifiers.length === 0) throw new LedgerQueryError('invalid', 'the workspace has no registered witness (govctl admin witness add)', 'checkpoint');
+  let opened;
+  try {
+    opened = openNote(note, verifiers);
+  } catch (error) {
+    throw new LedgerQueryError('invalid', `no registered witness's cosignature verifies: ${(error as Error).message}`, 'checkpoint');
+  }
+  return opened.verified.map(({ signature }) => ({ name: signature.name, line: `${signature.line}\n` }));
 }

@@ -7,7 +7,6 @@
 import type { LedgerOptions } from './ledger-common.js';
 import { isPostgresLocation } from './location.js';
 import { acquireServeLock, assertWritable, type ServeLock } from './sqlite/database.js';
-import { openPostgresStore } from './postgres/index.js';
 import { openSqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
 
@@ -24,7 +23,8 @@ export { isPostgresLocation } from './location.js';
  * @throws SchemaVersionError when the database's schema is newer than this code
  */
 export async function openStore(location: string, options: StoreOptions = {}): Promise<Store> {
-  if (isPostgresLocation(location)) return openPostgresStore(location, options);
+  // Loaded only for a URL: the PostgreSQL driver is not what the embedded store and SQLite pay for.
+  if (isPostgresLocation(location)) return (await import('./postgres/index.js')).openPostgresStore(location, options);
   return openSqliteStore(location, options);
 }
 

@@ -5,6 +5,8 @@
  * (e.g. PostgreSQL's bigint and bytea) to these.
  */
 import type { WitnessForm } from '../../core/index.js';
+import { apiKeyDisplayPrefix, newApiKey, newId } from '../ids.js';
+import { hashApiKey } from './api-key-hash.js';
 
 // ---- Evidence records (spec §2.2, §2.4) --------------------------------------------------------
 
@@ -40,6 +42,41 @@ export interface EvidenceListItem {
   mapped_controls: string[];
   source: string;
   signed: boolean;
+}
+
+/** A listed record's row as both backends read it (`signed` as SQLite's 0/1 or PostgreSQL's boolean). */
+export interface EvidenceListRow {
+  record_id: string;
+  record_type: string;
+  system_name: string;
+  occurred_at: string;
+  occurred_ms: number;
+  /** JSON array text */
+  mapped_controls: string;
+  source: string;
+  signed: number | boolean;
+}
+
+/**
+ * A page of the evidence list from up to `limit + 1` rows in list order: the extra row only says
+ * that there is a next page, which continues after the page's last record.
+ */
+export function evidenceListPage(rows: readonly EvidenceListRow[], limit: number): { records: EvidenceListItem[]; next: ListPosition | null } {
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  const last = page[page.length - 1];
+  return {
+    records: page.map((row) => ({
+      record_id: row.record_id,
+      record_type: row.record_type,
+      system_name: row.system_name,
+      occurred_at: row.occurred_at,
+      mapped_controls: JSON.parse(row.mapped_controls) as string[],
+      source: row.source,
+      signed: row.signed === true || row.signed === 1,
+    })),
+    next: more && last ? { occurredMs: last.occurred_ms, recordId: last.record_id } : null,
+  };
 }
 
 /** Where a page ends: the sort key of its last record. */
@@ -166,6 +203,57 @@ export interface ApiKeyInfo {
   revoked: boolean;
 }
 
+/** An API key's row as both backends store it (times as epoch ms). */
+export interface ApiKeyRow {
+  key_id: string;
+  key_hash: Buffer;
+  prefix: string;
+  workspace_id: string;
+  user_id: string;
+  name: string | null;
+  created_ms: number;
+  expires_ms: number | null;
+  revoked_ms: number | null;
+}
+
+/** A new API key for a workspace's user: the key itself (shown once) and the row that stores its hash. */
+export function newApiKeyRow(workspaceId: string, userId: string, name: string | null, expiresMs: number | null, nowMs: number): { apiKey: string; row: ApiKeyRow } {
+  const apiKey = newApiKey();
+  return {
+    apiKey,
+    row: {
+      key_id: newId('key'),
+      key_hash: hashApiKey(apiKey),
+      prefix: apiKeyDisplayPrefix(apiKey),
+      workspace_id: workspaceId,
+      user_id: userId,
+      name,
+      created_ms: nowMs,
+      expires_ms: expiresMs,
+      revoked_ms: null,
+    },
+  };
+}
+
+/** Epoch ms as the listings write times, or null. */
+export function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+export function apiKeyInfo(row: ApiKeyRow): ApiKeyInfo {
+  return {
+    key_id: row.key_id,
+    prefix: row.prefix,
+    workspace_id: row.workspace_id,
+    user_id: row.user_id,
+    name: row.name,
+    created_at: new Date(row.created_ms).toISOString(),
+    expires_at: isoOrNull(row.expires_ms),
+    revoked_at: isoOrNull(row.revoked_ms),
+    revoked: row.revoked_ms !== null,
+  };
+}
+
 export interface CreatedApiKey extends ApiKeyInfo {
   /** the key itself, shown this once */
   api_key: string;
@@ -194,6 +282,27 @@ export interface SigningKeyInfo {
   name: string | null;
   created_at: string;
   revoked_at: string | null;
+}
+
+/** A registered key's row as both backends store it. */
+export interface SigningKeyRow {
+  workspace_id: string;
+  fingerprint: string;
+  public_key: string;
+  name: string | null;
+  created_ms: number;
+  revoked_ms: number | null;
+}
+
+export function signingKeyInfo(row: SigningKeyRow): SigningKeyInfo {
+  return {
+    workspace_id: row.workspace_id,
+    fingerprint: row.fingerprint,
+    public_key: row.public_key,
+    name: row.name,
+    created_at: new Date(row.created_ms).toISOString(),
+    revoked_at: isoOrNull(row.revoked_ms),
+  };
 }
 
 // ---- AI systems (spec §2.9) --------------------------------------------------------------------
@@ -243,4 +352,23 @@ export interface WitnessInfo {
   verifier_key: string;
   added_at: string;
   revoked_at: string | null;
+}
+
+/** A witness's row as both backends read it (with its workspace's id). */
+export interface WitnessRow {
+  workspace_id: string;
+  name: string;
+  vkey: string;
+  added_ms: number;
+  revoked_ms: number | null;
+}
+
+export function witnessInfo(row: WitnessRow): WitnessInfo {
+  return {
+    workspace_id: row.workspace_id,
+    name: row.name,
+    verifier_key: row.vkey,
+    added_at: new Date(row.added_ms).toISOString(),
+    revoked_at: isoOrNull(row.revoked_ms),
+  };
 }

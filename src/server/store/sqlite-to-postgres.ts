@@ -21,15 +21,12 @@
 import type pg from 'pg';
 import { CompactTree, leafHash } from '../../core/index.js';
 import { IDEMPOTENCY_RETENTION_MS } from './idempotency.js';
+import { MigrationSideError, MigrationTargetNotEmptyError } from './errors.js';
 import { migrate as migratePostgres } from './postgres/migrations.js';
 import { createPool } from './postgres/pool.js';
 import { acquireServeLock, openDatabase, type Db } from './sqlite/database.js';
 import { openSqliteStore } from './sqlite/store.js';
 
-/** The target PostgreSQL database holds data already. */
-export class MigrationTargetNotEmptyError extends Error {
-  override readonly name = 'MigrationTargetNotEmptyError';
-}
 
 /** One table's copy, as reported to a progress callback. */
 export interface CopyProgress {
@@ -217,16 +214,6 @@ export async function copySqliteToPostgres(from: string, to: string, options: Co
   }
 }
 
-/** A failure of one side of a migration: `cause` is the backend's error, `side` which database it concerns. */
-export class MigrationSideError extends Error {
-  override readonly name = 'MigrationSideError';
-  constructor(
-    readonly side: 'source' | 'target',
-    override readonly cause: unknown,
-  ) {
-    super(`${side === 'source' ? 'the SQLite database' : 'the PostgreSQL database'}: ${cause instanceof Error ? cause.message : String(cause)}`);
-  }
-}
 
 /** Runs `work`, its failures (but a non-empty target) wrapped as the `side`'s. */
 function onSide<T>(side: 'source' | 'target', work: () => T): T {
@@ -339,3 +326,5 @@ async function compareLogs(db: Db, client: pg.ClientBase, batchSize: number): Pr
   }
   return out;
 }
+
+export { MigrationSideError, MigrationTargetNotEmptyError } from './errors.js';

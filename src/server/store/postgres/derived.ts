@@ -8,15 +8,9 @@
  */
 import type pg from 'pg';
 import { newId } from '../../ids.js';
+import { byCodePoint, mergeSystemEvent, pendingOf, type PendingSystem, type SystemEvent } from '../derived.js';
 
-export interface SystemEvent {
-  workspaceId: string;
-  name: string;
-  evidenceMs: number;
-  risk?: { tier: string; atMs: number };
-  attestedMs?: number;
-  record?: { type: string; controls: readonly string[] };
-}
+export type { SystemEvent } from '../derived.js';
 
 export interface CoverageEvent {
   workspaceId: string;
@@ -25,20 +19,6 @@ export interface CoverageEvent {
 }
 
 export type DerivedEvent = { system: SystemEvent } | { coverage: CoverageEvent };
-
-interface PendingSystem {
-  workspaceId: string;
-  name: string;
-  evidenceMs: number;
-  risk: { tier: string; atMs: number } | undefined;
-  attestedMs: number | undefined;
-  recordCount: number;
-  recordTypes: Set<string>;
-  controls: Set<string>;
-}
-
-/** By code point, as the SQLite backend sorts (and as COLLATE "C" does in SQL below). */
-const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The JSON-array-text union of two sorted lists, sorted, as text like JSON.stringify's. */
 const UNION = (column: string) =>
@@ -87,27 +67,8 @@ export function derivedStatements(events: readonly DerivedEvent[]): { sql: strin
     const e = event.system;
     const key = `${e.workspaceId}\u0000${e.name}`;
     const seen = systems.get(key);
-    if (seen === undefined) {
-      systems.set(key, {
-        workspaceId: e.workspaceId,
-        name: e.name,
-        evidenceMs: e.evidenceMs,
-        risk: e.risk,
-        attestedMs: e.attestedMs,
-        recordCount: e.record ? 1 : 0,
-        recordTypes: new Set(e.record ? [e.record.type] : []),
-        controls: new Set(e.record?.controls),
-      });
-      continue;
-    }
-    if (e.record) {
-      seen.recordCount += 1;
-      seen.recordTypes.add(e.record.type);
-      for (const control of e.record.controls) seen.controls.add(control);
-    }
-    if (e.evidenceMs > seen.evidenceMs) seen.evidenceMs = e.evidenceMs;
-    if (e.risk !== undefined && (seen.risk === undefined || e.risk.atMs >= seen.risk.atMs)) seen.risk = e.risk;
-    if (e.attestedMs !== undefined && (seen.attestedMs === undefined || e.attestedMs > seen.attestedMs)) seen.attestedMs = e.attestedMs;
+    if (seen === undefined) systems.set(key, pendingOf(e));
+    else mergeSystemEvent(seen, e);
   }
   if (systems.size > 0) {
     const rows = [...systems.entries()].sort(([a], [b]) => byCodePoint(a, b)).map(([, s]) => s);

@@ -9,39 +9,13 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
-import { apiKeyDisplayPrefix, newApiKey, newId } from '../../ids.js';
+import { newId } from '../../ids.js';
 import { hashApiKey } from '../api-key-hash.js';
-import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
+import { apiKeyInfo, newApiKeyRow, type ApiKeyInfo, type ApiKeyRow, type AuthContext, type CreatedApiKey, type ProvisionOptions, type Provisioned } from '../rows.js';
 import type { IdentityStore } from '../store.js';
 import { storeError } from './pool.js';
 
-interface KeyRow {
-  key_id: string;
-  key_hash: Buffer;
-  prefix: string;
-  workspace_id: string;
-  user_id: string;
-  name: string | null;
-  created_ms: number;
-  expires_ms: number | null;
-  revoked_ms: number | null;
-}
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-
-function keyInfo(row: KeyRow): ApiKeyInfo {
-  return {
-    key_id: row.key_id,
-    prefix: row.prefix,
-    workspace_id: row.workspace_id,
-    user_id: row.user_id,
-    name: row.name,
-    created_at: iso(row.created_ms)!,
-    expires_at: iso(row.expires_ms),
-    revoked_at: iso(row.revoked_ms),
-    revoked: row.revoked_ms !== null,
-  };
-}
 
 const INSERT_KEY = 'INSERT INTO api_keys (key_id, key_hash, prefix, workspace_id, user_id, name, created_ms, expires_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)';
 const OWNER = `SELECT w.org_id, (SELECT u.user_id FROM users u WHERE u.org_id = w.org_id ORDER BY u.created_ms, u.user_id LIMIT 1) AS user_id
@@ -93,34 +67,23 @@ export class PgIdentityStore implements IdentityStore {
   }
 
   async #addKey(on: Pick<pg.ClientBase, 'query'>, workspaceId: string, userId: string, name: string | null, expiresMs: number | null, nowMs: number): Promise<CreatedApiKey> {
-    const apiKey = newApiKey();
-    const row: KeyRow = {
-      key_id: newId('key'),
-      key_hash: hashApiKey(apiKey),
-      prefix: apiKeyDisplayPrefix(apiKey),
-      workspace_id: workspaceId,
-      user_id: userId,
-      name,
-      created_ms: nowMs,
-      expires_ms: expiresMs,
-      revoked_ms: null,
-    };
+    const { apiKey, row } = newApiKeyRow(workspaceId, userId, name, expiresMs, nowMs);
     await on.query(INSERT_KEY, [row.key_id, row.key_hash, row.prefix, workspaceId, userId, name, nowMs, expiresMs]);
-    return { ...keyInfo(row), api_key: apiKey };
+    return { ...apiKeyInfo(row), api_key: apiKey };
   }
 
   async listApiKeys(workspaceId?: string): Promise<ApiKeyInfo[]> {
     const { rows } =
       workspaceId === undefined
-        ? await this.pool.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_ms, key_id COLLATE "C"')
-        : await this.pool.query<KeyRow>('SELECT * FROM api_keys WHERE workspace_id = $1 ORDER BY created_ms, key_id COLLATE "C"', [workspaceId]);
-    return rows.map(keyInfo);
+        ? await this.pool.query<ApiKeyRow>('SELECT * FROM api_keys ORDER BY created_ms, key_id COLLATE "C"')
+        : await this.pool.query<ApiKeyRow>('SELECT * FROM api_keys WHERE workspace_id = $1 ORDER BY created_ms, key_id COLLATE "C"', [workspaceId]);
+    return rows.map(apiKeyInfo);
   }
 
   async revokeApiKey(keyId: string, nowMs: number): Promise<ApiKeyInfo | null> {
     // coalesce: revoking a revoked key changes nothing; one statement, so it answers the key as it now stands
-    const { rows } = await this.pool.query<KeyRow>('UPDATE api_keys SET revoked_ms = coalesce(revoked_ms, $1) WHERE key_id = $2 RETURNING *', [nowMs, keyId]);
-    return rows[0] ? keyInfo(rows[0]) : null;
+    const { rows } = await this.pool.query<ApiKeyRow>('UPDATE api_keys SET revoked_ms = coalesce(revoked_ms, $1) WHERE key_id = $2 RETURNING *', [nowMs, keyId]);
+    return rows[0] ? apiKeyInfo(rows[0]) : null;
   }
 
   async workspaceIds(): Promise<string[]> {
@@ -135,7 +98,7 @@ export class PgIdentityStore implements IdentityStore {
 
   async authenticate(apiKey: string, nowMs: number): Promise<AuthContext | null> {
     const hash = hashApiKey(apiKey);
-    const { rows } = await this.pool.query<KeyRow & { org_id: string }>({
+    const { rows } = await this.pool.query<ApiKeyRow & { org_id: string }>({
       name: 'govctl_authenticate',
       text: 'SELECT k.*, w.org_id FROM api_keys k JOIN workspaces w ON w.workspace_id = k.workspace_id WHERE k.key_hash = $1',
       values: [hash],

@@ -17,7 +17,6 @@ import type pg from 'pg';
 import {
   CompactTree,
   consistencyProof,
-  CosignatureVerifier,
   Ed25519NoteSigner,
   emptyRoot,
   inclusionProof,
@@ -26,9 +25,6 @@ import {
   ledgerOrigin,
   nodeKey,
   nodesRead,
-  openNote,
-  parseCheckpoint,
-  parseNote,
   signCheckpoint,
   TILE_HEIGHT,
   TILE_WIDTH,
@@ -38,9 +34,9 @@ import {
   type Tile,
 } from '../../../core/index.js';
 import type { SigningKey } from '../../../core/signing/keys.js';
-import { LedgerQueryError, MAX_MERGE_DELAY_MS, signedBy, type LedgerOptions } from '../ledger-common.js';
+import { cosignedCheckpoint, LedgerQueryError, MAX_MERGE_DELAY_MS, signedBy, verifiedCosignatures, type LedgerOptions } from '../ledger-common.js';
 import { attestationSha256, evidenceSha256 } from '../record-views.js';
-import type { AttestationRow, EvidenceRow, InclusionAnswer, WitnessInfo } from '../rows.js';
+import { witnessInfo, type AttestationRow, type EvidenceRow, type InclusionAnswer, type WitnessInfo, type WitnessRow } from '../rows.js';
 import type { LedgerStore } from '../store.js';
 import { Lease, LEASE_MS } from './lease.js';
 import { holdsNul } from './pool.js';
@@ -441,36 +437,17 @@ export class PgLedgerStore implements LedgerStore {
 
   async addCosignatures(workspaceId: string, note: string): Promise<string[]> {
     const wsKey = await this.#requireKey(workspaceId);
-    let text: string;
-    try {
-      text = parseNote(note).text;
-    } catch (error) {
-      throw new LedgerQueryError('invalid', `not a signed note: ${(error as Error).message}`, 'checkpoint');
-    }
-    let size: number;
-    try {
-      size = parseCheckpoint(text).size;
-    } catch (error) {
-      throw new LedgerQueryError('invalid', `not a checkpoint: ${(error as Error).message}`, 'checkpoint');
-    }
+    const { text, size } = cosignedCheckpoint(note);
     const stored = await this.pool.query<{ note: string }>('SELECT note FROM ledger_checkpoints WHERE ws_key = $1 AND tree_size = $2', [wsKey, size]);
-    if (!stored.rows[0] || parseNote(stored.rows[0].note).text !== text) throw new LedgerQueryError('invalid', 'the note is not a checkpoint this log signed', 'checkpoint');
     const witnesses = await this.pool.query<{ vkey: string }>('SELECT vkey FROM ledger_witnesses WHERE ws_key = $1 AND revoked_ms IS NULL ORDER BY name COLLATE "C"', [wsKey]);
-    const verifiers = witnesses.rows.map(({ vkey }) => CosignatureVerifier.fromVerifierKey(vkey));
-    if (verifiers.length === 0) throw new LedgerQueryError('invalid', 'the workspace has no registered witness (govctl admin witness add)', 'checkpoint');
-    let opened;
-    try {
-      opened = openNote(note, verifiers);
-    } catch (error) {
-      throw new LedgerQueryError('invalid', `no registered witness's cosignature verifies: ${(error as Error).message}`, 'checkpoint');
-    }
+    const cosignatures = verifiedCosignatures(note, text, stored.rows[0]?.note, witnesses.rows.map(({ vkey }) => vkey));
     const now = this.#nowMs();
-    const names = opened.verified.map(({ signature }) => signature.name);
+    const names = cosignatures.map(({ name }) => name);
     if (names.length > 0) {
       await this.pool.query(
         `INSERT INTO ledger_cosignatures (ws_key, tree_size, name, line, added_ms) SELECT $1, $2, * FROM unnest($3::text[], $4::text[], $5::bigint[])
          ON CONFLICT (ws_key, tree_size, name) DO UPDATE SET line = excluded.line, added_ms = excluded.added_ms`,
-        [wsKey, size, names, opened.verified.map(({ signature }) => `${signature.line}\n`), names.map(() => now)],
+        [wsKey, size, names, cosignatures.map(({ line }) => line), names.map(() => now)],
       );
     }
     return names;
@@ -502,17 +479,11 @@ export class PgLedgerStore implements LedgerStore {
   }
 
   async #witnesses(where: string, values: unknown[]): Promise<WitnessInfo[]> {
-    const { rows } = await this.pool.query<{ workspace_id: string; name: string; vkey: string; added_ms: number; revoked_ms: number | null }>(
+    const { rows } = await this.pool.query<WitnessRow>(
       `SELECT k.workspace_id, w.name, w.vkey, w.added_ms, w.revoked_ms FROM ledger_witnesses w JOIN workspace_keys k ON k.ws_key = w.ws_key ${where}
        ORDER BY k.workspace_id COLLATE "C", w.name COLLATE "C"`,
       values,
     );
-    return rows.map((row) => ({
-      workspace_id: row.workspace_id,
-      name: row.name,
-      verifier_key: row.vkey,
-      added_at: new Date(row.added_ms).toISOString(),
-      revoked_at: row.revoked_ms === null ? null : new Date(row.revoked_ms).toISOString(),
-    }));
+    return rows.map(witnessInfo);
   }
 }

@@ -8,15 +8,17 @@
  * after a seq never misses a record committed later.
  */
 import type pg from 'pg';
-import type {
-  AttestationListQuery,
-  EvidenceListItem,
-  EvidenceListQuery,
-  EvidenceRow,
-  ExportQuery,
-  ExportRow,
-  ListPosition,
-  StoredAttestationRow,
+import {
+  evidenceListPage,
+  type AttestationListQuery,
+  type EvidenceListItem,
+  type EvidenceListQuery,
+  type EvidenceListRow,
+  type EvidenceRow,
+  type ExportQuery,
+  type ExportRow,
+  type ListPosition,
+  type StoredAttestationRow,
 } from '../rows.js';
 import type { AttestationReads, EvidenceReads } from '../store.js';
 import { holdsNul } from './pool.js';
@@ -25,17 +27,7 @@ import type { WorkspaceKeys } from './workspace-keys.js';
 const EVIDENCE_COLUMNS =
   'record_id, workspace_id, record_type, system_name, identity, resource, environment, occurred_at, occurred_ms, payload, client_sig, client_sig_algo, source, mapped_controls, received_at, received_ms';
 
-interface ListRow {
-  record_id: string;
-  record_type: string;
-  system_name: string;
-  occurred_at: string;
-  occurred_ms: number;
-  seq: number;
-  mapped_controls: string;
-  source: string;
-  signed: boolean;
-}
+type ListRow = EvidenceListRow & { seq: number; signed: boolean };
 
 /** The WHERE clause and parameters of a list or count; `$1` is the workspace key. */
 function listFilters(query: Omit<EvidenceListQuery, 'limit' | 'afterRecordId'>, key: number): { where: string; values: unknown[] } {
@@ -93,21 +85,7 @@ export class PgEvidenceReads implements EvidenceReads {
     values.push(query.limit + 1);
     sql += ` ORDER BY occurred_ms DESC, record_id DESC LIMIT $${values.length}`;
     const { rows } = await this.pool.query<ListRow>(sql, values);
-    const more = rows.length > query.limit;
-    const page = more ? rows.slice(0, query.limit) : rows;
-    const last = page[page.length - 1];
-    return {
-      records: page.map((row) => ({
-        record_id: row.record_id,
-        record_type: row.record_type,
-        system_name: row.system_name,
-        occurred_at: row.occurred_at,
-        mapped_controls: JSON.parse(row.mapped_controls) as string[],
-        source: row.source,
-        signed: row.signed,
-      })),
-      next: more && last ? { occurredMs: last.occurred_ms, recordId: last.record_id } : null,
-    };
+    return evidenceListPage(rows, query.limit);
   }
 
   async count(query: Omit<EvidenceListQuery, 'limit' | 'afterRecordId'>): Promise<number> {

@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { DEFAULT_GATE_POLICY, mergeGatePolicy, type Framework, type GateMode, type GatePolicy, type GateRule } from '../../../core/index.js';
-import type { KeyPolicy, SigningKeyInfo, SystemRow } from '../rows.js';
+import { signingKeyInfo, type KeyPolicy, type SigningKeyInfo, type SigningKeyRow, type SystemRow } from '../rows.js';
 import type { GatePolicyStore, SigningKeyStore, SystemReads } from '../store.js';
 import { holdsNul } from './pool.js';
 
@@ -76,25 +76,7 @@ export class PgGatePolicyStore implements GatePolicyStore {
   }
 }
 
-interface KeyRow {
-  workspace_id: string;
-  fingerprint: string;
-  public_key: string;
-  name: string | null;
-  created_ms: number;
-  revoked_ms: number | null;
-}
 
-function keyInfo(row: KeyRow): SigningKeyInfo {
-  return {
-    workspace_id: row.workspace_id,
-    fingerprint: row.fingerprint,
-    public_key: row.public_key,
-    name: row.name,
-    created_at: new Date(row.created_ms).toISOString(),
-    revoked_at: row.revoked_ms === null ? null : new Date(row.revoked_ms).toISOString(),
-  };
-}
 
 export class PgSigningKeyStore implements SigningKeyStore {
   constructor(private readonly pool: pg.Pool) {}
@@ -112,8 +94,8 @@ export class PgSigningKeyStore implements SigningKeyStore {
     );
   }
 
-  async #row(workspaceId: string, fingerprint: string): Promise<KeyRow | undefined> {
-    const { rows } = await this.pool.query<KeyRow>('SELECT * FROM signing_keys WHERE workspace_id = $1 AND fingerprint = $2', [workspaceId, fingerprint]);
+  async #row(workspaceId: string, fingerprint: string): Promise<SigningKeyRow | undefined> {
+    const { rows } = await this.pool.query<SigningKeyRow>('SELECT * FROM signing_keys WHERE workspace_id = $1 AND fingerprint = $2', [workspaceId, fingerprint]);
     return rows[0];
   }
 
@@ -124,7 +106,7 @@ export class PgSigningKeyStore implements SigningKeyStore {
 
   async get(workspaceId: string, fingerprint: string): Promise<SigningKeyInfo | undefined> {
     const row = await this.#row(workspaceId, fingerprint);
-    return row === undefined ? undefined : keyInfo(row);
+    return row === undefined ? undefined : signingKeyInfo(row);
   }
 
   async add(workspaceId: string, fingerprint: string, publicKey: string, name: string | null, nowMs: number): Promise<void> {
@@ -142,7 +124,7 @@ export class PgSigningKeyStore implements SigningKeyStore {
   }
 
   async list(workspaceId: string): Promise<SigningKeyInfo[]> {
-    const { rows } = await this.pool.query<KeyRow>('SELECT * FROM signing_keys WHERE workspace_id = $1 ORDER BY created_ms, fingerprint COLLATE "C"', [workspaceId]);
-    return rows.map(keyInfo);
+    const { rows } = await this.pool.query<SigningKeyRow>('SELECT * FROM signing_keys WHERE workspace_id = $1 ORDER BY created_ms, fingerprint COLLATE "C"', [workspaceId]);
+    return rows.map(signingKeyInfo);
   }
 }

@@ -4,10 +4,10 @@
  * canonical JSON text, so that the signed members re-canonicalise to the same bytes (wire.md §4).
  */
 import type Database from 'better-sqlite3';
-import type { EvidenceListItem, EvidenceListQuery, EvidenceRow, ExportQuery, ExportRow, ListPosition } from '../rows.js';
+import { evidenceListPage, type EvidenceListItem, type EvidenceListQuery, type EvidenceListRow, type EvidenceRow, type ExportQuery, type ExportRow, type ListPosition } from '../rows.js';
 import type { Db } from './database.js';
 
-type ListRow = Omit<EvidenceListItem, 'mapped_controls' | 'signed'> & { mapped_controls: string; signed: number; occurred_ms: number; seq: number };
+type ListRow = EvidenceListRow & { signed: number; seq: number };
 
 /** The workspace has no key in workspace_keys: it was not created by provisioning. */
 export class UnknownWorkspaceError extends Error {
@@ -267,20 +267,6 @@ export class EvidenceStore {
       const mainRows = main.all(params) as ListRow[];
       return tailRows.length === 0 ? mainRows : mainRows.concat(tailRows).sort(newerFirst).slice(0, query.limit + 1);
     })();
-    const more = rows.length > query.limit;
-    const page = more ? rows.slice(0, query.limit) : rows;
-    const last = page[page.length - 1];
-    return {
-      records: page.map((row) => ({
-        record_id: row.record_id,
-        record_type: row.record_type,
-        system_name: row.system_name,
-        occurred_at: row.occurred_at,
-        mapped_controls: JSON.parse(row.mapped_controls) as string[],
-        source: row.source,
-        signed: row.signed === 1,
-      })),
-      next: more && last ? { occurredMs: last.occurred_ms, recordId: last.record_id } : null,
-    };
+    return evidenceListPage(rows, query.limit);
   }
 }

@@ -5,38 +5,12 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { apiKeyDisplayPrefix, newApiKey, newId } from '../../ids.js';
-import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
+import { newId } from '../../ids.js';
+import { apiKeyInfo, newApiKeyRow, type ApiKeyInfo, type ApiKeyRow, type AuthContext, type CreatedApiKey, type ProvisionOptions, type Provisioned } from '../rows.js';
 import { hashApiKey } from '../api-key-hash.js';
 import type { Db } from './database.js';
 
-interface KeyRow {
-  key_id: string;
-  key_hash: Buffer;
-  prefix: string;
-  workspace_id: string;
-  user_id: string;
-  name: string | null;
-  created_ms: number;
-  expires_ms: number | null;
-  revoked_ms: number | null;
-}
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-
-function keyInfo(row: KeyRow): ApiKeyInfo {
-  return {
-    key_id: row.key_id,
-    prefix: row.prefix,
-    workspace_id: row.workspace_id,
-    user_id: row.user_id,
-    name: row.name,
-    created_at: iso(row.created_ms)!,
-    expires_at: iso(row.expires_ms),
-    revoked_at: iso(row.revoked_ms),
-    revoked: row.revoked_ms !== null,
-  };
-}
 
 /** Keys remembered by {@link IdentityStore.authenticate}; beyond this many the cache starts again. */
 export const KEY_CACHE_SIZE = 1024;
@@ -64,8 +38,8 @@ export class IdentityStore {
   readonly #insertWorkspaceKey: Database.Statement;
   readonly #insertUser: Database.Statement;
   readonly #insertKey: Database.Statement;
-  readonly #keyByHash: Database.Statement<[Buffer], KeyRow & { org_id: string }>;
-  readonly #keyById: Database.Statement<[string], KeyRow>;
+  readonly #keyByHash: Database.Statement<[Buffer], ApiKeyRow & { org_id: string }>;
+  readonly #keyById: Database.Statement<[string], ApiKeyRow>;
   readonly #workspaceOwner: Database.Statement<[string], { org_id: string; user_id: string | null }>;
   readonly #revoke: Database.Statement;
 
@@ -116,20 +90,9 @@ export class IdentityStore {
   }
 
   #addKey(workspaceId: string, userId: string, name: string | null, expiresMs: number | null, nowMs: number): CreatedApiKey {
-    const apiKey = newApiKey();
-    const row: KeyRow = {
-      key_id: newId('key'),
-      key_hash: hashApiKey(apiKey),
-      prefix: apiKeyDisplayPrefix(apiKey),
-      workspace_id: workspaceId,
-      user_id: userId,
-      name,
-      created_ms: nowMs,
-      expires_ms: expiresMs,
-      revoked_ms: null,
-    };
+    const { apiKey, row } = newApiKeyRow(workspaceId, userId, name, expiresMs, nowMs);
     this.#insertKey.run(row.key_id, row.key_hash, row.prefix, workspaceId, userId, name, nowMs, expiresMs);
-    return { ...keyInfo(row), api_key: apiKey };
+    return { ...apiKeyInfo(row), api_key: apiKey };
   }
 
   listApiKeys(workspaceId?: string): ApiKeyInfo[] {
@@ -137,8 +100,8 @@ export class IdentityStore {
       workspaceId === undefined
         ? this.db.prepare('SELECT * FROM api_keys ORDER BY created_ms, key_id').all()
         : this.db.prepare('SELECT * FROM api_keys WHERE workspace_id = ? ORDER BY created_ms, key_id').all(workspaceId)
-    ) as KeyRow[];
-    return rows.map(keyInfo);
+    ) as ApiKeyRow[];
+    return rows.map(apiKeyInfo);
   }
 
   /**
@@ -149,7 +112,7 @@ export class IdentityStore {
     this.#keyCache.clear();
     this.#revoke.run(nowMs, keyId);
     const row = this.#keyById.get(keyId);
-    return row ? keyInfo(row) : null;
+    return row ? apiKeyInfo(row) : null;
   }
 
   workspaceExists(workspaceId: string): boolean {

@@ -24,10 +24,6 @@ import {
   leafHash,
   ledgerEntry,
   ledgerOrigin,
-  openNote,
-  parseCheckpoint,
-  parseNote,
-  CosignatureVerifier,
   Ed25519NoteSigner,
   signCheckpoint,
   TILE_HEIGHT,
@@ -37,7 +33,7 @@ import {
   type Tile,
 } from '../../../core/index.js';
 import type { SigningKey } from '../../../core/signing/keys.js';
-import { LedgerQueryError, signedBy, type LedgerOptions } from '../ledger-common.js';
+import { cosignedCheckpoint, LedgerQueryError, signedBy, verifiedCosignatures, type LedgerOptions } from '../ledger-common.js';
 import { attestationSha256, evidenceSha256 } from '../record-views.js';
 import type { AttestationRow, EvidenceRow, InclusionAnswer } from '../rows.js';
 import type { Db } from './database.js';
@@ -456,36 +452,13 @@ export class LedgerStore {
    */
   addCosignatures(workspaceId: string, note: string): string[] {
     const wsKey = this.#requireKey(workspaceId);
-    let text: string;
-    try {
-      text = parseNote(note).text;
-    } catch (error) {
-      throw new LedgerQueryError('invalid', `not a signed note: ${(error as Error).message}`, 'checkpoint');
-    }
-    let size: number;
-    try {
-      size = parseCheckpoint(text).size;
-    } catch (error) {
-      throw new LedgerQueryError('invalid', `not a checkpoint: ${(error as Error).message}`, 'checkpoint');
-    }
-    const stored = this.#checkpointAt.get(wsKey, size);
-    if (!stored || parseNote(stored.note).text !== text) throw new LedgerQueryError('invalid', 'the note is not a checkpoint this log signed', 'checkpoint');
-    const verifiers = this.#witnesses.all(wsKey).map(({ vkey }) => CosignatureVerifier.fromVerifierKey(vkey));
-    if (verifiers.length === 0) throw new LedgerQueryError('invalid', 'the workspace has no registered witness (govctl admin witness add)', 'checkpoint');
-    let opened;
-    try {
-      opened = openNote(note, verifiers);
-    } catch (error) {
-      throw new LedgerQueryError('invalid', `no registered witness's cosignature verifies: ${(error as Error).message}`, 'checkpoint');
-    }
+    const { text, size } = cosignedCheckpoint(note);
+    const vkeys = this.#witnesses.all(wsKey).map(({ vkey }) => vkey);
+    const cosignatures = verifiedCosignatures(note, text, this.#checkpointAt.get(wsKey, size)?.note, vkeys);
     const now = this.#nowMs();
-    const names: string[] = [];
     this.#db.transaction(() => {
-      for (const { signature } of opened.verified) {
-        this.#putCosignature.run(wsKey, size, signature.name, `${signature.line}\n`, now);
-        names.push(signature.name);
-      }
+      for (const { name, line } of cosignatures) this.#putCosignature.run(wsKey, size, name, line, now);
     })();
-    return names;
+    return cosignatures.map(({ name }) => name);
   }
 }

@@ -5,32 +5,14 @@
  * only: the registry holds nothing secret.
  */
 import type Database from 'better-sqlite3';
-import type { KeyPolicy, SigningKeyInfo } from '../rows.js';
+import { signingKeyInfo, type KeyPolicy, type SigningKeyInfo, type SigningKeyRow } from '../rows.js';
 import type { Db } from './database.js';
 
-interface KeyRow {
-  workspace_id: string;
-  fingerprint: string;
-  public_key: string;
-  name: string | null;
-  created_ms: number;
-  revoked_ms: number | null;
-}
 
-function info(row: KeyRow): SigningKeyInfo {
-  return {
-    workspace_id: row.workspace_id,
-    fingerprint: row.fingerprint,
-    public_key: row.public_key,
-    name: row.name,
-    created_at: new Date(row.created_ms).toISOString(),
-    revoked_at: row.revoked_ms === null ? null : new Date(row.revoked_ms).toISOString(),
-  };
-}
 
 export class SigningKeyStore {
   readonly #policy: Database.Statement<[string], string>;
-  readonly #key: Database.Statement<[string, string], KeyRow>;
+  readonly #key: Database.Statement<[string, string], SigningKeyRow>;
 
   constructor(private readonly db: Db) {
     this.#policy = db.prepare<[string], string>('SELECT policy FROM witness_policy WHERE workspace_id = ?').pluck();
@@ -59,7 +41,7 @@ export class SigningKeyStore {
 
   get(workspaceId: string, fingerprint: string): SigningKeyInfo | undefined {
     const row = this.#key.get(workspaceId, fingerprint);
-    return row === undefined ? undefined : info(row);
+    return row === undefined ? undefined : signingKeyInfo(row);
   }
 
   add(workspaceId: string, fingerprint: string, publicKey: string, name: string | null, nowMs: number): void {
@@ -74,6 +56,6 @@ export class SigningKeyStore {
   }
 
   list(workspaceId: string): SigningKeyInfo[] {
-    return (this.db.prepare('SELECT * FROM signing_keys WHERE workspace_id = ? ORDER BY created_ms, fingerprint').all(workspaceId) as KeyRow[]).map(info);
+    return (this.db.prepare('SELECT * FROM signing_keys WHERE workspace_id = ? ORDER BY created_ms, fingerprint').all(workspaceId) as SigningKeyRow[]).map(signingKeyInfo);
   }
 }

@@ -8,48 +8,12 @@ import type Database from 'better-sqlite3';
 import { newId } from '../../ids.js';
 import type { SystemRow } from '../rows.js';
 import type { Db } from './database.js';
+import { byCodePoint, mergeSystemEvent, pendingOf, type PendingSystem, type SystemEvent } from '../derived.js';
 
-export interface SystemEvent {
-  workspaceId: string;
-  name: string;
-  /** when the evidence counts from: min(occurred/executed, received) */
-  evidenceMs: number;
-  /** an ai_risk_assessment: its risk level and occurred_at */
-  risk?: { tier: string; atMs: number };
-  /** an attestation: when it counts from */
-  attestedMs?: number;
-  /** an evidence record: its type and the controls it earned */
-  record?: { type: string; controls: readonly string[] };
-}
+export type { SystemEvent } from '../derived.js';
 
 /** Sorted by code point, as mapped_controls are (docs/decisions.md). */
-const sorted = (values: Iterable<string>): string[] => [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-
-/** What a group's events leave for one system: the same row as one upsert per event, in order. */
-interface PendingSystem {
-  workspaceId: string;
-  name: string;
-  evidenceMs: number;
-  risk: { tier: string; atMs: number } | undefined;
-  attestedMs: number | undefined;
-  recordCount: number;
-  recordTypes: Set<string>;
-  controls: Set<string>;
-}
-
-/** What one event alone leaves for its system. */
-function pendingOf(event: SystemEvent): PendingSystem {
-  return {
-    workspaceId: event.workspaceId,
-    name: event.name,
-    evidenceMs: event.evidenceMs,
-    risk: event.risk,
-    attestedMs: event.attestedMs,
-    recordCount: event.record ? 1 : 0,
-    recordTypes: new Set(event.record ? [event.record.type] : []),
-    controls: new Set(event.record?.controls),
-  };
-}
+const sorted = (values: Iterable<string>): string[] => [...values].sort(byCodePoint);
 
 /** What {@link SystemStore.flush} reads of a system's row before it writes it. */
 interface StoredAggregates {
@@ -119,14 +83,7 @@ export class SystemStore {
       this.#pending.set(key, pendingOf(event));
       return;
     }
-    if (event.record) {
-      seen.recordCount += 1;
-      seen.recordTypes.add(event.record.type);
-      for (const control of event.record.controls) seen.controls.add(control);
-    }
-    if (event.evidenceMs > seen.evidenceMs) seen.evidenceMs = event.evidenceMs;
-    if (event.risk !== undefined && (seen.risk === undefined || event.risk.atMs >= seen.risk.atMs)) seen.risk = event.risk;
-    if (event.attestedMs !== undefined && (seen.attestedMs === undefined || event.attestedMs > seen.attestedMs)) seen.attestedMs = event.attestedMs;
+    mergeSystemEvent(seen, event);
   }
 
   /** Forgets what was deferred (a new attempt at a group). */

@@ -2,26 +2,10 @@
  * The witnesses registered for each workspace's transparency log (docs/ledger.md): their
  * verifier keys, whose cosignatures the log accepts (sqlite/ledger.ts, addCosignatures).
  */
-import type { WitnessInfo } from '../rows.js';
+import { witnessInfo, type WitnessInfo, type WitnessRow } from '../rows.js';
 import type { Db } from './database.js';
 
-interface WitnessRow {
-  workspace_id: string;
-  name: string;
-  vkey: string;
-  added_ms: number;
-  revoked_ms: number | null;
-}
 
-function info(row: WitnessRow): WitnessInfo {
-  return {
-    workspace_id: row.workspace_id,
-    name: row.name,
-    verifier_key: row.vkey,
-    added_at: new Date(row.added_ms).toISOString(),
-    revoked_at: row.revoked_ms === null ? null : new Date(row.revoked_ms).toISOString(),
-  };
-}
 
 export class WitnessStore {
   constructor(private readonly db: Db) {}
@@ -36,7 +20,7 @@ export class WitnessStore {
         `SELECT k.workspace_id, w.name, w.vkey, w.added_ms, w.revoked_ms FROM ledger_witnesses w JOIN workspace_keys k ON k.ws_key = w.ws_key ${where} ORDER BY k.workspace_id, w.name`,
       )
       .all(...params) as WitnessRow[];
-    return rows.map(info);
+    return rows.map(witnessInfo);
   }
 
   /** Registers (or replaces, un-revoking) a witness's key; null: no such workspace. */
