@@ -14,8 +14,12 @@ export interface EarnableControl {
   readonly when?: EvidenceCondition;
 }
 
-/** Code-point order, the same as Python's `sorted()` on these ASCII ids. */
-function byCodePoint(a: string, b: string): number {
+/**
+ * The order of control ids in `mapped_controls` (and of the record types and controls the service
+ * lists per system): code-point order, the same as Python's `sorted()` and PostgreSQL's
+ * COLLATE "C" on these ASCII ids.
+ */
+export function byCodePoint(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

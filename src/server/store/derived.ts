@@ -35,9 +35,6 @@ export interface PendingSystem {
   controls: Set<string>;
 }
 
-/** Sorted by code point, as mapped_controls are (docs/decisions.md) and as SQL's COLLATE "C" sorts. */
-export const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
 /** What one event alone leaves for its system. */
 export function pendingOf(event: SystemEvent): PendingSystem {
   return {

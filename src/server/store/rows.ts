@@ -5,8 +5,6 @@
  * (e.g. PostgreSQL's bigint and bytea) to these.
  */
 import type { WitnessForm } from '../../core/index.js';
-import { apiKeyDisplayPrefix, newApiKey, newId } from '../ids.js';
-import { hashApiKey } from './api-key-hash.js';
 
 // ---- Evidence records (spec §2.2, §2.4) --------------------------------------------------------
 
@@ -203,55 +201,9 @@ export interface ApiKeyInfo {
   revoked: boolean;
 }
 
-/** An API key's row as both backends store it (times as epoch ms). */
-export interface ApiKeyRow {
-  key_id: string;
-  key_hash: Buffer;
-  prefix: string;
-  workspace_id: string;
-  user_id: string;
-  name: string | null;
-  created_ms: number;
-  expires_ms: number | null;
-  revoked_ms: number | null;
-}
-
-/** A new API key for a workspace's user: the key itself (shown once) and the row that stores its hash. */
-export function newApiKeyRow(workspaceId: string, userId: string, name: string | null, expiresMs: number | null, nowMs: number): { apiKey: string; row: ApiKeyRow } {
-  const apiKey = newApiKey();
-  return {
-    apiKey,
-    row: {
-      key_id: newId('key'),
-      key_hash: hashApiKey(apiKey),
-      prefix: apiKeyDisplayPrefix(apiKey),
-      workspace_id: workspaceId,
-      user_id: userId,
-      name,
-      created_ms: nowMs,
-      expires_ms: expiresMs,
-      revoked_ms: null,
-    },
-  };
-}
-
 /** Epoch ms as the listings write times, or null. */
 export function isoOrNull(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
-}
-
-export function apiKeyInfo(row: ApiKeyRow): ApiKeyInfo {
-  return {
-    key_id: row.key_id,
-    prefix: row.prefix,
-    workspace_id: row.workspace_id,
-    user_id: row.user_id,
-    name: row.name,
-    created_at: new Date(row.created_ms).toISOString(),
-    expires_at: isoOrNull(row.expires_ms),
-    revoked_at: isoOrNull(row.revoked_ms),
-    revoked: row.revoked_ms !== null,
-  };
 }
 
 export interface CreatedApiKey extends ApiKeyInfo {

@@ -13,7 +13,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import { RATE_LIMIT_WINDOW_MS } from '../memory-budget.js';
-import { hashApiKey } from '../api-key-hash.js';
+import { hashApiKey } from '../api-keys.js';
 import type { AuthContext } from '../rows.js';
 import type { AdmitQuery, Admission, BudgetState, BudgetStore } from '../store.js';
 

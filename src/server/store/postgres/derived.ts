@@ -8,7 +8,8 @@
  */
 import type pg from 'pg';
 import { newId } from '../../ids.js';
-import { byCodePoint, mergeSystemEvent, pendingOf, type PendingSystem, type SystemEvent } from '../derived.js';
+import { byCodePoint } from '../../../core/controls/mapping.js';
+import { mergeSystemEvent, pendingOf, type PendingSystem, type SystemEvent } from '../derived.js';
 
 export type { SystemEvent } from '../derived.js';
 

@@ -10,8 +10,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import { newId } from '../../ids.js';
-import { hashApiKey } from '../api-key-hash.js';
-import { apiKeyInfo, newApiKeyRow, type ApiKeyInfo, type ApiKeyRow, type AuthContext, type CreatedApiKey, type ProvisionOptions, type Provisioned } from '../rows.js';
+import { apiKeyInfo, hashApiKey, newApiKeyRow, type ApiKeyRow } from '../api-keys.js';
+import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
 import type { IdentityStore } from '../store.js';
 import { storeError } from './pool.js';
 

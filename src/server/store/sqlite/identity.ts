@@ -6,8 +6,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { newId } from '../../ids.js';
-import { apiKeyInfo, newApiKeyRow, type ApiKeyInfo, type ApiKeyRow, type AuthContext, type CreatedApiKey, type ProvisionOptions, type Provisioned } from '../rows.js';
-import { hashApiKey } from '../api-key-hash.js';
+import { apiKeyInfo, hashApiKey, newApiKeyRow, type ApiKeyRow } from '../api-keys.js';
+import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
 import type { Db } from './database.js';
 
 

@@ -8,7 +8,8 @@ import type Database from 'better-sqlite3';
 import { newId } from '../../ids.js';
 import type { SystemRow } from '../rows.js';
 import type { Db } from './database.js';
-import { byCodePoint, mergeSystemEvent, pendingOf, type PendingSystem, type SystemEvent } from '../derived.js';
+import { byCodePoint } from '../../../core/controls/mapping.js';
+import { mergeSystemEvent, pendingOf, type PendingSystem, type SystemEvent } from '../derived.js';
 
 export type { SystemEvent } from '../derived.js';
 
