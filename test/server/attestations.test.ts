@@ -122,6 +122,9 @@ describe('POST attestations/external', () => {
       [{ authorised_by: { role: 'x' } }, 'authorised_by.identity'],
       [{ witness_sig: 'ab'.repeat(64) }, 'verifying_key_hex'],
       [{ witness_sig: 'short', verifying_key_hex: 'ab'.repeat(32) }, 'witness_sig'],
+      // kept in their own columns: refused on every backend alike (PostgreSQL's text cannot hold U+0000)
+      [{ tool_name: 'search\u0000x' }, 'tool_name'],
+      [{ agent_name: '\u0000' }, 'agent_name'],
     ];
     for (const [overrides, field] of cases) {
       const body = attestation(overrides);

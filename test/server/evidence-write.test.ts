@@ -136,6 +136,10 @@ describe('POST grc/evidence: bad requests', () => {
       ['record_count not an integer', { record_type: 'training_data_governance', payload: { ...PAYLOADS.training_data_governance, record_count: 1.5 } }, 'payload.record_count'],
       ['vendor date malformed', { record_type: 'vendor_risk', payload: { ...PAYLOADS.vendor_risk, last_reviewed: '01/02/2026' } }, 'payload.last_reviewed'],
       ['lone surrogate in system_name', { system_name: 'bad\ud800name' }, 'system_name'],
+      // kept in their own columns: refused on every backend alike (PostgreSQL's text cannot hold U+0000)
+      ['U+0000 in system_name', { system_name: 'bad\u0000name' }, 'system_name'],
+      ['U+0000 in identity', { identity: 'svc\u0000' }, 'identity'],
+      ['U+0000 in resource', { resource: '\u0000' }, 'resource'],
     ];
     for (const [name, overrides, field] of cases) {
       const record = evidenceRecord('change_event', overrides);

@@ -32,17 +32,19 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 /**
  * Strings the service keeps in their own columns (names, identity, resource) must be well-formed
- * Unicode: SQLite stores UTF-8, which cannot hold a lone surrogate, and the stored value must be
- * exactly what was signed. Payloads have no such limit: they are stored as canonical JSON, where
- * every non-ASCII character is an escape.
+ * Unicode without U+0000, on every backend alike: SQLite stores UTF-8, which cannot hold a lone
+ * surrogate; PostgreSQL's text cannot hold U+0000; and the stored value must be exactly what was
+ * signed, so neither is altered to fit. Payloads have no such limit: they are stored as canonical
+ * JSON, where every non-ASCII character and every control character is an escape.
  */
 export function wellFormedIssues(record: Record<string, unknown>, keys: readonly string[], prefix = ''): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   for (const key of keys) {
     const value = record[key];
-    if (typeof value === 'string' && LONE_SURROGATE.test(value)) {
-      issues.push({ path: prefix ? `${prefix}.${key}` : key, code: 'format', message: 'must be well-formed Unicode (it holds a lone surrogate)' });
-    }
+    if (typeof value !== 'string') continue;
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (LONE_SURROGATE.test(value)) issues.push({ path, code: 'format', message: 'must be well-formed Unicode (it holds a lone surrogate)' });
+    else if (value.includes('\u0000')) issues.push({ path, code: 'format', message: 'must not hold the character U+0000' });
   }
   return issues;
 }
