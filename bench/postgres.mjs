@@ -280,6 +280,14 @@ try {
   const evidenceRuns = await compare('evidence POST', [target('sqlite', sqlite, 'grc/evidence', ok, { bodies: evidence }), target('postgres', pg, 'grc/evidence', ok, { bodies: evidence })], {});
   reportPair('evidence_post_rate', evidenceRuns, 'req/s', 1, 0.5);
 
+  // The same load with the replica alone on its core and PostgreSQL on the other, beside the load
+  // generator: a replica and its database on separate CPUs, as deployed (a figure, not the result:
+  // PostgreSQL gets CPU here that SQLite's service does not).
+  pinPostgres(String(LOAD_CPU));
+  const separateRuns = await compare('evidence POST (PostgreSQL on the load core)', [target('sqlite', sqlite, 'grc/evidence', ok, { bodies: evidence }), target('postgres', pg, 'grc/evidence', ok, { bodies: evidence })], {});
+  reportPair('evidence_post_rate_database_apart', separateRuns, 'req/s');
+  pinPostgres(String(SERVER_CPU));
+
   if (evidenceOnly) throw new StopAfterEvidence();
 
   // --- Signed single attestations (each sent once: a replayed signature is refused) ----------
