@@ -88,8 +88,8 @@ interface AttestationMembers {
  * What the view says of an attestation's signature. Read back from the stored record (a read, the
  * backfill), or given by the write path, which has just parsed the attestation, written its
  * canonical texts and checked its signature: reading the stored text back and canonicalising it
- * again cost more than the rest of the log leaf (docs/decisions.md, "Write path: the attestation
- * leaf from what the route knows").
+ * again was about half of the leaf digest's cost (docs/decisions.md, "One module builds the records
+ * a leaf commits to").
  */
 export interface SignatureFacts {
   /** `witness_sig` and `verifying_key_hex` as sent, when strings; else null */
