@@ -29,7 +29,8 @@ try {
   let identity;
   if (existsSync(identityFile)) identity = JSON.parse(readFileSync(identityFile, 'utf8'));
   else {
-    identity = server.provision(dbPath, { orgName: 'bench', workspaceName: 'bench', userEmail: 'bench@example.com' });
+    // await: provision returns a promise since the Store interface (an older build's returns the value)
+    identity = await server.provision(dbPath, { orgName: 'bench', workspaceName: 'bench', userEmail: 'bench@example.com' });
     writeFileSync(identityFile, JSON.stringify(identity), { mode: 0o600 });
   }
   let ledger;

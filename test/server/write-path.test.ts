@@ -13,14 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildAttestation, canonicalize, parseJsonLossless, SigningKey, signWitness, witnessTexts } from '../../src/core/index.js';
+import { buildAttestation, canonicalize, parseJsonLossless, SigningKey, signWitness, witnessJob, witnessTexts, type WitnessForm } from '../../src/core/index.js';
 import { provision } from '../../src/server/index.js';
 import type { AttestationRow } from '../../src/server/store/rows.js';
 import { openSqliteStore } from '../../src/server/store/sqlite/store.js';
 import { openStore } from '../../src/server/store/open-store.js';
 import type { Store } from '../../src/server/store/store.js';
 import { sqliteOnly, testStoreLocation } from '../helpers/backend.js';
-import { attestationCanonical, attestationView, evidenceCanonical, evidenceView } from '../../src/server/store/record-views.js';
+import { attestationCanonical, attestationSha256, attestationView, evidenceCanonical, evidenceView, signatureFacts } from '../../src/server/store/record-views.js';
 import { storedEvidenceRow } from '../helpers/service-requests.js';
 
 const WS = 'ws_0000000000000000000000000000';
@@ -83,6 +83,27 @@ describe('attestationCanonical', () => {
       ),
     ];
     for (const row of cases) expect(attestationCanonical(row, row.workspace_id)).toBe(byDefinition(row));
+  });
+
+  it('equals the definition when the route gives its signature facts instead of the record being read back', () => {
+    const signed = { ...base, ...signWitness(base, WS, key) };
+    const noTime = { ...signWitness({ ...base, executed_at: undefined }, WS, key), ...base, executed_at: undefined, extra: { score: parseJsonLossless('1.0') } };
+    const keyOnly = { ...base, verifying_key_hex: signed.verifying_key_hex };
+    const cases: [Record<string, unknown>, WitnessForm | null, Partial<AttestationRow>][] = [
+      [signed, 'canonical', { witness_form: 'canonical', trust_tier: 'witnessed', key_fingerprint: 'f'.repeat(64) }],
+      [signed, 'legacy', { witness_form: 'legacy', trust_tier: 'declared', tier_reason: 'legacy_form', key_fingerprint: 'f'.repeat(64) }],
+      [noTime, 'canonical', { witness_form: 'canonical', trust_tier: 'witnessed', key_fingerprint: 'f'.repeat(64) }],
+      [base, null, {}],
+      // a key without a signature: no fingerprint stored, the view computes it from the key
+      [keyOnly, null, {}],
+    ];
+    for (const [record, form, fields] of cases) {
+      const row = rowOf(record, fields);
+      const job = witnessJob(record, WS, witnessTexts(record, WS).message);
+      const withFacts = { ...row, signature_facts: signatureFacts(record, job, form) };
+      expect(attestationCanonical(row, WS, withFacts.signature_facts)).toBe(byDefinition(row));
+      expect(attestationSha256(withFacts)).toBe(attestationSha256(row));
+    }
   });
 
   it('fails as the definition does on a stored record that no longer parses', () => {

@@ -35,7 +35,7 @@ import { BATCH_BODY_LIMIT, bodyObject, type JsonObject } from '../json-body.js';
 import { integerParam, textParam, type Query } from '../query.js';
 import type { AttestationRow, IdempotencyClaim, IdempotencyHit, KeyPolicy, TierReason } from '../store/rows.js';
 import type { Store } from '../store/store.js';
-import { attestationView, TIER_REASONS } from '../store/record-views.js';
+import { attestationView, signatureFacts, TIER_REASONS } from '../store/record-views.js';
 import { claimOf, headerKey, IDEMPOTENCY_HEADER, ITEM_KEY_MEMBER, keyConflict, replayOrConflict, splitItemKey } from './idempotency.js';
 import { isoFromMs, sourceOf, wellFormedIssues, WORKSPACE_PREFIX, type RouteDeps, type Source } from './deps.js';
 
@@ -157,6 +157,7 @@ function attestationRow(
     source: ingest.source,
     received_at: receivedAt,
     received_ms: ingest.receivedMs,
+    signature_facts: signatureFacts(record, job, form),
   };
   return {
     row,

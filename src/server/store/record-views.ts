@@ -9,7 +9,7 @@
  *   sent (and signed) under `record`, the text its signature covers, its key, form, fingerprint
  *   and trust tier, and what the service decided on receipt.
  */
-import { canonicalize, isPlainObject, keyFingerprint, parseJsonLossless, witnessJob, witnessSignedText, witnessTexts, type WitnessJob } from '../../core/index.js';
+import { canonicalize, isPlainObject, keyFingerprint, parseJsonLossless, witnessJob, witnessSignedText, witnessTexts, type WitnessForm, type WitnessJob } from '../../core/index.js';
 import { sha256Hex } from '../../core/hashing.js';
 import type { AttestationRow, EvidenceRow, StoredAttestationRow, TierReason } from './rows.js';
 
@@ -85,30 +85,63 @@ interface AttestationMembers {
 }
 
 /**
+ * What the view says of an attestation's signature. Read back from the stored record (a read, the
+ * backfill), or given by the write path, which has just parsed the attestation, written its
+ * canonical texts and checked its signature: reading the stored text back and canonicalising it
+ * again was about half of the leaf digest's cost (docs/decisions.md, "One module builds the records
+ * a leaf commits to").
+ */
+export interface SignatureFacts {
+  /** `witness_sig` and `verifying_key_hex` as sent, when strings; else null */
+  signature: string | null;
+  publicKey: string | null;
+  /** the exact text the signature covers in the form it verified under (witnessSignedText); null when none */
+  signedText: string | null;
+}
+
+/**
+ * The facts of an attestation about to be stored, from what the route has: the attestation as sent,
+ * its signature check (witnessJob, null when unsigned) and the form it verified under.
+ */
+export function signatureFacts(record: Record<string, unknown>, job: WitnessJob | null, form: WitnessForm | null): SignatureFacts {
+  return {
+    signature: typeof record.witness_sig === 'string' ? record.witness_sig : null,
+    publicKey: typeof record.verifying_key_hex === 'string' ? record.verifying_key_hex : null,
+    signedText: job !== null && form !== null ? witnessSignedText(job, form) : null,
+  };
+}
+
+/**
  * What the view of a stored attestation says besides the record: the exact text its signature
  * covers, recomputed from the stored record (so a record altered after it was stored no longer
- * verifies), its key, fingerprint, form, tier and receipt.
+ * verifies), its key, fingerprint, form, tier and receipt. With `facts` (the write path: `record`
+ * is the canonical text the route has just written) the stored record is not read back.
  */
-function attestationMembers(row: AttestationView, workspaceId: string): AttestationMembers {
+function attestationMembers(row: AttestationView, workspaceId: string, facts?: SignatureFacts): AttestationMembers {
   let signature: string | null = null;
   let publicKey: string | null = null;
   let signedText: string | null = null;
   let recordCanonical: string | null = null;
   let fingerprint = row.key_fingerprint;
-  try {
-    const record = parseJsonLossless(row.record);
-    if (isPlainObject(record)) {
-      if (typeof record.witness_sig === 'string') signature = record.witness_sig;
-      if (typeof record.verifying_key_hex === 'string') publicKey = record.verifying_key_hex;
-      // One canonicalisation of the record's members gives both its canonical text and the message
-      // its signature covers (witnessTexts), where witnessJob alone would make a second.
-      const texts = signature !== null && publicKey !== null ? witnessTexts(record, workspaceId) : null;
-      const job: WitnessJob | null = witnessJob(record, workspaceId, texts?.message);
-      if (job !== null && row.witness_form !== null) signedText = witnessSignedText(job, row.witness_form);
-      recordCanonical = texts?.stored ?? null;
+  if (facts !== undefined) {
+    ({ signature, publicKey, signedText } = facts);
+    recordCanonical = row.record;
+  } else {
+    try {
+      const record = parseJsonLossless(row.record);
+      if (isPlainObject(record)) {
+        if (typeof record.witness_sig === 'string') signature = record.witness_sig;
+        if (typeof record.verifying_key_hex === 'string') publicKey = record.verifying_key_hex;
+        // One canonicalisation of the record's members gives both its canonical text and the message
+        // its signature covers (witnessTexts), where witnessJob alone would make a second.
+        const texts = signature !== null && publicKey !== null ? witnessTexts(record, workspaceId) : null;
+        const job: WitnessJob | null = witnessJob(record, workspaceId, texts?.message);
+        if (job !== null && row.witness_form !== null) signedText = witnessSignedText(job, row.witness_form);
+        recordCanonical = texts?.stored ?? null;
+      }
+    } catch {
+      // a stored text that no longer parses: shown as stored, with nothing signed to check
     }
-  } catch {
-    // a stored text that no longer parses: shown as stored, with nothing signed to check
   }
   if (fingerprint === null && publicKey !== null && /^[0-9a-fA-F]{64}$/.test(publicKey)) fingerprint = keyFingerprint(publicKey);
   return {
@@ -161,8 +194,8 @@ export function attestationView(row: AttestationView, workspaceId: string): stri
  * is never written as text, parsed back and canonicalised whole.
  * @throws CanonicalJsonError or JsonSyntaxError when the stored record cannot be read or written canonically
  */
-export function attestationCanonical(row: AttestationView, workspaceId: string): string {
-  const { before, after, recordCanonical } = attestationMembers(row, workspaceId);
+export function attestationCanonical(row: AttestationView, workspaceId: string, facts?: SignatureFacts): string {
+  const { before, after, recordCanonical } = attestationMembers(row, workspaceId, facts);
   const record = recordCanonical ?? canonicalize(parseJsonLossless(row.record));
   return `${canonicalize(before).slice(0, -1)},"record":${record},${canonicalize(after).slice(1)}`;
 }
@@ -174,8 +207,10 @@ export function evidenceSha256(row: EvidenceRow): string {
 
 /**
  * The SHA-256 (hex) a ledger entry commits to for a stored attestation: of the canonical JSON of
- * {@link attestationView}'s record (read losslessly, so numbers keep their form).
+ * {@link attestationView}'s record (read losslessly, so numbers keep their form). A row the route
+ * has just built carries its {@link SignatureFacts} (`signature_facts`), which spare reading its
+ * record back.
  */
 export function attestationSha256(row: AttestationRow): string {
-  return sha256Hex(attestationCanonical(row, row.workspace_id));
+  return sha256Hex(attestationCanonical(row, row.workspace_id, row.signature_facts));
 }

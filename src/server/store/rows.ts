@@ -5,6 +5,7 @@
  * (e.g. PostgreSQL's bigint and bytea) to these.
  */
 import type { WitnessForm } from '../../core/index.js';
+import type { SignatureFacts } from './record-views.js';
 
 // ---- Evidence records (spec §2.2, §2.4) --------------------------------------------------------
 
@@ -150,6 +151,11 @@ export interface AttestationRow {
   source: string;
   received_at: string;
   received_ms: number;
+  /**
+   * Not a column: what the route that built the row knows of its signature, so that the log leaf's
+   * digest need not read `record` back (record-views.ts, SignatureFacts). Absent on rows read back.
+   */
+  signature_facts?: SignatureFacts;
 }
 
 /** A stored attestation as the read endpoints return it (the record as stored text). */
