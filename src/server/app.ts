@@ -89,6 +89,11 @@ function handleClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   socket.end(`HTTP/1.1 ${status} Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
+/** The compilers' factory of a service without schemas: a schema added to a route fails at start. */
+function noSchemaCompiler(): never {
+  throw new Error('the service compiles no JSON schemas: a route validates its own input (json-body.ts, query.ts)');
+}
+
 /**
  * Builds the service application (not listening; see startServer).
  *
@@ -97,11 +102,6 @@ function handleClientError(error: NodeJS.ErrnoException, socket: Socket): void {
  * const reply = await app.inject({ method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${key}` } });
  * await close();
  */
-/** The compilers' factory of a service without schemas: a schema added to a route fails at start. */
-function noSchemaCompiler(): never {
-  throw new Error('the service compiles no JSON schemas: a route validates its own input (json-body.ts, query.ts)');
-}
-
 export async function createApp(options: AppOptions): Promise<ServiceApp> {
   const limits = resolveLimits({
     ...(options.rateLimitPerMinute !== undefined ? { requestsPerMinute: options.rateLimitPerMinute } : {}),
