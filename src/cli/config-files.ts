@@ -3,7 +3,7 @@
  * input"): the project config found by searching upward (data only: JSON or YAML), the user config
  * (JSON), and a file the user names with `--config FILE` (the only way a JavaScript config runs).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from './errors.js';
@@ -170,19 +170,15 @@ async function readConfigFile(path: string, kind: ConfigFileKind, root: string):
  */
 export async function findProjectConfig(cwd: string, warnings: string[]): Promise<ConfigFile | undefined> {
   for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    let names: Set<string>;
-    try {
-      names = new Set(readdirSync(dir));
-    } catch {
-      names = new Set();
-    }
     for (const place of PROJECT_CONFIG_PLACES) {
-      if (!names.has(place.path.split('/')[0]!)) continue;
       const path = join(dir, place.path);
+      // One stat per place, not a listing of the directory: the search passes through directories
+      // such as /tmp or a home directory with thousands of entries, whose listing alone cost more
+      // than a whole read command (56 ms for 39 000 entries).
       try {
-        if (!statSync(path).isFile()) continue;
+        if (!statSync(path, { throwIfNoEntry: false })?.isFile()) continue;
       } catch {
-        continue;
+        continue; // not a directory on the way, or not readable
       }
       if (place.code) {
         warnings.push(

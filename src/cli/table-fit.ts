@@ -28,9 +28,12 @@ export function displayWidth(text: string): number {
   return stringWidth(text);
 }
 
-const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+// Made on first use: constructing a Segmenter loads ICU's break rules (10–20 ms), which a run that
+// prints JSON or never cuts a cell would pay for at start-up.
+let segmenter: Intl.Segmenter | undefined;
 
 function graphemes(text: string): string[] {
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
   return Array.from(segmenter.segment(text), (part) => part.segment);
 }
 
