@@ -38,6 +38,8 @@ export interface RunCliOptions {
   home?: string;
   /** milliseconds before the process is killed (default 30 000; runProcess and runShell only) */
   timeout?: number;
+  /** the client's wait before a retry, instead of a timer (runCli only) */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 const made: string[] = [];
@@ -85,7 +87,7 @@ export async function runCli(args: readonly string[], options: RunCliOptions = {
   const home = options.home ?? makeHome();
   const env = cleanEnv(home, options.env);
   const io = createMemoryIO({ env, ...(options.input !== undefined ? { stdin: options.input } : {}) });
-  const exitCode = await main(args, { io, env, cwd: options.cwd ?? home });
+  const exitCode = await main(args, { io, env, cwd: options.cwd ?? home, ...(options.sleep ? { sleep: options.sleep } : {}) });
   return { stdout: io.stdoutText(), stderr: io.stderrText(), exitCode };
 }
 
