@@ -8,10 +8,10 @@ const shared = {
   hookTimeout: 60_000,
   // A worker keeps its modules from one file to the next instead of a fresh process per file:
   // Fastify, the store, the CLI and vitest itself are loaded once per worker, not once per file
-  // (about a third of the suite's CPU). Safe because no test file leaves state behind in a module
+  // (about a quarter of the suite's CPU). Safe because no test file leaves state behind in a module
   // it shares: nothing mocks modules, the one test that sets process.env restores it, fake timers
   // are put back, and the modules' own state is caches of pure results. Measured:
-  // docs/decisions.md, "Test files share a worker's modules".
+  // docs/decisions.md, "Three test files at a time, workers keep their modules, the smaller project first".
   isolate: false,
 };
 
@@ -29,7 +29,7 @@ export default defineConfig({
     // the suite file after file although much of it waits on sockets, child processes, pipes and
     // (server-postgres) the PostgreSQL server, another process. Files share nothing (temporary
     // directories, servers on port 0, a database per file), so they can overlap. Measured:
-    // docs/decisions.md, "Three test files at a time".
+    // docs/decisions.md, "Three test files at a time, workers keep their modules, the smaller project first".
     maxWorkers: 3,
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results.json' },
