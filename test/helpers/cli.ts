@@ -62,6 +62,21 @@ export function makeHome(): string {
   return home;
 }
 
+let sharedCache: string | undefined;
+
+/**
+ * `XDG_CACHE_HOME` for a spawned run whose test gave it no home of its own: one directory for
+ * every process this test worker spawns, where bin/govctl.js keeps its V8 code caches, as a
+ * user's ~/.cache is kept between runs. Without it every spawned run compiled the command line
+ * (and `serve` the service) from source and wrote a cache no run read again. A test that gives a
+ * `home` keeps the cache in it (startup.test.ts tests the cache itself that way).
+ */
+export function codeCacheEnv(home?: string): Record<string, string> {
+  if (home !== undefined) return {};
+  sharedCache ??= makeTempDir('govctl-code-cache-');
+  return { XDG_CACHE_HOME: sharedCache };
+}
+
 /** The clean environment of a run in `home`. */
 export function cleanEnv(home: string, extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string> = {
@@ -96,7 +111,7 @@ export async function runProcess(args: readonly string[], options: RunCliOptions
   const home = options.home ?? makeHome();
   const result = await execa(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? home,
-    env: cleanEnv(home, options.env),
+    env: cleanEnv(home, { ...codeCacheEnv(options.home), ...options.env }),
     extendEnv: false,
     reject: false,
     stripFinalNewline: false,
@@ -114,7 +129,7 @@ export async function runShell(script: string, options: RunCliOptions = {}): Pro
   const home = options.home ?? makeHome();
   const result = await execa('bash', ['-o', 'pipefail', '-c', `govctl() { "$CLI_NODE" "$CLI_BIN" "$@"; }\n${script}`], {
     cwd: options.cwd ?? home,
-    env: { ...cleanEnv(home, options.env), CLI_NODE: process.execPath, CLI_BIN: BIN },
+    env: { ...cleanEnv(home, { ...codeCacheEnv(options.home), ...options.env }), CLI_NODE: process.execPath, CLI_BIN: BIN },
     extendEnv: false,
     reject: false,
     stripFinalNewline: false,
