@@ -85,6 +85,8 @@ export interface FactoryOptions {
   globals: () => GlobalOptions;
   signal: AbortSignal;
   clock?: () => Date;
+  /** the client's wait before a retry (default: a timer) */
+  sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   /** settings already loaded (the fast path loads them to decide whether it applies) */
   settings?: Settings;
 }
@@ -276,6 +278,7 @@ export function createFactory(options: FactoryOptions): Factory {
         const onRequest = verbose ? (trace: RequestTrace) => void factory.trace(formatTrace(trace)).catch(() => undefined) : undefined;
         const { createServiceApi } = await import('../client/api.js');
         const source = () => factory.requestSource;
+        const sleep = options.sleep ? { sleep: options.sleep } : {};
         if (connection.kind === 'remote') {
           if (verbose) await factory.trace(`service ${displayUrl(connection.baseUrl)} (base URL from ${sourceName(settings, 'baseUrl')}, API key from ${sourceName(settings, 'apiKey')})`);
           const { createHttpTransport } = await import('../client/transport.js');
@@ -283,7 +286,7 @@ export function createFactory(options: FactoryOptions): Factory {
           const transport = withSource(checkServiceReplies(http, connection.baseUrl), source);
           closers.push(() => transport.close!());
           // The client names the service in traces and errors as `baseUrl`: never with its userinfo or query.
-          return createServiceApi({ baseUrl: serviceAddress(connection.baseUrl), transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest });
+          return createServiceApi({ baseUrl: serviceAddress(connection.baseUrl), transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest, ...sleep });
         }
         const { openLocalStore } = await import('../server/index.js');
         const store = await openLocalStore(connection.dataDir).catch((error: unknown) => {
@@ -308,6 +311,7 @@ export function createFactory(options: FactoryOptions): Factory {
           apiKey: store.apiKey,
           workspaceId: settings.workspaceId ?? store.workspaceId,
           onRequest,
+          ...sleep,
         });
       })();
       return apiPromise;

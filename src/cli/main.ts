@@ -18,6 +18,8 @@ export interface MainOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   clock?: () => Date;
+  /** the client's wait before a retry (tests record it instead of waiting) */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** install SIGINT and crash handlers (default: true when running on the process's own streams) */
   processHandlers?: boolean;
 }
@@ -41,6 +43,7 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     globals: () => program?.opts() ?? {},
     signal: controller.signal,
     clock: options.clock,
+    sleep: options.sleep,
   });
   const json = () => program?.opts().json === true || (program?.opts().json === undefined && argv.includes('--json'));
 

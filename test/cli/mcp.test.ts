@@ -18,7 +18,7 @@ import { CATALOGUE, RECORD_TYPES } from '../../src/core/index.js';
 import { recordFlags } from '../../src/cli/evidence/record-flags.js';
 import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';
-import { BIN, cleanEnv, ensureBuilt, makeHome, REPO } from '../helpers/cli.js';
+import { BIN, cleanEnv, codeCacheEnv, ensureBuilt, makeHome, REPO } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const SIGNING_KEY = '7c'.repeat(32);
@@ -28,7 +28,7 @@ type ToolResult = { isError?: boolean; content: { type: string; text: string }[]
 /** An MCP client connected to `govctl mcp` spawned with `env`; stderr and every result are kept. */
 async function connect(env: Record<string, string>, args: string[] = ['mcp']) {
   const home = makeHome();
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, ...args], env: cleanEnv(home, env), cwd: home, stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, ...args], env: cleanEnv(home, { ...codeCacheEnv(), ...env }), cwd: home, stderr: 'pipe' });
   let stderr = '';
   transport.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const client = new Client({ name: 'govctl-test', version: '1.0.0' });
@@ -310,7 +310,7 @@ describe('govctl mcp --http', () => {
   it('serves the tools over Streamable HTTP on 127.0.0.1, refuses other origins, and stops on SIGTERM with 0', async () => {
     const home = makeHome();
     child = execa(process.execPath, [BIN, 'mcp', '--http', '0'], {
-      env: cleanEnv(home, { SERVICE_BASE_URL: server.url, SERVICE_API_KEY: server.apiKey }),
+      env: cleanEnv(home, { ...codeCacheEnv(), SERVICE_BASE_URL: server.url, SERVICE_API_KEY: server.apiKey }),
       extendEnv: false,
       reject: false,
       stdin: 'ignore',
@@ -368,7 +368,7 @@ describe('govctl mcp settings', () => {
       { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'whoami', arguments: {} } },
     ];
     const run = await execa(process.execPath, [BIN, 'mcp'], {
-      env: cleanEnv(home),
+      env: cleanEnv(home, codeCacheEnv()),
       extendEnv: false,
       reject: false,
       cwd: home,

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cleanEnv, ensureBuilt, runCli } from '../helpers/cli.js';
+import { BIN, cleanEnv, codeCacheEnv, ensureBuilt, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/cli-fixtures.js';
 
 beforeAll(ensureBuilt);
@@ -30,7 +30,7 @@ interface Served {
 /** Starts `govctl serve` and waits for the URL on stderr. */
 async function serve(args: string[]): Promise<Served> {
   const child = spawn(process.execPath, [BIN, 'serve', ...args], {
-    env: cleanEnv(temp.dir, { NO_COLOR: '1' }),
+    env: cleanEnv(temp.dir, { ...codeCacheEnv(), NO_COLOR: '1' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);

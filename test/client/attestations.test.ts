@@ -93,13 +93,14 @@ describe('push', () => {
   it('retries a rate-limited attestation once after Retry-After', async () => {
     harness.server.enqueue(
       { body: { user_id: 'u', workspace_id: WS, org_id: 'o' } },
-      { status: 429, headers: { 'retry-after': '1' }, body: { error: 'rate_limited', message: 'slow down' } },
+      // 7 s, not the 1 s default wait: the wait asked for must be the one waited
+      { status: 429, headers: { 'retry-after': '7' }, body: { error: 'rate_limited', message: 'slow down' } },
     );
     const result = await harness.makeClient().push({ toolName: 'lookup', inputHash: H_IN, outputHash: H_OUT });
     expect(result.attestationId).toMatch(/^att_/);
     const attempts = harness.server.requests.filter(isSingle);
     expect(attempts).toHaveLength(2);
-    expect(attempts[1]!.receivedAt - attempts[0]!.receivedAt).toBeGreaterThanOrEqual(950);
+    expect(harness.waits).toEqual([7000]);
     expect(attempts[0]!.body).toBe(attempts[1]!.body);
   });
 

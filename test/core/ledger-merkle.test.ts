@@ -101,10 +101,12 @@ describe('Merkle tree heads (RFC 9162 §2.1.1)', () => {
     for (const size of [0, 1, 2, 3, 255, 256, 257, 511, 599]) {
       const resumed = CompactTree.fromReader(size, read);
       expect(resumed.root().toString('hex')).toBe(answer.roots[size]);
+      const heads: string[] = [];
       for (let i = size; i < Math.min(MAX, size + 70); i++) {
         resumed.append(leafHash(`${LEAF_PREFIX}${i}`));
-        expect(resumed.root().toString('hex')).toBe(answer.roots[i + 1]);
+        heads.push(resumed.root().toString('hex'));
       }
+      expect(heads, `resumed at ${size}`).toEqual(answer.roots.slice(size + 1, Math.min(MAX, size + 70) + 1));
     }
   });
 
@@ -120,20 +122,24 @@ describe('inclusion proofs (RFC 9162 §2.1.3)', () => {
   it(`match the reference PATH for ${inclusionCases.length} (index, size) pairs and verify against its roots`, () => {
     const mine = inclusionCases.map(([i, n]) => hex(inclusionProof(i, n, read)));
     expect(mine).toEqual(answer.inclusion);
+    // Collected and asserted once: an expect() per case cost more than the verification.
+    const refused: string[] = [];
     inclusionCases.forEach(([i, n], c) => {
       const proof = unhex(answer.inclusion[c]!);
-      expect(verifyInclusion(i, n, leafHash(`${LEAF_PREFIX}${i}`), proof, Buffer.from(answer.roots[n]!, 'hex'))).toBe(true);
+      if (verifyInclusion(i, n, leafHash(`${LEAF_PREFIX}${i}`), proof, Buffer.from(answer.roots[n]!, 'hex')) !== true) refused.push(`index ${i} size ${n}`);
     });
+    expect(refused).toEqual([]);
   });
 
   it('reject a flipped bit, a wrong index, a wrong size, a wrong leaf, a missing or an extra hash', () => {
     let rejected = 0;
+    const accepted: string[] = [];
     inclusionCases.forEach(([i, n], c) => {
       const proof = unhex(answer.inclusion[c]!);
       const leaf = leafHash(`${LEAF_PREFIX}${i}`);
       const root = Buffer.from(answer.roots[n]!, 'hex');
       const fails = (index: number, size: number, l: Buffer, p: Buffer[], r: Buffer) => {
-        expect(verifyInclusion(index, size, l, p, r), `index ${index} size ${size}`).toBe(false);
+        if (verifyInclusion(index, size, l, p, r) !== false) accepted.push(`case ${c}: index ${index} size ${size}`);
         rejected++;
       };
       proof.forEach((_, at) => {
@@ -150,6 +156,7 @@ describe('inclusion proofs (RFC 9162 §2.1.3)', () => {
       fails(i, n, leaf, [...proof, leaf], root);
       fails(n, n, leaf, proof, root);
     });
+    expect(accepted).toEqual([]);
     expect(rejected).toBeGreaterThan(inclusionCases.length * 6);
     expect(rootFromInclusionProof(0, 1, Buffer.alloc(31), [])).toBeNull();
   });
@@ -159,17 +166,24 @@ describe('consistency proofs (RFC 9162 §2.1.4)', () => {
   it(`match the reference PROOF for ${consistencyCases.length} (from, to) pairs and verify against its roots`, () => {
     const mine = consistencyCases.map(([m, n]) => hex(consistencyProof(m, n, read)));
     expect(mine).toEqual(answer.consistency);
+    const refused: string[] = [];
     consistencyCases.forEach(([m, n], c) => {
       const ok = verifyConsistency(m, n, unhex(answer.consistency[c]!), Buffer.from(answer.roots[m]!, 'hex'), Buffer.from(answer.roots[n]!, 'hex'));
-      expect(ok, `${m} → ${n}`).toBe(true);
+      if (ok !== true) refused.push(`${m} → ${n}`);
     });
+    expect(refused).toEqual([]);
   });
 
   it('reject a flipped bit, wrong sizes, swapped or foreign roots, a missing or an extra hash', () => {
     const root = (n: number) => Buffer.from(answer.roots[n]!, 'hex');
+    const accepted: string[] = [];
+    let rejected = 0;
     consistencyCases.forEach(([m, n], c) => {
       const proof = unhex(answer.consistency[c]!);
-      const fails = (from: number, to: number, p: Buffer[], a: Buffer, b: Buffer) => expect(verifyConsistency(from, to, p, a, b), `${from} → ${to}`).toBe(false);
+      const fails = (from: number, to: number, p: Buffer[], a: Buffer, b: Buffer) => {
+        if (verifyConsistency(from, to, p, a, b) !== false) accepted.push(`case ${c}: ${from} → ${to}`);
+        rejected++;
+      };
       proof.forEach((_, at) => {
         const bad = proof.map((h) => Buffer.from(h));
         bad[at]![(m + at) % 32]! ^= 1 << (c % 8);
@@ -187,6 +201,8 @@ describe('consistency proofs (RFC 9162 §2.1.4)', () => {
       if (proof.length > 0) fails(m, n, proof.slice(0, -1), root(m), root(n));
       fails(m, n, [...proof, root(m)], root(m), root(n));
     });
+    expect(accepted).toEqual([]);
+    expect(rejected).toBeGreaterThan(consistencyCases.length * 3);
     // The edges the RFC leaves to the caller: from = to, from = 0, from > to.
     expect(verifyConsistency(5, 5, [], root(5), root(5))).toBe(true);
     expect(verifyConsistency(5, 5, [], root(5), root(6))).toBe(false);

@@ -38,6 +38,8 @@ export interface RunCliOptions {
   home?: string;
   /** milliseconds before the process is killed (default 30 000; runProcess and runShell only) */
   timeout?: number;
+  /** the client's wait before a retry, instead of a timer (runCli only) */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 const made: string[] = [];
@@ -58,6 +60,21 @@ export function makeHome(): string {
   mkdirSync(join(home, 'config'), { recursive: true });
   mkdirSync(join(home, 'data'), { recursive: true });
   return home;
+}
+
+let sharedCache: string | undefined;
+
+/**
+ * `XDG_CACHE_HOME` for a spawned run whose test gave it no home of its own: one directory for
+ * every process this test worker spawns, where bin/govctl.js keeps its V8 code caches, as a
+ * user's ~/.cache is kept between runs. Without it every spawned run compiled the command line
+ * (and `serve` the service) from source and wrote a cache no run read again. A test that gives a
+ * `home` keeps the cache in it (startup.test.ts tests the cache itself that way).
+ */
+export function codeCacheEnv(home?: string): Record<string, string> {
+  if (home !== undefined) return {};
+  sharedCache ??= makeTempDir('govctl-code-cache-');
+  return { XDG_CACHE_HOME: sharedCache };
 }
 
 /** The clean environment of a run in `home`. */
@@ -85,7 +102,7 @@ export async function runCli(args: readonly string[], options: RunCliOptions = {
   const home = options.home ?? makeHome();
   const env = cleanEnv(home, options.env);
   const io = createMemoryIO({ env, ...(options.input !== undefined ? { stdin: options.input } : {}) });
-  const exitCode = await main(args, { io, env, cwd: options.cwd ?? home });
+  const exitCode = await main(args, { io, env, cwd: options.cwd ?? home, ...(options.sleep ? { sleep: options.sleep } : {}) });
   return { stdout: io.stdoutText(), stderr: io.stderrText(), exitCode };
 }
 
@@ -94,7 +111,7 @@ export async function runProcess(args: readonly string[], options: RunCliOptions
   const home = options.home ?? makeHome();
   const result = await execa(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? home,
-    env: cleanEnv(home, options.env),
+    env: cleanEnv(home, { ...codeCacheEnv(options.home), ...options.env }),
     extendEnv: false,
     reject: false,
     stripFinalNewline: false,
@@ -112,7 +129,7 @@ export async function runShell(script: string, options: RunCliOptions = {}): Pro
   const home = options.home ?? makeHome();
   const result = await execa('bash', ['-o', 'pipefail', '-c', `govctl() { "$CLI_NODE" "$CLI_BIN" "$@"; }\n${script}`], {
     cwd: options.cwd ?? home,
-    env: { ...cleanEnv(home, options.env), CLI_NODE: process.execPath, CLI_BIN: BIN },
+    env: { ...cleanEnv(home, { ...codeCacheEnv(options.home), ...options.env }), CLI_NODE: process.execPath, CLI_BIN: BIN },
     extendEnv: false,
     reject: false,
     stripFinalNewline: false,

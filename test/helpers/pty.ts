@@ -15,7 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { BIN, cleanEnv, makeHome, makeTempDir } from './cli.js';
+import { BIN, cleanEnv, codeCacheEnv, makeHome, makeTempDir } from './cli.js';
 
 export interface PtyResult {
   /** stdout and stderr as the terminal showed them (`\r\n` → `\n`), or stderr only with `stdoutTo` */
@@ -72,7 +72,7 @@ export async function runInPty(args: readonly string[], options: RunInPtyOptions
     command += ` < ${shellQuote(file)}`;
   }
   if (options.stdoutTo !== undefined) command += ` > ${shellQuote(options.stdoutTo)}`;
-  const env = cleanEnv(home, { TERM: 'xterm-256color', COLUMNS: String(columns), ...options.env });
+  const env = cleanEnv(home, { ...codeCacheEnv(options.home), TERM: 'xterm-256color', COLUMNS: String(columns), ...options.env });
   const result = await execa('script', ['-qec', command, '/dev/null'], {
     cwd: options.cwd ?? home,
     env,

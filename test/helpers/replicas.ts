@@ -5,7 +5,7 @@
  * failure messages. Replicas are ended by their own pid: SIGKILL (a crash) or SIGTERM (a stop).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { BIN, cleanEnv, makeHome } from './cli.js';
+import { BIN, cleanEnv, codeCacheEnv, makeHome } from './cli.js';
 
 export interface Replica {
   /** e.g. `http://127.0.0.1:41234` */
@@ -24,7 +24,7 @@ export interface Replica {
 /** Starts one replica and resolves once it listens (within `timeoutMs`). */
 export async function startReplica(db: string, logKey: string, extraArgs: string[] = [], timeoutMs = 30_000): Promise<Replica> {
   const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0', '--verify-workers', '0', ...extraArgs], {
-    env: cleanEnv(makeHome(), { NO_COLOR: '1' }),
+    env: cleanEnv(makeHome(), { ...codeCacheEnv(), NO_COLOR: '1' }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let text = '';

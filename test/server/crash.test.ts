@@ -12,7 +12,7 @@ import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteOnly } from '../helpers/backend.js';
 import { createLedgerKey, ledgerKeyPath, provision } from '../../src/server/admin.js';
-import { BIN, cleanEnv, ensureBuilt } from '../helpers/cli.js';
+import { BIN, cleanEnv, codeCacheEnv, ensureBuilt } from '../helpers/cli.js';
 import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 interface Running {
@@ -23,7 +23,7 @@ interface Running {
 /** `govctl serve --port 0 --db <file>`, once it has said where it listens. */
 async function spawnServer(dbPath: string): Promise<Running> {
   const child = execa(process.execPath, [BIN, 'serve', '--port', '0', '--db', dbPath], {
-    env: cleanEnv(dir),
+    env: cleanEnv(dir, codeCacheEnv()),
     extendEnv: false,
     reject: false,
     stdin: 'ignore',

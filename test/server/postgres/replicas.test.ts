@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ed25519NoteVerifier, leafHash, openCheckpoint, verifyInclusion } from '../../../src/core/index.js';
-import { BIN, cleanEnv, makeHome, makeTempDir, runProcess } from '../../helpers/cli.js';
+import { BIN, cleanEnv, codeCacheEnv, makeHome, makeTempDir, runProcess } from '../../helpers/cli.js';
 import { freshDatabase, withClient } from '../../helpers/postgres.js';
 import { call, evidenceRecord, wsPath } from '../../helpers/service-requests.js';
 
@@ -27,7 +27,7 @@ const replicas: Replica[] = [];
 
 async function startReplica(args: string[] = []): Promise<Replica> {
   const child = spawn(process.execPath, [BIN, 'serve', '--db', url, '--log-key', keyFile, '--port', '0', ...args], {
-    env: cleanEnv(home),
+    env: cleanEnv(home, codeCacheEnv()),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const exited = once(child, 'exit');
