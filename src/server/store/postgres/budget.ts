@@ -17,6 +17,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import { RATE_LIMIT_WINDOW_MS } from '../memory-budget.js';
 import { hashApiKey } from '../api-keys.js';
+import { holdsNul } from './pool.js';
 import type { AuthContext } from '../rows.js';
 import type { AdmitQuery, Admission, BudgetState, BudgetStore } from '../store.js';
 
@@ -65,6 +66,16 @@ interface AdmitRow {
   requests: number | null;
   records: number | null;
   last_ok: boolean | null;
+}
+
+/**
+ * The path's workspace as the statement takes it. A path holding U+0000 (which no stored text, so
+ * no workspace id, holds) names no workspace: sent as the empty string, which no workspace id is
+ * either, since PostgreSQL refuses such a text and would fail the whole batch with it.
+ */
+function pathWorkspace(query: AdmitQuery): string | null {
+  if (query.pathWorkspaceId === undefined) return null;
+  return holdsNul(query.pathWorkspaceId) ? '' : query.pathWorkspaceId;
 }
 
 interface QueuedAdmit {
@@ -141,7 +152,7 @@ export class PgBudgetStore implements BudgetStore {
         values: [
           batch.map((queued) => queued.hash),
           batch.map((queued) => queued.query.nowMs),
-          batch.map((queued) => queued.query.pathWorkspaceId ?? null),
+          batch.map((queued) => pathWorkspace(queued.query)),
           batch.map((queued) => queued.query.budgetNowMs),
           batch.map((queued) => queued.query.maxRequests),
           batch.map((queued) => queued.query.records),
@@ -156,8 +167,12 @@ export class PgBudgetStore implements BudgetStore {
     const byItem = new Map(rows.map((row) => [row.item, row]));
     batch.forEach((queued, i) => {
       const row = byItem.get(i + 1);
-      if (row === undefined) queued.reject(new Error(`govctl_admit answered no row for item ${i + 1} of ${batch.length}`));
-      else queued.resolve(this.#admission(queued, row));
+      try {
+        if (row === undefined) throw new Error(`govctl_admit answered no row for item ${i + 1} of ${batch.length}`);
+        queued.resolve(this.#admission(queued, row));
+      } catch (error) {
+        queued.reject(error);
+      }
     });
   }
 
