@@ -15,13 +15,16 @@ import { openTestStore, withClient } from '../../helpers/postgres.js';
 import { closedPort } from '../../helpers/ports.js';
 
 let store: PostgresStore;
+let replica: PostgresStore;
 let url: string;
 
 beforeAll(async () => {
   ({ store, url } = await openTestStore('admit batches'));
+  ({ store: replica } = await openTestStore('admit batches', {}, url));
 });
 afterAll(async () => {
   await store?.close();
+  await replica?.close();
 });
 
 function query(apiKey: string, at: number): AdmitQuery {
@@ -43,6 +46,24 @@ describe('requests admitted in batches on PostgreSQL', () => {
     expect(rows.map((row) => row.requests)).toEqual([10, 10, 10]);
     // the last write to each row is the same transaction's: the burst's one statement
     expect(new Set(rows.map((row) => row.writer)).size).toBe(1);
+  });
+
+  it('counts every request of two replicas\' bursts over the same workspaces, taken in opposite orders, once', async () => {
+    const now = Date.now();
+    const workspaces = await Promise.all(Array.from({ length: 4 }, () => store.identity.provision({}, now)));
+    const keys = workspaces.map((w) => w.api_key);
+    const reversed = [...keys].reverse();
+    for (let round = 0; round < 5; round++) {
+      const admissions = await Promise.all([
+        ...Array.from({ length: 24 }, (_, i) => store.admit(query(keys[i % 4]!, now))),
+        ...Array.from({ length: 24 }, (_, i) => replica.admit(query(reversed[i % 4]!, now))),
+      ]);
+      expect(admissions.every((admission) => admission.auth !== null && admission.counted)).toBe(true);
+    }
+    const rows = await withClient(url, async (client) =>
+      (await client.query<{ requests: number }>('SELECT requests::int FROM budget_windows WHERE workspace_id = ANY ($1)', [workspaces.map((w) => w.workspace_id)])).rows,
+    );
+    expect(rows.map((row) => row.requests)).toEqual([60, 60, 60, 60]);
   });
 
   it('refuses every request of a batch with the statement\'s one error when the database is unreachable, and tries the next batch again', async () => {

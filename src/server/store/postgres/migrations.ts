@@ -277,12 +277,13 @@ export const MIGRATIONS: readonly Migration[] = [
       DECLARE
         k_id text[]; k_hash bytea[]; k_ws text[]; k_user text[]; k_org text[]; k_revoked bigint[]; k_expires bigint[];
         counted boolean[];
-        -- the counted workspaces, sorted, and their windows (w_ok: the last charge taken)
+        -- the counted workspaces and their windows (w_ok: the last charge taken)
         ws text[]; w_start bigint[]; w_requests bigint[]; w_records bigint[]; w_ok boolean[];
         j integer;
       BEGIN
-        -- a count does not wait for a WAL flush: for this transaction only (docs/decisions.md)
-        PERFORM set_config('synchronous_commit', 'off', true);
+        -- for this transaction only: a count does not wait for a WAL flush (docs/decisions.md); and the
+        -- statements below keep their plans (a custom plan per call, for the arrays, cost more than it saves)
+        PERFORM set_config('synchronous_commit', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true);
         SELECT array_agg(k.key_id ORDER BY h.i), array_agg(k.key_hash ORDER BY h.i), array_agg(k.workspace_id ORDER BY h.i),
                array_agg(k.user_id ORDER BY h.i), array_agg(o.org_id ORDER BY h.i), array_agg(k.revoked_ms ORDER BY h.i),
                array_agg(k.expires_ms ORDER BY h.i),
@@ -292,18 +293,15 @@ export const MIGRATIONS: readonly Migration[] = [
           FROM unnest(hashes) WITH ORDINALITY AS h(hash, i)
           LEFT JOIN api_keys k ON k.key_hash = h.hash
           LEFT JOIN workspaces o ON o.workspace_id = k.workspace_id;
-        SELECT array_agg(DISTINCT c.w ORDER BY c.w) INTO ws FROM unnest(k_ws, counted) AS c(w, yes) WHERE c.yes;
-        IF ws IS NOT NULL THEN
-          -- a workspace counted for the first time: a row whose window ended before any clock's reading
-          INSERT INTO budget_windows (workspace_id, start_ms, requests, records, last_ok)
-            SELECT n.w, -window_ms, 0, 0, true FROM unnest(ws) AS n(w) ORDER BY n.w
-            ON CONFLICT (workspace_id) DO NOTHING;
-          SELECT array_agg(b.workspace_id ORDER BY b.workspace_id), array_agg(b.start_ms ORDER BY b.workspace_id),
-                 array_agg(b.requests ORDER BY b.workspace_id), array_agg(b.records ORDER BY b.workspace_id),
-                 array_agg(b.last_ok ORDER BY b.workspace_id)
-            INTO ws, w_start, w_requests, w_records, w_ok
-            FROM (SELECT * FROM budget_windows WHERE workspace_id = ANY (ws) ORDER BY workspace_id FOR UPDATE) b;
-        END IF;
+        -- each counted workspace's row locked, in workspace order (two batches never deadlock); a
+        -- missing one inserted as a window that ended before any clock's reading (WHERE false: an
+        -- existing row is locked, not written)
+        INSERT INTO budget_windows AS b (workspace_id, start_ms, requests, records, last_ok)
+          SELECT DISTINCT c.w, -window_ms, 0, 0, true FROM unnest(k_ws, counted) AS c(w, yes) WHERE c.yes ORDER BY c.w
+          ON CONFLICT (workspace_id) DO UPDATE SET last_ok = b.last_ok WHERE false;
+        SELECT array_agg(b.workspace_id), array_agg(b.start_ms), array_agg(b.requests), array_agg(b.records), array_agg(b.last_ok)
+          INTO ws, w_start, w_requests, w_records, w_ok
+          FROM budget_windows b WHERE b.workspace_id IN (SELECT c.w FROM unnest(k_ws, counted) AS c(w, yes) WHERE c.yes);
         FOR i IN 1 .. cardinality(hashes) LOOP
           item := i; key_id := k_id[i]; key_hash := k_hash[i]; workspace_id := k_ws[i]; user_id := k_user[i];
           org_id := k_org[i]; revoked_ms := k_revoked[i]; expires_ms := k_expires[i];
