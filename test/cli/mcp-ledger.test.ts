@@ -14,14 +14,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { createFactory } from '../../src/cli/factory.js';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { createMcpServer } from '../../src/cli/mcp/server.js';
 import { createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
 import { BIN, cleanEnv, ensureBuilt, makeHome } from '../helpers/cli.js';
 import { startTestServer } from '../helpers/server.js';
+
+/** ajv-formats is CommonJS: its plugin is the module's `default` member under Node's ESM interop. */
+const addFormats = addFormatsModule.default;
 
 type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown> };
 

@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { execa, type ResultPromise } from 'execa';
 import { CATALOGUE, RECORD_TYPES } from '../../src/core/index.js';
 import { recordFlags } from '../../src/cli/evidence/record-flags.js';
@@ -20,6 +20,9 @@ import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { BIN, cleanEnv, codeCacheEnv, ensureBuilt, makeHome, REPO } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+
+/** ajv-formats is CommonJS: its plugin is the module's `default` member under Node's ESM interop. */
+const addFormats = addFormatsModule.default;
 
 const SIGNING_KEY = '7c'.repeat(32);
 
@@ -143,7 +146,7 @@ describe('govctl mcp over stdio against a real service, signing', () => {
     const before = await mcp.call('list_evidence', { system_name: 'loan-scorer' });
     expect(before.structuredContent).toMatchObject({ records: [] });
     for (const type of RECORD_TYPES) {
-      const example = (tools.find((tool) => tool.name === `record_${type}`)!.inputSchema as { examples: Record<string, unknown>[] }).examples[0]!;
+      const example = (tools.find((tool) => tool.name === `record_${type}`)!.inputSchema as unknown as { examples: Record<string, unknown>[] }).examples[0]!;
       const result = await mcp.call(`record_${type}`, { ...example, dry_run: true });
       expect(result.isError, `${type}: ${result.content[0]!.text}`).toBeFalsy();
       expect(result.structuredContent).toMatchObject({ record_type: type, detail: 'dry_run', stored: false });

@@ -118,13 +118,13 @@ describe('govctl serve: attestation batches on verify workers', () => {
       switch (i % 4) {
         case 0:
           expected.push('accepted canonical');
-          return { ...record, ...signWitness(record, workspaceId, key) };
+          return { ...record, ...signWitness({ ...record }, workspaceId, key) };
         case 1:
           expected.push('accepted legacy');
-          return { ...record, witness_sig: key.ed25519SignHex(legacyWitnessMessage(record)), verifying_key_hex: key.publicKeyHex };
+          return { ...record, witness_sig: key.ed25519SignHex(legacyWitnessMessage({ ...record })), verifying_key_hex: key.publicKeyHex };
         case 2:
           expected.push('rejected records.' + i + '.witness_sig');
-          return { ...record, ...signWitness(record, 'ws_another', key) };
+          return { ...record, ...signWitness({ ...record }, 'ws_another', key) };
         default:
           expected.push('accepted declared');
           return record;

@@ -21,7 +21,7 @@ declare module 'vitest' {
   }
 }
 
-export { startCluster, PostgresCluster };
+export { startCluster, type PostgresCluster };
 
 /** The shared cluster's superuser URL. */
 export function clusterUrl(): string {

@@ -76,7 +76,7 @@ describe.skipIf(sqliteOnly)('evidence list tables written in batches', () => {
     wsA = store.tables.identity.provision({}, Date.now()).workspace_id;
     wsB = store.tables.identity.provision({}, Date.now()).workspace_id;
     const random = prng(42);
-    const add = (ws: string, system: string, type: string, occurredMs: number): Promise<void> => {
+    const add = (ws: string, system: string, type: string, occurredMs: number): Promise<unknown> => {
       const id = `rec_${uuidv7()}`;
       stored.push({ id, ws, system, type, occurredMs, order: stored.length });
       return store.recordEvidence({ row: storedEvidenceRow({ workspaceId: ws, recordId: id, occurredMs, system, type }), controls: [] });
@@ -85,7 +85,7 @@ describe.skipIf(sqliteOnly)('evidence list tables written in batches', () => {
     // are back-dated below their neighbours, and times repeat, so ties need the stored order.
     for (let group = 0; group < 23; group++) {
       const size = 1 + Math.floor(random() * 9);
-      const writes: Promise<void>[] = [];
+      const writes: Promise<unknown>[] = [];
       for (let i = 0; i < size; i++) {
         const ws = random() < 0.8 ? wsA : wsB;
         const system = SYSTEMS[Math.floor(random() * (random() < 0.1 ? 4 : 3))]!;

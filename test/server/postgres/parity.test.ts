@@ -145,7 +145,10 @@ describe('PostgreSQL and SQLite after the same writes', () => {
           const page = await store.evidence.exportPage({ workspaceId: ws, ...filter, afterSeq, limit: 6 });
           if (page.length === 0) return rows;
           // ws_key: a column SQLite's SELECT * carries beside the row's members
-          rows.push(...page.map(({ seq: _seq, ws_key: _key, ...row }: Record<string, unknown>) => row));
+          rows.push(...page.map((stored) => {
+            const { seq: _seq, ws_key: _key, ...row } = stored as unknown as Record<string, unknown>;
+            return row;
+          }));
           afterSeq = page[page.length - 1]!.seq;
         }
       };
