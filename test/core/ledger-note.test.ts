@@ -132,7 +132,10 @@ describe('keys (signed-note key ids and verifier keys)', () => {
     const { signerKey, verifierKey } = generateSignerKey(ORIGIN);
     const note = signNote('hello\n', [parseSignerKey(signerKey)]);
     expect(openNote(note, [Ed25519NoteVerifier.fromVerifierKey(verifierKey)]).text).toBe('hello\n');
-    const secret = signerKey.slice(signerKey.lastIndexOf('+') + 1);
+    // PRIVATE+KEY+<name>+<key id>+<base64 key>: the key is everything after the fourth '+' (base64
+    // has '+' of its own, so not after the last one)
+    const secret = signerKey.split('+').slice(4).join('+');
+    expect(secret).toHaveLength(44);
     const wrongId = signerKey.replace(/\+[0-9a-f]{8}\+/, '+00000000+');
     let message = '';
     try {
