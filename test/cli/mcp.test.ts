@@ -20,6 +20,7 @@ import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { BIN, cleanEnv, codeCacheEnv, ensureBuilt, makeHome, REPO } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { python } from '../helpers/python.js';
 
 /** ajv-formats is CommonJS: its plugin is the module's `default` member under Node's ESM interop. */
 const addFormats = addFormatsModule.default;
@@ -56,14 +57,14 @@ async function closedPort(): Promise<number> {
 
 /** SHA-256 of UTF-8 text by an independent implementation (Python's hashlib). */
 function pythonSha256(text: string): string {
-  return execFileSync('python3', ['-c', 'import hashlib,sys; print(hashlib.sha256(sys.argv[1].encode("utf-8")).hexdigest())', text], { encoding: 'utf8' }).trim();
+  return execFileSync(python(), ['-c', 'import hashlib,sys; print(hashlib.sha256(sys.argv[1].encode("utf-8")).hexdigest())', text], { encoding: 'utf8' }).trim();
 }
 
 /** client_sig by an independent implementation: HMAC-SHA256 over Python's sorted, compact json.dumps of the five members. */
 function pythonClientSig(record: Record<string, unknown>, workspaceId: string, keyHex: string): string {
   const members = { occurred_at: record.occurred_at, payload: record.payload, record_type: record.record_type, system_name: record.system_name, workspace_id: workspaceId };
   const script = 'import hashlib,hmac,json,sys; m=json.loads(sys.stdin.read()); print(hmac.new(bytes.fromhex(sys.argv[1]), json.dumps(m, sort_keys=True, separators=(",", ":")).encode(), hashlib.sha256).hexdigest())';
-  return execFileSync('python3', ['-c', script, keyHex], { input: JSON.stringify(members), encoding: 'utf8' }).trim();
+  return execFileSync(python(), ['-c', script, keyHex], { input: JSON.stringify(members), encoding: 'utf8' }).trim();
 }
 
 let server: TestServer;

@@ -2,12 +2,23 @@
  * Runs a Python 3 script of the tests' independent implementations (written from the RFC and C2SP
  * texts, sharing no code with the product): one JSON request on stdin, one JSON answer on stdout.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { basename } from 'node:path';
+
+let interpreter: string | undefined;
+
+/**
+ * The Python 3 interpreter's own path, asked of `python3` once per worker: a version manager's
+ * shim (pyenv's runs a dozen shell processes) then costs one start instead of one per check.
+ */
+export function python(): string {
+  interpreter ??= execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim() || 'python3';
+  return interpreter;
+}
 
 export function runPythonJson<T>(script: string, request: Record<string, unknown>): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', [script], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(python(), [script], { stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JsonFloat, SigningKey, signWitness, stringifyJson } from '../../src/core/index.js';
 import { createServiceApi } from '../../src/client/api.js';
 import { storedRow } from '../helpers/backend.js';
+import { python } from '../helpers/python.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 import { attestation, call, wsPath } from '../helpers/service-requests.js';
 
@@ -70,7 +71,7 @@ print(json.dumps(out))
 
 /** Checks the signed attestations of a reply body, given as the exact text the service sent. */
 function pythonCheck(replyText: string): { id: string; verified: boolean; rebuilt: boolean; fingerprint: boolean }[] {
-  return JSON.parse(execFileSync('python3', ['-c', PYTHON_CHECK, server.workspaceId], { input: replyText, encoding: 'utf8' }));
+  return JSON.parse(execFileSync(python(), ['-c', PYTHON_CHECK, server.workspaceId], { input: replyText, encoding: 'utf8' }));
 }
 
 describe('GET attestations/{attestation_id}', () => {
