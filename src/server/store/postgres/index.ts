@@ -2,9 +2,8 @@
  * The PostgreSQL backend of the store interface (../store.ts): stateless replicas of `govctl
  * serve` on one database. Everything that must hold across replicas is decided by the database:
  *
- * - API keys and budgets: each request's key row read and its workspace's budget counted by the
- *   statement that admits it with the requests that arrived meanwhile (budget.ts, govctl_admit):
- *   a revocation applies to the next request everywhere;
+ * - API keys and budgets: each request's key row read, and its workspace's budget row counted by an
+ *   upsert, in one statement (budget.ts, admit): a revocation applies at once everywhere;
  * - idempotency keys and a workspace's log indexes: written under the workspace's log-head row
  *   lock, taken by each group commit (writer.ts), the primary keys as the backstop;
  * - the log's integration: one replica at a time, under a lease row (lease.ts, ledger.ts).
