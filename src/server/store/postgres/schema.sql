@@ -1,4 +1,4 @@
--- The PostgreSQL backend's schema as migrations.ts leaves it (schema version 2), for reading.
+-- The PostgreSQL backend's schema as migrations.ts leaves it (schema version 1), for reading.
 -- migrations.ts is the source; test/server/postgres/schema.test.ts checks that migrating an empty
 -- database yields exactly this schema.
 
@@ -178,71 +178,6 @@ CREATE TABLE budget_windows (
   records      bigint NOT NULL,
   last_ok      boolean NOT NULL DEFAULT true
 );
-
--- Admits a batch of requests (postgres/budget.ts, docs/decisions.md "Requests admitted in
--- batches"), item after item in the order given. Each item's API key is read by its hash; only
--- an item whose key is valid at its key_now (not revoked, not expired) and of its path_ws (when
--- given) is counted: FixedWindowLimiter's rule (memory-budget.ts) on its workspace's window at
--- its at_ms (one request, and its charge records only when the request is within max_requests and
--- they all fit in max_records, else none). Each workspace's row is locked once, in workspace
--- order (two batches never deadlock), counted in memory and written once. One row per item:
--- item (its position, from 1), the key's row (nulls: no such key) and the window after the item
--- (nulls: nothing counted).
-CREATE FUNCTION govctl_admit(hashes bytea[], key_now bigint[], path_ws text[], at_ms bigint[],
-    max_requests bigint[], charge bigint[], max_records bigint[], window_ms bigint)
-  RETURNS TABLE (item integer, key_id text, key_hash bytea, workspace_id text, user_id text, org_id text,
-    revoked_ms bigint, expires_ms bigint, start_ms bigint, requests bigint, records bigint, last_ok boolean)
-  LANGUAGE plpgsql AS $$
-#variable_conflict use_column
-DECLARE
-  k_id text[]; k_hash bytea[]; k_ws text[]; k_user text[]; k_org text[]; k_revoked bigint[]; k_expires bigint[];
-  counted boolean[];
-  -- the counted workspaces and their windows (w_ok: the last charge taken)
-  ws text[]; w_start bigint[]; w_requests bigint[]; w_records bigint[]; w_ok boolean[];
-  j integer;
-BEGIN
-  -- for this transaction only: a count does not wait for a WAL flush (docs/decisions.md); and the
-  -- statements below keep their plans (a custom plan per call, for the arrays, cost more than it saves)
-  PERFORM set_config('synchronous_commit', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true);
-  SELECT array_agg(k.key_id ORDER BY h.i), array_agg(k.key_hash ORDER BY h.i), array_agg(k.workspace_id ORDER BY h.i),
-         array_agg(k.user_id ORDER BY h.i), array_agg(o.org_id ORDER BY h.i), array_agg(k.revoked_ms ORDER BY h.i),
-         array_agg(k.expires_ms ORDER BY h.i),
-         array_agg(k.key_id IS NOT NULL AND k.revoked_ms IS NULL AND (k.expires_ms IS NULL OR k.expires_ms > key_now[h.i])
-                   AND (path_ws[h.i] IS NULL OR k.workspace_id = path_ws[h.i]) ORDER BY h.i)
-    INTO k_id, k_hash, k_ws, k_user, k_org, k_revoked, k_expires, counted
-    FROM unnest(hashes) WITH ORDINALITY AS h(hash, i)
-    LEFT JOIN api_keys k ON k.key_hash = h.hash
-    LEFT JOIN workspaces o ON o.workspace_id = k.workspace_id;
-  -- each counted workspace's row locked, in workspace order (two batches never deadlock); a
-  -- missing one inserted as a window that ended before any clock's reading (WHERE false: an
-  -- existing row is locked, not written)
-  INSERT INTO budget_windows AS b (workspace_id, start_ms, requests, records, last_ok)
-    SELECT DISTINCT c.w, -window_ms, 0, 0, true FROM unnest(k_ws, counted) AS c(w, yes) WHERE c.yes ORDER BY c.w
-    ON CONFLICT (workspace_id) DO UPDATE SET last_ok = b.last_ok WHERE false;
-  SELECT array_agg(b.workspace_id), array_agg(b.start_ms), array_agg(b.requests), array_agg(b.records), array_agg(b.last_ok)
-    INTO ws, w_start, w_requests, w_records, w_ok
-    FROM budget_windows b WHERE b.workspace_id IN (SELECT c.w FROM unnest(k_ws, counted) AS c(w, yes) WHERE c.yes);
-  FOR i IN 1 .. cardinality(hashes) LOOP
-    item := i; key_id := k_id[i]; key_hash := k_hash[i]; workspace_id := k_ws[i]; user_id := k_user[i];
-    org_id := k_org[i]; revoked_ms := k_revoked[i]; expires_ms := k_expires[i];
-    start_ms := NULL; requests := NULL; records := NULL; last_ok := NULL;
-    IF counted[i] THEN
-      j := array_position(ws, k_ws[i]);
-      IF w_start[j] + window_ms <= at_ms[i] THEN
-        -- the window has ended: this request opens the next
-        w_start[j] := at_ms[i]; w_requests[j] := 0; w_records[j] := 0;
-      END IF;
-      w_requests[j] := w_requests[j] + 1;
-      w_ok[j] := w_requests[j] <= max_requests[i] AND w_records[j] + charge[i] <= max_records[i];
-      IF w_ok[j] THEN w_records[j] := w_records[j] + charge[i]; END IF;
-      start_ms := w_start[j]; requests := w_requests[j]; records := w_records[j]; last_ok := w_ok[j];
-    END IF;
-    RETURN NEXT;
-  END LOOP;
-  UPDATE budget_windows AS b SET start_ms = n.s, requests = n.r, records = n.c, last_ok = n.ok
-    FROM unnest(ws, w_start, w_requests, w_records, w_ok) AS n(w, s, r, c, ok) WHERE b.workspace_id = n.w;
-END
-$$;
 
 -- The transparency log (docs/ledger.md). ledger_heads: the next leaf index of each
 -- workspace, updated by the write that stores the leaves (its row lock orders a workspace's
