@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { RecordType } from '../../src/core/index.js';
-import type { EvidenceRow } from '../../src/server/store/rows.js';
+import type { AttestationRow, EvidenceRow } from '../../src/server/store/rows.js';
 import { findBinDir } from './postgres-cluster.mjs';
 import type { TestServer } from './server.js';
 
@@ -156,5 +156,34 @@ export function storedEvidenceRow(fields: { workspaceId: string; recordId: strin
     mapped_controls: '[]',
     received_at: new Date(receivedMs).toISOString(),
     received_ms: receivedMs,
+  };
+}
+
+/**
+ * A stored attestation row for store-level tests: a declared attestation received a second after
+ * it ran, `fields` over it (the ISO times follow executed_ms and received_ms unless given).
+ */
+export function storedAttestationRow(fields: Partial<AttestationRow> & Pick<AttestationRow, 'attestation_id' | 'workspace_id'>): AttestationRow {
+  const executedMs = fields.executed_ms ?? Date.UTC(2026, 0, 1);
+  const receivedMs = fields.received_ms ?? executedMs + 1000;
+  return {
+    system_name: 'sys-a',
+    agent_name: 'agent',
+    tool_name: 'tool',
+    input_hash: 'a'.repeat(64),
+    output_hash: 'b'.repeat(64),
+    executed_at: new Date(executedMs).toISOString(),
+    executed_ms: executedMs,
+    record: '{}',
+    witness_form: null,
+    witness_sig: null,
+    signed_ms: null,
+    key_fingerprint: null,
+    trust_tier: 'declared',
+    tier_reason: null,
+    source: 'sdk',
+    received_at: new Date(receivedMs).toISOString(),
+    received_ms: receivedMs,
+    ...fields,
   };
 }

@@ -15,7 +15,7 @@ import type { Store } from '../../src/server/store/store.js';
 import { GroupCommitWriter, MAX_WAIT_MS } from '../../src/server/store/sqlite/writer.js';
 import { sqliteOnly, storedRow, testStoreLocation } from '../helpers/backend.js';
 import { startTestServer } from '../helpers/server.js';
-import { call, countRows, evidenceRecord, storedEvidenceRow, wsPath } from '../helpers/service-requests.js';
+import { call, countRows, evidenceRecord, storedAttestationRow, storedEvidenceRow, wsPath } from '../helpers/service-requests.js';
 import { manualTimer } from '../helpers/manual-timer.js';
 
 const open: (Db | Store)[] = [];
@@ -119,27 +119,16 @@ describe('Store writes merged per group', () => {
   it('updates each system of an attestation batch once, with its latest time', async () => {
     const { store: s, workspaceId, location } = await store();
     const t = Date.UTC(2026, 0, 1);
-    const row = (i: number, system: string, executedMs: number): AttestationRow => ({
-      attestation_id: newId('att'),
-      workspace_id: workspaceId,
-      system_name: system,
-      agent_name: system,
-      tool_name: 'tool',
-      input_hash: 'a'.repeat(64),
-      output_hash: 'b'.repeat(64),
-      executed_at: new Date(executedMs).toISOString(),
-      executed_ms: executedMs,
-      record: `{"i":${i}}`,
-      witness_form: null,
-      witness_sig: null,
-      signed_ms: null,
-      key_fingerprint: null,
-      trust_tier: 'declared',
-      tier_reason: null,
-      source: 'sdk',
-      received_at: new Date(t + 10_000).toISOString(),
-      received_ms: t + 10_000,
-    });
+    const row = (i: number, system: string, executedMs: number): AttestationRow =>
+      storedAttestationRow({
+        attestation_id: newId('att'),
+        workspace_id: workspaceId,
+        system_name: system,
+        agent_name: system,
+        executed_ms: executedMs,
+        record: `{"i":${i}}`,
+        received_ms: t + 10_000,
+      });
     await s.recordAttestations([row(0, 'x', t + 1000), row(1, 'y', t + 500), row(2, 'x', t + 3000), row(3, 'x', t + 2000), row(4, 'y', t + 20_000)]);
     const systems = (await s.systems.list(workspaceId)).map((r) => ({ name: r.name, evidence: r.last_evidence_ms, attested: r.last_attested_ms }));
     // y's latest is in the future of its arrival: it counts from arrival (t + 10 000)

@@ -21,34 +21,26 @@ import { openStore } from '../../src/server/store/open-store.js';
 import type { Store } from '../../src/server/store/store.js';
 import { sqliteOnly, testStoreLocation } from '../helpers/backend.js';
 import { attestationCanonical, attestationSha256, attestationView, evidenceCanonical, evidenceView, signatureFacts } from '../../src/server/store/record-views.js';
-import { storedEvidenceRow } from '../helpers/service-requests.js';
+import { storedAttestationRow, storedEvidenceRow } from '../helpers/service-requests.js';
 
 const WS = 'ws_0000000000000000000000000000';
 
 /** A stored attestation row for `record` as the service builds it (its canonical text as stored). */
 function rowOf(record: Record<string, unknown>, fields: Partial<AttestationRow> = {}): AttestationRow {
-  return {
+  return storedAttestationRow({
     attestation_id: 'att_0192f0e0-0000-7000-8000-000000000001',
     workspace_id: WS,
     system_name: String(record.system_name),
-    agent_name: 'agent',
     tool_name: String(record.tool_name),
     input_hash: String(record.input_hash),
     output_hash: String(record.output_hash),
     executed_at: typeof record.executed_at === 'string' ? record.executed_at : '2026-11-24T00:00:00.000Z',
     executed_ms: 0,
     record: witnessTexts(record, WS).stored,
-    witness_form: null,
-    witness_sig: null,
-    signed_ms: null,
-    key_fingerprint: null,
-    trust_tier: 'declared',
-    tier_reason: null,
-    source: 'sdk',
     received_at: '2026-11-24T01:02:03.456Z',
     received_ms: 0,
     ...fields,
-  };
+  });
 }
 
 /** The definition: the canonical JSON of the view as served, read losslessly. */

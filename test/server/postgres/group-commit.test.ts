@@ -9,6 +9,7 @@ import { UnstorableValueError } from '../../../src/server/store/errors.js';
 import type { PostgresStore } from '../../../src/server/store/postgres/index.js';
 import type { AttestationRow } from '../../../src/server/store/rows.js';
 import { evidenceWrite, openTestStore, withClient } from '../../helpers/postgres.js';
+import { storedAttestationRow } from '../../helpers/service-requests.js';
 
 let a: PostgresStore;
 let b: PostgresStore;
@@ -41,27 +42,21 @@ describe('group commit on PostgreSQL', () => {
   it('stores the attestations of concurrent writes in one transaction, a signature sent twice once', async () => {
     const { workspace_id: ws } = await a.identity.provision({}, Date.now());
     await a.recordEvidence(evidenceWrite(ws, 0)); // the workspace's key is known from here on
-    const row = (n: number, sig: number | null): AttestationRow => ({
-      attestation_id: `att_g-${n}`,
-      workspace_id: ws,
-      system_name: 'bot',
-      agent_name: 'bot',
-      tool_name: 'search',
-      input_hash: 'a'.repeat(64),
-      output_hash: 'b'.repeat(64),
-      executed_at: '2026-02-01T00:00:00.000Z',
-      executed_ms: Date.UTC(2026, 1, 1),
-      record: `{"n":${n}}`,
-      witness_form: sig === null ? null : 'canonical',
-      witness_sig: sig === null ? null : Buffer.alloc(64, sig),
-      signed_ms: sig === null ? null : Date.UTC(2026, 1, 1),
-      key_fingerprint: null,
-      trust_tier: sig === null ? 'declared' : 'witnessed',
-      tier_reason: null,
-      source: 'test',
-      received_at: '2026-02-01T00:00:01.000Z',
-      received_ms: Date.UTC(2026, 1, 1) + 1000,
-    });
+    const row = (n: number, sig: number | null): AttestationRow =>
+      storedAttestationRow({
+        attestation_id: `att_g-${n}`,
+        workspace_id: ws,
+        system_name: 'bot',
+        agent_name: 'bot',
+        tool_name: 'search',
+        executed_ms: Date.UTC(2026, 1, 1),
+        record: `{"n":${n}}`,
+        witness_form: sig === null ? null : 'canonical',
+        witness_sig: sig === null ? null : Buffer.alloc(64, sig),
+        signed_ms: sig === null ? null : Date.UTC(2026, 1, 1),
+        trust_tier: sig === null ? 'declared' : 'witnessed',
+        source: 'test',
+      });
     const outcomes = await Promise.all([a.recordAttestations([row(1, 7)]), a.recordAttestations([row(2, null), row(3, 8)]), a.recordAttestations([row(4, 7)])]);
     expect(outcomes.map((batch) => batch.map((o) => (o === null ? null : o.leafIndex)))).toEqual([[1], [2, 3], [null]]);
     const xmins = await withClient(url, async (client) => (await client.query("SELECT count(DISTINCT xmin::text)::int AS n, count(*)::int AS rows FROM attestations WHERE workspace_id = $1", [ws])).rows[0]);

@@ -20,7 +20,7 @@ import { runCli, makeTempDir } from '../../helpers/cli.js';
 import { startCluster, withClient, type PostgresCluster } from '../../helpers/postgres.js';
 import { runPythonJson } from '../../helpers/python.js';
 import { startReplica, type Replica } from '../../helpers/replicas.js';
-import { attestation, evidenceRecord, wsPath } from '../../helpers/service-requests.js';
+import { attestation, call, evidenceRecord, wsPath, type Reply } from '../../helpers/service-requests.js';
 
 const dir = makeTempDir('govctl-replicas-');
 const logKey = join(dir, 'ledger-key');
@@ -66,26 +66,9 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-interface Reply {
-  status: number;
-  json: any;
-  text: string;
-}
-
-async function request(replica: Replica, ws: Pick<Workspace, 'id' | 'apiKey'>, method: string, rest: string, body?: unknown, apiKey = ws.apiKey): Promise<Reply> {
-  const response = await fetch(replica.url + wsPath(ws.id, rest), {
-    method,
-    headers: { authorization: `Bearer ${apiKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, json, text };
+/** A request of workspace `ws` to `replica`, through the tests' one request helper. */
+function request(replica: Replica, ws: Pick<Workspace, 'id' | 'apiKey'>, method: string, rest: string, body?: unknown): Promise<Reply> {
+  return call({ url: replica.url, apiKey: ws.apiKey }, method, wsPath(ws.id, rest), body === undefined ? {} : { body });
 }
 
 /** One write of kind `n % 3` (evidence, single attestation, a batch of 4): the ids and leaf indexes it was given. */
