@@ -6,7 +6,7 @@
 import { build } from 'esbuild';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 const withTypes = !process.argv.includes('--no-types');
@@ -25,7 +25,8 @@ const noChalkDetection = {
 // The library entry points (ESM, code-split): govctl, govctl/core, govctl/server. The native
 // addons and the server framework stay in node_modules (the package's dependencies); fastify's
 // plugins resolve each other at run time.
-await build({
+const library = await build({
+  metafile: true,
   entryPoints: {
     'lib/index': 'src/client/index.ts',
     'lib/core': 'src/core/index.ts',
@@ -85,9 +86,13 @@ const serviceBundle = {
 // a lazy initialiser, and dynamic import() becomes require()), so a run pays only for what it uses.
 // The service file has its own copy of core: what crosses between the two is data (requests,
 // replies, strings, option objects) and the service's own error classes.
-// Native addons stay in node_modules, and so does undici (1 MB, needed only behind a proxy):
+// better-sqlite3's JavaScript is bundled, so that the code cache covers it (loaded from
+// node_modules it cost the embedded store about 4 ms of resolving and compiling); its addon stays
+// in node_modules, found by store/sqlite/database.ts, which is why `bindings`, better-sqlite3's own
+// way of finding it, stays out. undici stays there too (1 MB, needed only behind a proxy):
 // bundled, every run would read it.
-await build({
+const commandLine = await build({
+  metafile: true,
   entryPoints: { 'cli/main': 'src/cli/main.ts', 'cli/service': 'src/server/index.ts' },
   outdir: 'dist',
   bundle: true,
@@ -100,7 +105,7 @@ await build({
   // (esbuild escapes non-ASCII in code; comments kept it). Licence comments go to *.LEGAL.txt.
   minifyWhitespace: true,
   legalComments: 'linked',
-  external: ['better-sqlite3', 'sodium-native', 'typescript', 'undici'],
+  external: ['bindings', 'sodium-native', 'typescript', 'undici'],
   plugins: [noChalkDetection, serviceBundle],
   // import.meta.url (the verify worker's and package.json's paths) from the file's own name.
   define: { 'import.meta.url': '__govctlFileUrl', __GOVCTL_COMMIT__: JSON.stringify(commit) },
@@ -120,6 +125,17 @@ for (const file of ['dist/cli/main.js', 'dist/cli/service.js']) {
   const nonAscii = bytes.findIndex((byte) => byte > 0x7f);
   if (nonAscii !== -1) throw new Error(`${file} is not ASCII (byte ${bytes[nonAscii]} at offset ${nonAscii}); bin/govctl.js reads it as Latin-1`);
   if (!bytes.subarray(0, CJS_WRAPPER.length).equals(Buffer.from(CJS_WRAPPER))) throw new Error(`${file} does not start with its function wrapper`);
+}
+// What earlier builds wrote and this one did not (chunks under other hashes, files of an earlier
+// design) goes: `npm pack` takes the whole of dist/, and a package made in a long-lived checkout
+// would otherwise carry every chunk ever built. Only files no current file refers to are removed,
+// so a test run reading dist/ still never sees a file it uses vanish.
+const written = new Set([...Object.keys(library.metafile.outputs), ...Object.keys(commandLine.metafile.outputs)].map((file) => resolve(file)));
+for (const dir of ['dist/lib', 'dist/chunks', 'dist/cli']) {
+  for (const name of readdirSync(dir)) {
+    const file = resolve(dir, name);
+    if (!written.has(file) && !['help.txt', 'package.json'].includes(name)) rmSync(file, { force: true });
+  }
 }
 // dist/cli/*.js are CommonJS in an ESM package.
 writeFileSync('dist/cli/package.json', '{ "type": "commonjs" }\n');

@@ -188,6 +188,7 @@ export async function openLocalStore(dataDir: string): Promise<LocalStore> {
     db: dbPath,
     limits: { requestsPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE, recordsPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE },
     ledger: { key: readLedgerKey(keyFile), integration: 'on-read' },
+    headRoutes: false,
   });
   let credentials: Provisioned;
   try {

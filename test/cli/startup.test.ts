@@ -45,6 +45,31 @@ function caches(home: string): string[] {
   }
 }
 
+/**
+ * The files a run loaded (`require.cache`), recorded at its exit by a `--require`d probe.
+ */
+async function loadedBy(args: readonly string[]): Promise<{ exitCode: number; files: string[] }> {
+  const dir = makeTempDir('govctl-loaded-');
+  const probe = join(dir, 'probe.cjs');
+  const out = join(dir, 'loaded.json');
+  writeFileSync(
+    probe,
+    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({ files: Object.keys(require.cache) })));\n`,
+  );
+  const result = await runCli(args, { env: { NODE_OPTIONS: `--require ${probe}` } });
+  const loaded = JSON.parse(readFileSync(out, 'utf8')) as { files: string[] };
+  return { exitCode: result.exitCode, ...loaded };
+}
+
+describe('what the embedded store loads', () => {
+  it('better-sqlite3 from the bundle and only its addon from node_modules (no search for it with `bindings`)', async () => {
+    const run = await loadedBy(['posture', '--json', '--base-url', 'local']);
+    expect(run.exitCode).toBe(0);
+    const fromPackages = run.files.filter((file) => file.includes('node_modules'));
+    expect(fromPackages.map((file) => file.slice(file.lastIndexOf('node_modules')))).toEqual([join('node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node')]);
+  });
+});
+
 describe('gates check in a CI step', () => {
   it('exits 2 when a blocking gate fails, 0 with --fail-on never, 77 on a refused key and 69 on a closed port', async () => {
     const failing = await runCli(['gates', 'check', '--json'], { env });

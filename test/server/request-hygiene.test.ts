@@ -158,6 +158,15 @@ describe('headers and methods', () => {
     expect((await call(server, 'GET', '/api/me')).status).toBe(200);
   });
 
+  it('HEAD of a GET endpoint is answered like the GET, without a body (the embedded store alone leaves HEAD out)', async () => {
+    const get = await call(server, 'GET', '/api/me');
+    const head = await call(server, 'HEAD', '/api/me');
+    expect(get.status).toBe(200);
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+  });
+
   it('CONNECT (which Node would drop unanswered) and other unsupported methods are answered in the error shape', async () => {
     const reply = await rawExchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     expect(reply).toMatch(/^HTTP\/1\.1 405 /);
