@@ -28,7 +28,7 @@ export type { PostgresCluster };
 /**
  * A private cluster, for a file that kills or reconfigures its server: started from a copy of the
  * run's pristine data directory (test/postgres-setup.ts) instead of its own initdb, which costs
- * ten times the CPU; with initdb where the run has none.
+ * more than ten times the CPU; with initdb where the run has none.
  */
 export function startCluster(options: { settings?: Record<string, string | number> } = {}): Promise<PostgresCluster> {
   return startPostgresCluster({ ...options, pristine: inject('postgresPristine') });
