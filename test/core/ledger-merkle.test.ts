@@ -52,9 +52,17 @@ interface LargeCase {
   inclusion: number[];
   consistency: number[];
 }
+/**
+ * Two sizes past 2^16 leaves, so that a level-16 node (a level-2 tile's worth) exists above the
+ * level-8 nodes a log keeps, both odd so that the right edge is ragged down to a single leaf.
+ * 65 537 = 2^16 + 1: one full level-16 subtree and a lone leaf. 150 001 = 2^17 + 2^14 + 2^11 + 2^8
+ * + 2^7 + 2^6 + 2^5 + 2^4 + 1: two level-16 nodes under a level-17 one, and edge nodes on both
+ * sides of the kept level 8, so that proofs mix stored nodes with ones recomputed from leaves. A
+ * larger tree crosses no further level (the next, 24, needs 2^24 leaves) and only costs hashing.
+ */
 const LARGE: LargeCase[] = [
   { size: 65_537, inclusion: [0, 1, 32_768, 65_535, 65_536], consistency: [1, 255, 256, 65_535, 65_536, 65_537] },
-  { size: 1_000_003, inclusion: [0, 524_288, 999_999, 1_000_002], consistency: [1, 65_537, 524_288, 999_999] },
+  { size: 150_001, inclusion: [0, 131_072, 149_999, 150_000], consistency: [1, 65_537, 131_072, 149_999] },
 ];
 
 interface MerkleAnswer {
@@ -74,6 +82,19 @@ const reference = runReference<MerkleAnswer>({
 const hex = (hashes: readonly Uint8Array[]) => hashes.map((h) => Buffer.from(h).toString('hex'));
 const unhex = (hashes: readonly string[]) => hashes.map((h) => Buffer.from(h, 'hex'));
 
+/**
+ * `check(proof)` with one bit of `proof[at]` flipped, then the bit put back: the rejection tests
+ * flip every hash of every proof, and a copy of the whole proof per flip cost more than the check.
+ */
+function withFlippedBit<T>(proof: Buffer[], at: number, byte: number, bit: number, check: (bad: Buffer[]) => T): T {
+  proof[at]![byte]! ^= 1 << bit;
+  try {
+    return check(proof);
+  } finally {
+    proof[at]![byte]! ^= 1 << bit;
+  }
+}
+
 /** The product's store for the 600-leaf tree: every complete subtree, as a log would keep it. */
 const nodes = new Map<string, Buffer>();
 const tree = CompactTree.empty();
@@ -85,8 +106,15 @@ for (let i = 0; i < MAX; i++) {
 const read = mapReader(nodes);
 
 let answer: MerkleAnswer['merkle'];
+/** The reference's roots, inclusion and consistency proofs as bytes, decoded once for every test. */
+let refRoots: Buffer[];
+let refInclusion: Buffer[][];
+let refConsistency: Buffer[][];
 beforeAll(async () => {
   answer = (await reference).merkle;
+  refRoots = answer.roots.map((h) => Buffer.from(h, 'hex'));
+  refInclusion = answer.inclusion.map(unhex);
+  refConsistency = answer.consistency.map(unhex);
 }, 60_000);
 
 describe('Merkle tree heads (RFC 9162 §2.1.1)', () => {
@@ -125,8 +153,7 @@ describe('inclusion proofs (RFC 9162 §2.1.3)', () => {
     // Collected and asserted once: an expect() per case cost more than the verification.
     const refused: string[] = [];
     inclusionCases.forEach(([i, n], c) => {
-      const proof = unhex(answer.inclusion[c]!);
-      if (verifyInclusion(i, n, leafHash(`${LEAF_PREFIX}${i}`), proof, Buffer.from(answer.roots[n]!, 'hex')) !== true) refused.push(`index ${i} size ${n}`);
+      if (verifyInclusion(i, n, leafHash(`${LEAF_PREFIX}${i}`), refInclusion[c]!, refRoots[n]!) !== true) refused.push(`index ${i} size ${n}`);
     });
     expect(refused).toEqual([]);
   });
@@ -135,22 +162,18 @@ describe('inclusion proofs (RFC 9162 §2.1.3)', () => {
     let rejected = 0;
     const accepted: string[] = [];
     inclusionCases.forEach(([i, n], c) => {
-      const proof = unhex(answer.inclusion[c]!);
+      const proof = refInclusion[c]!;
       const leaf = leafHash(`${LEAF_PREFIX}${i}`);
-      const root = Buffer.from(answer.roots[n]!, 'hex');
+      const root = refRoots[n]!;
       const fails = (index: number, size: number, l: Buffer, p: Buffer[], r: Buffer) => {
         if (verifyInclusion(index, size, l, p, r) !== false) accepted.push(`case ${c}: index ${index} size ${size}`);
         rejected++;
       };
-      proof.forEach((_, at) => {
-        const bad = proof.map((h) => Buffer.from(h));
-        bad[at]![(i + at) % 32]! ^= 1 << (c % 8);
-        fails(i, n, leaf, bad, root);
-      });
+      proof.forEach((_, at) => withFlippedBit(proof, at, (i + at) % 32, c % 8, (bad) => fails(i, n, leaf, bad, root)));
       if (i + 1 < n) fails(i + 1, n, leaf, proof, root);
       if (i > 0) fails(i - 1, n, leaf, proof, root);
-      if (n < MAX) fails(i, n + 1, leaf, proof, Buffer.from(answer.roots[n + 1]!, 'hex'));
-      if (n > 1 && i < n - 1) fails(i, n - 1, leaf, proof, Buffer.from(answer.roots[n - 1]!, 'hex'));
+      if (n < MAX) fails(i, n + 1, leaf, proof, refRoots[n + 1]!);
+      if (n > 1 && i < n - 1) fails(i, n - 1, leaf, proof, refRoots[n - 1]!);
       fails(i, n, leafHash(`${LEAF_PREFIX}${i + 1}`), proof, root);
       if (proof.length > 0) fails(i, n, leaf, proof.slice(0, -1), root);
       fails(i, n, leaf, [...proof, leaf], root);
@@ -168,27 +191,23 @@ describe('consistency proofs (RFC 9162 §2.1.4)', () => {
     expect(mine).toEqual(answer.consistency);
     const refused: string[] = [];
     consistencyCases.forEach(([m, n], c) => {
-      const ok = verifyConsistency(m, n, unhex(answer.consistency[c]!), Buffer.from(answer.roots[m]!, 'hex'), Buffer.from(answer.roots[n]!, 'hex'));
+      const ok = verifyConsistency(m, n, refConsistency[c]!, refRoots[m]!, refRoots[n]!);
       if (ok !== true) refused.push(`${m} → ${n}`);
     });
     expect(refused).toEqual([]);
   });
 
   it('reject a flipped bit, wrong sizes, swapped or foreign roots, a missing or an extra hash', () => {
-    const root = (n: number) => Buffer.from(answer.roots[n]!, 'hex');
+    const root = (n: number) => refRoots[n]!;
     const accepted: string[] = [];
     let rejected = 0;
     consistencyCases.forEach(([m, n], c) => {
-      const proof = unhex(answer.consistency[c]!);
+      const proof = refConsistency[c]!;
       const fails = (from: number, to: number, p: Buffer[], a: Buffer, b: Buffer) => {
         if (verifyConsistency(from, to, p, a, b) !== false) accepted.push(`case ${c}: ${from} → ${to}`);
         rejected++;
       };
-      proof.forEach((_, at) => {
-        const bad = proof.map((h) => Buffer.from(h));
-        bad[at]![(m + at) % 32]! ^= 1 << (c % 8);
-        fails(m, n, bad, root(m), root(n));
-      });
+      proof.forEach((_, at) => withFlippedBit(proof, at, (m + at) % 32, c % 8, (bad) => fails(m, n, bad, root(m), root(n))));
       if (m > 1) fails(m - 1, n, proof, root(m - 1), root(n));
       if (m < n) {
         fails(m + 1, n, proof, root(m + 1), root(n));

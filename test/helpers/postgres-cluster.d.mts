@@ -1,6 +1,7 @@
 export class PostgresMissingError extends Error {}
 export function findBinDir(env?: NodeJS.ProcessEnv): string;
-export function startCluster(options?: { settings?: Record<string, string | number> }): Promise<PostgresCluster>;
+export function makePristineDataDirectory(): { data: string; remove(): void };
+export function startCluster(options?: { settings?: Record<string, string | number>; pristine?: string | undefined }): Promise<PostgresCluster>;
 export class PostgresCluster {
   pid: number | null;
   port: number;

@@ -95,23 +95,57 @@ function childrenOf(pid) {
 }
 
 /**
- * Starts a cluster. `log` receives the server's log path; `settings` are extra `-c` settings.
+ * Runs initdb into `data` (as the server user), or throws with its output.
+ */
+function initdb(bin, user, data) {
+  const [initCmd, initArgs] = asServerUser(user, join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync']);
+  try {
+    // --no-sync: initdb's own files are not synced (a crash of the machine loses a throw-away
+    // cluster anyway); the server started on them syncs every commit (fsync = on).
+    execFileSync(initCmd, initArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (error) {
+    throw new Error(`initdb failed: ${error.stderr?.toString() ?? error.message}`);
+  }
+}
+
+/**
+ * A data directory fresh from initdb that no server ever runs on, for {@link startCluster}'s
+ * `pristine`: copying it (about 0.04 s of CPU) instead of running initdb again (0.6–1 s) is what
+ * a test run's private clusters start from. Removed with `remove()`.
+ * @returns {{ data: string, remove(): void }}
+ */
+export function makePristineDataDirectory() {
+  const bin = findBinDir();
+  const user = serverUser();
+  const dir = mkdtempSync(join(tmpdir(), 'govctl-pg-pristine-'));
+  if (user !== null) chownSync(dir, user.uid, user.gid);
+  const data = join(dir, 'data');
+  try {
+    initdb(bin, user, data);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return { data, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Starts a cluster. `settings` are extra `-c` settings; `pristine`, a data directory from
+ * {@link makePristineDataDirectory}, is copied (owner and modes kept) instead of running initdb.
  * @returns {Promise<PostgresCluster>}
  */
-export async function startCluster({ settings = {} } = {}) {
+export async function startCluster({ settings = {}, pristine = undefined } = {}) {
   const bin = findBinDir();
   const user = serverUser();
   const dir = mkdtempSync(join(tmpdir(), 'govctl-pg-'));
   if (user !== null) chownSync(dir, user.uid, user.gid);
   const data = join(dir, 'data');
-  const [initCmd, initArgs] = asServerUser(user, join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync']);
   try {
-    // --no-sync: initdb's own files are not synced (a crash of the machine loses a throw-away
-    // cluster anyway); the server started below syncs every commit (fsync = on).
-    execFileSync(initCmd, initArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
+    if (pristine !== undefined) execFileSync('cp', ['-a', pristine, data], { stdio: ['ignore', 'ignore', 'pipe'] });
+    else initdb(bin, user, data);
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`initdb failed: ${error.stderr?.toString() ?? error.message}`);
+    throw error;
   }
   const cluster = new PostgresCluster(bin, user, dir, data, settings);
   try {

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { startCluster, type PostgresCluster } from './postgres-cluster.mjs';
+import { startCluster as startPostgresCluster, type PostgresCluster } from './postgres-cluster.mjs';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,10 +18,21 @@ declare module 'vitest' {
     postgresUrl: string;
     /** the run's migrated template database (helpers/postgres-template.ts) */
     postgresTemplate: string;
+    /** a data directory fresh from initdb, never run (absent when the run uses an existing server) */
+    postgresPristine?: string;
   }
 }
 
-export { startCluster, type PostgresCluster };
+export type { PostgresCluster };
+
+/**
+ * A private cluster, for a file that kills or reconfigures its server: started from a copy of the
+ * run's pristine data directory (test/postgres-setup.ts) instead of its own initdb, which costs
+ * more than ten times the CPU; with initdb where the run has none.
+ */
+export function startCluster(options: { settings?: Record<string, string | number> } = {}): Promise<PostgresCluster> {
+  return startPostgresCluster({ ...options, pristine: inject('postgresPristine') });
+}
 
 /** The shared cluster's superuser URL. */
 export function clusterUrl(): string {
