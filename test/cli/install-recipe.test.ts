@@ -43,6 +43,18 @@ describe('docs/ci.md install recipe', () => {
     expect(paths.filter((path) => path.startsWith('src/') || path.startsWith('test/') || path.startsWith('node_modules/'))).toEqual([]);
   });
 
+  it('packs no chunk of an earlier build: every chunk is imported by an entry point or another chunk', () => {
+    const pkg = join(packDir, 'package');
+    const code = files.filter((file) => file.path.endsWith('.js')).map((file) => ({ path: file.path, text: readFileSync(join(pkg, file.path), 'utf8') }));
+    const chunks = code.filter((file) => file.path.startsWith('dist/chunks/'));
+    expect(chunks.length).toBeGreaterThan(0);
+    const orphans = chunks.filter((chunk) => {
+      const name = chunk.path.slice('dist/chunks/'.length);
+      return !code.some((other) => other.path !== chunk.path && other.text.includes(name));
+    });
+    expect(orphans.map((chunk) => chunk.path)).toEqual([]);
+  });
+
   it('installs as a `govctl` on the PATH that runs: --version, version --json, a local-store command', async () => {
     const pkg = join(packDir, 'package');
     symlinkSync(join(REPO, 'node_modules'), join(pkg, 'node_modules'));
