@@ -117,16 +117,26 @@ function initdb(bin, user, data) {
 export function makePristineDataDirectory() {
   const bin = findBinDir();
   const user = serverUser();
-  const dir = mkdtempSync(join(tmpdir(), 'govctl-pg-pristine-'));
+  const { dir, data } = dataDirectory('govctl-pg-pristine-', user, (target) => initdb(bin, user, target));
+  return { data, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A new temporary directory owned by the server's user, with `data` inside it filled by `fill`
+ * (initdb, or a copy of a pristine one); the directory is removed if `fill` throws.
+ * @returns {{ dir: string, data: string }}
+ */
+function dataDirectory(prefix, user, fill) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   if (user !== null) chownSync(dir, user.uid, user.gid);
   const data = join(dir, 'data');
   try {
-    initdb(bin, user, data);
+    fill(data);
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
-  return { data, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, data };
 }
 
 /**
@@ -137,16 +147,10 @@ export function makePristineDataDirectory() {
 export async function startCluster({ settings = {}, pristine = undefined } = {}) {
   const bin = findBinDir();
   const user = serverUser();
-  const dir = mkdtempSync(join(tmpdir(), 'govctl-pg-'));
-  if (user !== null) chownSync(dir, user.uid, user.gid);
-  const data = join(dir, 'data');
-  try {
-    if (pristine !== undefined) execFileSync('cp', ['-a', pristine, data], { stdio: ['ignore', 'ignore', 'pipe'] });
-    else initdb(bin, user, data);
-  } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
+  const { dir, data } = dataDirectory('govctl-pg-', user, (target) => {
+    if (pristine !== undefined) execFileSync('cp', ['-a', pristine, target], { stdio: ['ignore', 'ignore', 'pipe'] });
+    else initdb(bin, user, target);
+  });
   const cluster = new PostgresCluster(bin, user, dir, data, settings);
   try {
     await cluster.start();
