@@ -22,7 +22,7 @@ import {
 } from '../../src/core/index.js';
 import { openStore } from '../../src/server/store/open-store.js';
 import { copySqliteToPostgres, addWitness, createApiKey, createLedgerKey, ledgerKeyPath, provision, readLedgerKey, revokeApiKey, setGatePolicy, addSigningKey, setSigningKeyPolicy, startServer } from '../../src/server/index.js';
-import { BIN, cleanEnv, ensureBuilt, runCli } from '../helpers/cli.js';
+import { BIN, cleanEnv, codeCacheEnv, ensureBuilt, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/cli-fixtures.js';
 import { HAS_SCRIPT, runInPty, stripAnsi } from '../helpers/pty.js';
 import { freshDatabase, withClient } from '../helpers/postgres.js';
@@ -265,7 +265,7 @@ describe('govctl admin migrate', () => {
 
   it('then govctl serve on PostgreSQL serves the same records, key and signed root, proofs that verify, a log that goes on, and the migrated keys', async () => {
     const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', target, '--log-key', ledgerKeyPath(db), '--verify-workers', '0'], {
-      env: cleanEnv(temp.dir, { NO_COLOR: '1' }),
+      env: cleanEnv(temp.dir, { NO_COLOR: '1', ...codeCacheEnv() }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cleanEnv, ensureBuilt, makeHome, makeTempDir, runCli, runProcess } from '../helpers/cli.js';
+import { BIN, cleanEnv, codeCacheEnv, ensureBuilt, makeHome, makeTempDir, runCli, runProcess } from '../helpers/cli.js';
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -73,7 +73,7 @@ describe('the embedded store', () => {
 describe('Ctrl-C', () => {
   it('stops an import, reports the records sent, and exits 130', async () => {
     const home = makeHome();
-    const child = execa(process.execPath, [BIN, 'evidence', 'import', '-'], { cwd: home, env: cleanEnv(home), extendEnv: false, reject: false });
+    const child = execa(process.execPath, [BIN, 'evidence', 'import', '-'], { cwd: home, env: cleanEnv(home, codeCacheEnv()), extendEnv: false, reject: false });
     child.stdin!.write(`${change(1)}\n${change(2)}\n`);
     let seen = '';
     await new Promise<void>((resolve) => {

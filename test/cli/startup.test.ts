@@ -10,10 +10,13 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { REPO, cleanEnv, ensureBuilt, makeHome, makeTempDir, runProcess as runCli, type CliResult } from '../helpers/cli.js';
+import { REPO, cleanEnv, ensureBuilt, makeHome, makeTempDir, runProcess, type CliResult, type RunCliOptions } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 beforeAll(ensureBuilt);
+
+/** `node bin/govctl.js args…` with its code cache in the run's home, where these tests look for it. */
+const runCli = (args: readonly string[], options: RunCliOptions = {}): Promise<CliResult> => runProcess(args, { ...options, codeCacheInHome: true });
 
 let server: TestServer;
 let env: Record<string, string>;

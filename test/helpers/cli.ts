@@ -40,6 +40,11 @@ export interface RunCliOptions {
   timeout?: number;
   /** the client's wait before a retry, instead of a timer (runCli only) */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * keep the process's V8 code cache in `home`/.cache, as a user's is (runProcess and runShell
+   * only; default: the worker's shared cache, {@link codeCacheEnv}) — for tests of the cache itself
+   */
+  codeCacheInHome?: boolean;
 }
 
 const made: string[] = [];
@@ -65,11 +70,12 @@ export function makeHome(): string {
 let sharedCache: string | undefined;
 
 /**
- * `XDG_CACHE_HOME` for a spawned run whose test gave it no home of its own: one directory for
- * every process this test worker spawns, where bin/govctl.js keeps its V8 code caches, as a
- * user's ~/.cache is kept between runs. Without it every spawned run compiled the command line
- * (and `serve` the service) from source and wrote a cache no run read again. A test that gives a
- * `home` keeps the cache in it (startup.test.ts tests the cache itself that way).
+ * `XDG_CACHE_HOME` for spawned runs: one directory for every process this test worker spawns,
+ * where bin/govctl.js keeps its V8 code caches, as a user's ~/.cache is kept between runs. Without
+ * it every spawned run compiled the command line (and `serve` the service) from source and wrote a
+ * cache no run read again. runProcess, runShell and the pseudo-terminal use it even when the test
+ * gives a home, unless the test asks for `codeCacheInHome` (startup.test.ts tests the cache itself
+ * in the run's home); with `home`, this returns nothing (the cache stays in that home).
  */
 export function codeCacheEnv(home?: string): Record<string, string> {
   if (home !== undefined) return {};
@@ -111,7 +117,7 @@ export async function runProcess(args: readonly string[], options: RunCliOptions
   const home = options.home ?? makeHome();
   const result = await execa(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? home,
-    env: cleanEnv(home, { ...codeCacheEnv(options.home), ...options.env }),
+    env: cleanEnv(home, { ...(options.codeCacheInHome ? {} : codeCacheEnv()), ...options.env }),
     extendEnv: false,
     reject: false,
     stripFinalNewline: false,
@@ -129,7 +135,7 @@ export async function runShell(script: string, options: RunCliOptions = {}): Pro
   const home = options.home ?? makeHome();
   const result = await execa('bash', ['-o', 'pipefail', '-c', `govctl() { "$CLI_NODE" "$CLI_BIN" "$@"; }\n${script}`], {
     cwd: options.cwd ?? home,
-    env: { ...cleanEnv(home, { ...codeCacheEnv(options.home), ...options.env }), CLI_NODE: process.execPath, CLI_BIN: BIN },
+    env: { ...cleanEnv(home, { ...(options.codeCacheInHome ? {} : codeCacheEnv()), ...options.env }), CLI_NODE: process.execPath, CLI_BIN: BIN },
     extendEnv: false,
     reject: false,
     stripFinalNewline: false,

@@ -72,7 +72,7 @@ export async function runInPty(args: readonly string[], options: RunInPtyOptions
     command += ` < ${shellQuote(file)}`;
   }
   if (options.stdoutTo !== undefined) command += ` > ${shellQuote(options.stdoutTo)}`;
-  const env = cleanEnv(home, { ...codeCacheEnv(options.home), TERM: 'xterm-256color', COLUMNS: String(columns), ...options.env });
+  const env = cleanEnv(home, { ...codeCacheEnv(), TERM: 'xterm-256color', COLUMNS: String(columns), ...options.env });
   const result = await execa('script', ['-qec', command, '/dev/null'], {
     cwd: options.cwd ?? home,
     env,

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLedgerKey, provision } from '../../src/server/index.js';
 import { testStoreLocation } from '../helpers/backend.js';
-import { BIN, ensureBuilt } from '../helpers/cli.js';
+import { BIN, codeCacheEnv, ensureBuilt } from '../helpers/cli.js';
 import { evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 const CONNECTIONS = 20;
@@ -42,7 +42,7 @@ beforeAll(async () => {
   const logKey = join(dir, 'ledger-key');
   createLedgerKey(logKey); // as `govctl admin init` does
   child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0', '--verify-workers', '0'], {
-    env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1' },
+    env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1', ...codeCacheEnv() },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

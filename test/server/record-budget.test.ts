@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SigningKey, signWitness } from '../../src/core/index.js';
 import { createApp, createLedgerKey, DEFAULT_LIMITS, provision, type ServiceApp } from '../../src/server/index.js';
 import { storedRow, testStoreLocation } from '../helpers/backend.js';
-import { BIN, ensureBuilt } from '../helpers/cli.js';
+import { BIN, codeCacheEnv, ensureBuilt } from '../helpers/cli.js';
 import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 let service: ServiceApp | undefined;
@@ -119,7 +119,7 @@ describe('govctl serve flags', () => {
     const logKey = join(dir, 'ledger-key');
     createLedgerKey(logKey); // as `govctl admin init` does
     const child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0', '--verify-workers', '0', '--requests-per-minute', '4', '--records-per-minute', '1000'], {
-      env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1' },
+      env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1', ...codeCacheEnv() },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     try {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLedgerKey, DatabaseInUseError, ledgerKeyPath, provision, startServer, type RunningServer } from '../../src/server/index.js';
-import { BIN, ensureBuilt } from '../helpers/cli.js';
+import { BIN, codeCacheEnv, ensureBuilt } from '../helpers/cli.js';
 import { sqliteOnly } from '../helpers/backend.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
@@ -48,8 +48,9 @@ interface Served {
 /** `govctl serve --db FILE --port 0` as a process of its own (killed after the test). */
 function serve(db: string, options: { uid?: number; gid?: number; home?: string } = {}): Served {
   const home = options.home ?? dir;
+  // The worker's shared code cache, except for a run as another user (who cannot enter it).
   const child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0'], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_DATA_HOME: join(home, 'data'), NO_COLOR: '1' },
+    env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_DATA_HOME: join(home, 'data'), NO_COLOR: '1', ...(options.uid === undefined ? codeCacheEnv() : {}) },
     stdio: ['ignore', 'ignore', 'pipe'],
     ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid } : {}),
   });
