@@ -75,10 +75,9 @@ let sharedCache: string | undefined;
  * it every spawned run compiled the command line (and `serve` the service) from source and wrote a
  * cache no run read again. runProcess, runShell and the pseudo-terminal use it even when the test
  * gives a home, unless the test asks for `codeCacheInHome` (startup.test.ts tests the cache itself
- * in the run's home); with `home`, this returns nothing (the cache stays in that home).
+ * in the run's home).
  */
-export function codeCacheEnv(home?: string): Record<string, string> {
-  if (home !== undefined) return {};
+export function codeCacheEnv(): Record<string, string> {
   sharedCache ??= makeTempDir('govctl-code-cache-');
   return { XDG_CACHE_HOME: sharedCache };
 }
