@@ -32,6 +32,35 @@ export interface EvidenceRow {
   received_ms: number;
 }
 
+/**
+ * The evidence table's columns in the order every backend inserts them: the row's fields, with the
+ * workspace's integer key (`ws_key`, which the row does not carry) after its id.
+ */
+export const EVIDENCE_INSERT_COLUMNS = [
+  'record_id',
+  'workspace_id',
+  'ws_key',
+  'record_type',
+  'system_name',
+  'identity',
+  'resource',
+  'environment',
+  'occurred_at',
+  'occurred_ms',
+  'payload',
+  'client_sig',
+  'client_sig_algo',
+  'source',
+  'mapped_controls',
+  'received_at',
+  'received_ms',
+] as const satisfies readonly (keyof EvidenceRow | 'ws_key')[];
+
+/** A row's values in {@link EVIDENCE_INSERT_COLUMNS} order. */
+export function evidenceInsertValues(row: EvidenceRow, wsKey: number): unknown[] {
+  return EVIDENCE_INSERT_COLUMNS.map((column) => (column === 'ws_key' ? wsKey : row[column]));
+}
+
 /** A record as listed (spec §2.4). */
 export interface EvidenceListItem {
   record_id: string;
@@ -156,6 +185,34 @@ export interface AttestationRow {
    * digest need not read `record` back (record-views.ts, SignatureFacts). Absent on rows read back.
    */
   signature_facts?: SignatureFacts;
+}
+
+/** The attestations table's columns in the order every backend inserts them: the row's own fields. */
+export const ATTESTATION_INSERT_COLUMNS = [
+  'attestation_id',
+  'workspace_id',
+  'system_name',
+  'agent_name',
+  'tool_name',
+  'input_hash',
+  'output_hash',
+  'executed_at',
+  'executed_ms',
+  'record',
+  'witness_form',
+  'witness_sig',
+  'signed_ms',
+  'key_fingerprint',
+  'trust_tier',
+  'tier_reason',
+  'source',
+  'received_at',
+  'received_ms',
+] as const satisfies readonly (keyof AttestationRow)[];
+
+/** A row's values in {@link ATTESTATION_INSERT_COLUMNS} order. */
+export function attestationInsertValues(row: AttestationRow): unknown[] {
+  return ATTESTATION_INSERT_COLUMNS.map((column) => row[column]);
 }
 
 /** A stored attestation as the read endpoints return it (the record as stored text). */

@@ -16,7 +16,7 @@ import { IdGenerator } from '../../ids.js';
 import { LedgerQueryError } from '../ledger-common.js';
 import { countsFromMs } from '../derived.js';
 import { attestationResult, evidenceResult, IDEMPOTENCY_RETENTION_MS } from '../idempotency.js';
-import type { AttestationRow, IdempotencyClaim, IdempotencyHit } from '../rows.js';
+import { ATTESTATION_INSERT_COLUMNS, EVIDENCE_INSERT_COLUMNS, evidenceInsertValues, type AttestationRow, type IdempotencyClaim, type IdempotencyHit } from '../rows.js';
 import type { AdmitQuery, Admission, EvidenceWrite, Store, Stored } from '../store.js';
 import { PgBudgetStore } from './budget.js';
 import { derivedStatements, lastEarned, type DerivedEvent } from './derived.js';
@@ -45,10 +45,29 @@ export interface PostgresStoreOptions {
  */
 export const POOL_SIZE = 20;
 
-const INSERT_EVIDENCE = `INSERT INTO evidence (record_id, workspace_id, ws_key, record_type, system_name, identity, resource, environment,
-    occurred_at, occurred_ms, payload, client_sig, client_sig_algo, source, mapped_controls, received_at, received_ms)
-  SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-    $9::text[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bigint[])`;
+/** Each evidence column's PostgreSQL type, for the unnest of a group's rows. */
+const EVIDENCE_TYPES: Record<(typeof EVIDENCE_INSERT_COLUMNS)[number], string> = {
+  record_id: 'text',
+  workspace_id: 'text',
+  ws_key: 'int',
+  record_type: 'text',
+  system_name: 'text',
+  identity: 'text',
+  resource: 'text',
+  environment: 'text',
+  occurred_at: 'text',
+  occurred_ms: 'bigint',
+  payload: 'text',
+  client_sig: 'text',
+  client_sig_algo: 'text',
+  source: 'text',
+  mapped_controls: 'text',
+  received_at: 'text',
+  received_ms: 'bigint',
+};
+
+const INSERT_EVIDENCE = `INSERT INTO evidence (${EVIDENCE_INSERT_COLUMNS.join(', ')})
+  SELECT * FROM unnest(${EVIDENCE_INSERT_COLUMNS.map((column, i) => `$${i + 1}::${EVIDENCE_TYPES[column]}[]`).join(', ')})`;
 
 /** An expired key not yet pruned is taken over by the new write ($6: the retention cut-off). */
 const REMEMBER_KEYS = `INSERT INTO idempotency_keys AS k (workspace_id, idem_key, content_hash, result, created_ms)
@@ -222,25 +241,7 @@ export class PostgresStore implements Store {
       const hit = await this.#findInGroup(group, row.workspace_id, claim, row.received_ms);
       if (hit !== null) return { hit };
     }
-    group.add('evidence', INSERT_EVIDENCE, [
-      row.record_id,
-      row.workspace_id,
-      wsKey,
-      row.record_type,
-      row.system_name,
-      row.identity,
-      row.resource,
-      row.environment,
-      row.occurred_at,
-      row.occurred_ms,
-      row.payload,
-      row.client_sig,
-      row.client_sig_algo,
-      row.source,
-      row.mapped_controls,
-      row.received_at,
-      row.received_ms,
-    ]);
+    group.add('evidence', INSERT_EVIDENCE, evidenceInsertValues(row, wsKey));
     const leafIndex = this.ledger.appendEvidence(group, wsKey, row);
     if (claim !== undefined) this.#remember(group, row.workspace_id, claim, evidenceResult(row, write.controls, leafIndex), row.received_ms);
     const earnedMs = countsFromMs(row.occurred_ms, row.received_ms);
@@ -372,33 +373,31 @@ interface PendingAttestations {
   outcomes: (Stored | null)[];
 }
 
-const ATTESTATION_INSERT_COLUMNS = [
-  'attestation_id',
-  'workspace_id',
-  'system_name',
-  'agent_name',
-  'tool_name',
-  'input_hash',
-  'output_hash',
-  'executed_at',
-  'executed_ms',
-  'record',
-  'witness_form',
-  'witness_sig',
-  'signed_ms',
-  'key_fingerprint',
-  'trust_tier',
-  'tier_reason',
-  'source',
-  'received_at',
-  'received_ms',
-] as const satisfies readonly (keyof AttestationRow)[];
+/** Each attestation column's PostgreSQL type, for the unnest of a group's rows. */
+const ATTESTATION_TYPES: Record<(typeof ATTESTATION_INSERT_COLUMNS)[number], string> = {
+  attestation_id: 'text',
+  workspace_id: 'text',
+  system_name: 'text',
+  agent_name: 'text',
+  tool_name: 'text',
+  input_hash: 'text',
+  output_hash: 'text',
+  executed_at: 'text',
+  executed_ms: 'bigint',
+  record: 'text',
+  witness_form: 'text',
+  witness_sig: 'bytea',
+  signed_ms: 'bigint',
+  key_fingerprint: 'text',
+  trust_tier: 'text',
+  tier_reason: 'text',
+  source: 'text',
+  received_at: 'text',
+  received_ms: 'bigint',
+};
 
-const ATTESTATION_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'bigint', 'text', 'text', 'bytea', 'bigint', 'text', 'text', 'text', 'text', 'text', 'bigint'];
-
-/** Inserted in the list's order (ORDER BY ordinality); a signature stored already inserts nothing. */
 const INSERT_ATTESTATIONS = `INSERT INTO attestations (${ATTESTATION_INSERT_COLUMNS.join(', ')})
-  SELECT ${ATTESTATION_INSERT_COLUMNS.join(', ')} FROM unnest(${ATTESTATION_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})
+  SELECT ${ATTESTATION_INSERT_COLUMNS.join(', ')} FROM unnest(${ATTESTATION_INSERT_COLUMNS.map((column, i) => `$${i + 1}::${ATTESTATION_TYPES[column]}[]`).join(', ')})
     WITH ORDINALITY AS a (${ATTESTATION_INSERT_COLUMNS.join(', ')}, ord) ORDER BY ord
   ON CONFLICT (signed_ms, witness_sig) WHERE witness_sig IS NOT NULL DO NOTHING
   RETURNING attestation_id`;

@@ -5,7 +5,7 @@
  * index, migration 8) and the verifying key's fingerprint.
  */
 import type Database from 'better-sqlite3';
-import type { AttestationListQuery, AttestationRow, StoredAttestationRow } from '../rows.js';
+import { ATTESTATION_INSERT_COLUMNS, attestationInsertValues, type AttestationListQuery, type AttestationRow, type StoredAttestationRow } from '../rows.js';
 import type { Db } from './database.js';
 
 const READ_COLUMNS =
@@ -20,9 +20,7 @@ export class AttestationStore {
   constructor(private readonly db: Db) {
     // A signature already stored (by any workspace) inserts nothing: the caller sees changes = 0.
     this.#insert = db.prepare(
-      `INSERT INTO attestations (attestation_id, workspace_id, system_name, agent_name, tool_name, input_hash, output_hash,
-         executed_at, executed_ms, record, witness_form, witness_sig, signed_ms, key_fingerprint, trust_tier, tier_reason, source, received_at, received_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO attestations (${ATTESTATION_INSERT_COLUMNS.join(', ')}) VALUES (${ATTESTATION_INSERT_COLUMNS.map(() => '?').join(', ')})
        ON CONFLICT (signed_ms, witness_sig) WHERE witness_sig IS NOT NULL DO NOTHING`,
     );
     this.#get = db.prepare(`SELECT ${READ_COLUMNS} FROM attestations WHERE workspace_id = ? AND attestation_id = ?`);
@@ -31,27 +29,7 @@ export class AttestationStore {
 
   /** Stores one row; false (nothing stored) when its witness_sig is stored already. */
   insert(row: AttestationRow): boolean {
-    const { changes } = this.#insert.run(
-      row.attestation_id,
-      row.workspace_id,
-      row.system_name,
-      row.agent_name,
-      row.tool_name,
-      row.input_hash,
-      row.output_hash,
-      row.executed_at,
-      row.executed_ms,
-      row.record,
-      row.witness_form,
-      row.witness_sig,
-      row.signed_ms,
-      row.key_fingerprint,
-      row.trust_tier,
-      row.tier_reason,
-      row.source,
-      row.received_at,
-      row.received_ms,
-    );
+    const { changes } = this.#insert.run(attestationInsertValues(row));
     return changes === 1;
   }
 

@@ -4,7 +4,7 @@
  * canonical JSON text, so that the signed members re-canonicalise to the same bytes (wire.md §4).
  */
 import type Database from 'better-sqlite3';
-import { evidenceListPage, type EvidenceListItem, type EvidenceListQuery, type EvidenceListRow, type EvidenceRow, type ExportQuery, type ExportRow, type ListPosition } from '../rows.js';
+import { EVIDENCE_INSERT_COLUMNS, evidenceInsertValues, evidenceListPage, type EvidenceListItem, type EvidenceListQuery, type EvidenceListRow, type EvidenceRow, type ExportQuery, type ExportRow, type ListPosition } from '../rows.js';
 import type { Db } from './database.js';
 
 type ListRow = EvidenceListRow & { signed: number; seq: number };
@@ -110,11 +110,7 @@ export class EvidenceStore {
     private readonly db: Db,
     private readonly listIndexBatch = LIST_INDEX_BATCH,
   ) {
-    this.#insert = db.prepare(
-      `INSERT INTO evidence (record_id, workspace_id, ws_key, record_type, system_name, identity, resource, environment,
-         occurred_at, occurred_ms, payload, client_sig, client_sig_algo, source, mapped_controls, received_at, received_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+    this.#insert = db.prepare(`INSERT INTO evidence (${EVIDENCE_INSERT_COLUMNS.join(', ')}) VALUES (${EVIDENCE_INSERT_COLUMNS.map(() => '?').join(', ')})`);
     this.#get = db.prepare('SELECT * FROM evidence WHERE record_id = ? AND workspace_id = ?');
     this.#position = db.prepare('SELECT occurred_ms, seq FROM evidence WHERE record_id = ? AND workspace_id = ?');
     this.#keyOf = db.prepare<[string], number>('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck();
@@ -162,26 +158,8 @@ export class EvidenceStore {
   insert(row: EvidenceRow): void {
     const key = this.#key(row.workspace_id);
     if (key === undefined) throw new UnknownWorkspaceError(`workspace ${row.workspace_id} has no key: it was not provisioned`);
-    // Positional parameters: binding by name from an object costs a property lookup per name.
-    this.#insert.run(
-      row.record_id,
-      row.workspace_id,
-      key,
-      row.record_type,
-      row.system_name,
-      row.identity,
-      row.resource,
-      row.environment,
-      row.occurred_at,
-      row.occurred_ms,
-      row.payload,
-      row.client_sig,
-      row.client_sig_algo,
-      row.source,
-      row.mapped_controls,
-      row.received_at,
-      row.received_ms,
-    );
+    // Positional parameters (an array): binding by name from an object costs a property lookup per name.
+    this.#insert.run(evidenceInsertValues(row, key));
   }
 
   get(workspaceId: string, recordId: string): EvidenceRow | undefined {
