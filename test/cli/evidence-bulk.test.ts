@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
+import { BATCH_RECORDS } from '../../src/cli/evidence/import.js';
 import { makeHome, makeTempDir } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -49,16 +50,24 @@ function storedFor(dbPath: string, system: string): number {
   }
 }
 
+/**
+ * Two full batches of the default size and a half one: lines stay in input order across batch
+ * boundaries and through a last, partial batch, which is all a larger file would add.
+ */
+const BULK = 2 * BATCH_RECORDS + BATCH_RECORDS / 2;
+/** BULK as the summary prints it, with or without a thousands separator */
+const BULK_SHOWN = BULK.toLocaleString('en-US').replace(',', ',?');
+
 describe('evidence import in batches, against govctl serve', () => {
-  it('imports 2500 records with one ordered result line each, and a re-run stores none again', async () => {
+  it(`imports ${BULK} records (two and a half batches) with one ordered result line each, and a re-run stores none again`, async () => {
     const file = join(makeTempDir(), 'records.ndjson');
-    writeFileSync(file, Array.from({ length: 2500 }, (_, n) => change('bulk-a', n)).join('\n'));
+    writeFileSync(file, Array.from({ length: BULK }, (_, n) => change('bulk-a', n)).join('\n'));
     const first = await govctl(['evidence', 'import', file, '--json']);
     expect(first.code).toBe(0);
     const lines = first.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
-    expect(lines.map((line) => line.index)).toEqual(Array.from({ length: 2500 }, (_, n) => n));
+    expect(lines.map((line) => line.index)).toEqual(Array.from({ length: BULK }, (_, n) => n));
     expect(lines.every((line) => line.status === 'ok' && /^rec_/.test(line.record_id) && line.replayed === undefined)).toBe(true);
-    expect(storedFor(server.dbPath, 'bulk-a')).toBe(2500);
+    expect(storedFor(server.dbPath, 'bulk-a')).toBe(BULK);
 
     const again = await govctl(['evidence', 'import', file, '--json']);
     expect(again.code).toBe(0);
@@ -69,8 +78,8 @@ describe('evidence import in batches, against govctl serve', () => {
     expect(again.stderr).toBe('');
     const plain = await govctl(['evidence', 'import', file]);
     expect(plain.code).toBe(0);
-    expect(plain.stderr).toMatch(/imported 2,?500 records in [\d.]+ s \(2,?500 already stored/);
-    expect(storedFor(server.dbPath, 'bulk-a')).toBe(2500);
+    expect(plain.stderr).toMatch(new RegExp(`imported ${BULK_SHOWN} records in [\\d.]+ s \\(${BULK_SHOWN} already stored`));
+    expect(storedFor(server.dbPath, 'bulk-a')).toBe(BULK);
   });
 
   it('--no-idempotency stores a record sent again again', async () => {
