@@ -23,13 +23,6 @@ export default defineConfig({
     // not extend the root, so that they do not run it a second time.
     globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
     pool: 'forks',
-    // Keep the TypeScript vitest transforms on disk between runs (keyed by each file's content
-    // and the config), so that a run transforms only what changed since the last one instead of
-    // every source and test file again (the main process's largest CPU cost after the tests
-    // themselves). In the checkout, not in node_modules, which worktrees may share; `vitest
-    // --clearCache` empties it. Measured: docs/decisions.md, "Three test files at a time, workers
-    // keep their modules, the smaller project first".
-    experimental: { fsModuleCache: true, fsModuleCachePath: '.vitest-cache' },
     // The project with less work first, so that the run does not end on one long file (test/sequencer.ts).
     sequence: { sequencer: SmallerProjectFirst },
     // Three files at a time on a 2-core machine. Vitest's default is one (cores - 1), which runs
