@@ -20,7 +20,7 @@ import { prng } from '../helpers/prng.js';
 import { testBackend } from '../helpers/backend.js';
 
 const SEED = Number(process.env.GOVCTL_FUZZ_SEED ?? 20260601);
-const MIN_REQUESTS = testBackend() === 'postgres' ? 2_500 : 5_000;
+const MIN_REQUESTS = testBackend() === 'postgres' ? 1_000 : 5_000;
 const TIME_BUDGET_MS = 60_000;
 const CONCURRENCY = 16;
 
