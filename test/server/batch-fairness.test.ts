@@ -5,6 +5,14 @@
  * answered before the batch's checks are done. No timing: the order of events is what is asserted.
  * The other request is sent from inside the batch's first item's idempotency-key look-up (the batch
  * is then certainly under way), and the batch's checks are done when it hands its rows to the store.
+ * That look-up returns once the other request has been admitted by the store: on PostgreSQL the
+ * admission is a round trip to the database, whose answer may take longer than the whole batch's
+ * checks on a loaded machine, and the claim is about the service's event loop, not about when
+ * another process answers. From there the other request needs only turns of the event loop.
+ * The SQLite run is the one that proves the chunking: nothing on the batch's path waits for I/O
+ * there, and without takeTurn (auth.ts inTurns) both of its tests fail. On PostgreSQL the batch's
+ * record charge is itself a round trip, during which the other request is served anyway; there the
+ * tests prove that both requests are answered in full and in order.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SigningKey, signWitness } from '../../src/core/index.js';
@@ -48,14 +56,24 @@ afterEach(async () => {
 async function raceOtherTenant(rest: string, records: unknown[], store: 'recordAttestations' | 'recordEvidenceBatch') {
   const events: string[] = [];
   let otherReply: Promise<{ statusCode: number; body: string }> | undefined;
+  let admitted!: () => void;
+  const otherAdmitted = new Promise<void>((resolve) => (admitted = resolve));
+  const admit = service.store.admit.bind(service.store);
+  vi.spyOn(service.store, 'admit').mockImplementation(async (query) => {
+    const admission = await admit(query);
+    if (query.apiKey === other.apiKey) admitted();
+    return admission;
+  });
   const find = service.store.findIdempotent.bind(service.store);
-  vi.spyOn(service.store, 'findIdempotent').mockImplementation((...args) => {
-    otherReply ??= service.app
+  vi.spyOn(service.store, 'findIdempotent').mockImplementation(async (...args) => {
+    if (otherReply !== undefined) return find(...args);
+    otherReply = service.app
       .inject({ method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${other.apiKey}` } })
       .then((reply) => {
         events.push('other tenant answered');
         return reply;
       });
+    await otherAdmitted;
     return find(...args);
   });
   const write = (service.store[store] as (...args: unknown[]) => unknown).bind(service.store);
