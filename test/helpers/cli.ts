@@ -47,16 +47,9 @@ export interface RunCliOptions {
   codeCacheInHome?: boolean;
 }
 
-const made: string[] = [];
-process.once('exit', () => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-
-/** A new temporary directory, removed when the test process ends. */
+/** A new temporary directory in the run's TMPDIR, removed with it when the run ends (test/global-setup.ts). */
 export function makeTempDir(prefix = 'govctl-cli-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
+  return mkdtempSync(join(tmpdir(), prefix));
 }
 
 /** A home directory for one test: `config/` and `data/` inside it serve as the XDG directories. */
