@@ -11,7 +11,7 @@
  * - {@link runShell}: a bash pipeline around the process (`| head -1`).
  */
 import { execSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, rmdirSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +50,11 @@ export interface RunCliOptions {
 /** A new temporary directory in the run's TMPDIR, removed with it when the run ends (test/global-setup.ts). */
 export function makeTempDir(prefix = 'govctl-cli-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A count as a regular expression's source that matches it as the summaries print it, with or without thousands separators. */
+export function countPattern(n: number): string {
+  return n.toLocaleString('en-US').replace(/,/g, ',?');
 }
 
 /** A home directory for one test: `config/` and `data/` inside it serve as the XDG directories. */
