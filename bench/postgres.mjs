@@ -56,10 +56,12 @@ const USAGE = `node bench/postgres.mjs [--quick] [--duration S] [--connections N
   --quiet-wait S before each load, wait up to S seconds for other processes to go quiet (default 120; 0: never)
   --only evidence  part 1's evidence POST alone (iteration, not a result: no attestations, no replicas)
   --socket       the services reach PostgreSQL through its Unix socket, not TCP on 127.0.0.1 (a replica on the database's machine)
-  --cpu-prof     a CPU profile of each part-1 service process (node --cpu-prof) in the run's profiles/ (kept)`;
+  --cpu-prof     a CPU profile of each part-1 service process (node --cpu-prof) in the run's profiles/ (kept)
+  --statements   PostgreSQL's time per statement during part 1's evidence POST (pg_stat_statements, loaded for
+                 the run: it costs some of PostgreSQL's CPU, so the rates of such a run are not results)`;
 
 const options = parseOptions(
-  { keep: { type: 'boolean', default: false }, 'quiet-wait': { type: 'string' }, only: { type: 'string' }, 'cpu-prof': { type: 'boolean', default: false }, socket: { type: 'boolean', default: false } },
+  { keep: { type: 'boolean', default: false }, 'quiet-wait': { type: 'string' }, only: { type: 'string' }, 'cpu-prof': { type: 'boolean', default: false }, socket: { type: 'boolean', default: false }, statements: { type: 'boolean', default: false } },
   USAGE,
 );
 if (options.only !== undefined && options.only !== 'evidence') throw new Error(`--only takes evidence, not ${options.only}`);
@@ -84,7 +86,8 @@ if (!options['no-snapshot']) snapshotCode(run.dir, [DIST.server, DIST.core, DIST
 process.env.TMPDIR = run.dir;
 const { startCluster } = await import('../test/helpers/postgres-cluster.mjs');
 progress('starting a throw-away PostgreSQL cluster');
-const cluster = await startCluster();
+const STATEMENT_SETTINGS = { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all', 'pg_stat_statements.track_planning': 'on' };
+const cluster = await startCluster(options.statements ? { settings: STATEMENT_SETTINGS } : {});
 const pinned = pinLoadGenerator(options['no-pin']);
 const report = new Report('postgres', {
   quick,
@@ -253,6 +256,41 @@ function reportPair(name, runs, unit, per = 1, target) {
   }
 }
 
+/**
+ * --statements: pg_stat_statements on the bench database, reset before part 1's evidence POST
+ * (`reset`) and read after it (`report`): each statement's calls and, per evidence POST (the
+ * admission statement runs once per request), its execution and planning time and WAL records.
+ */
+async function statements(url, step) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    if (step === 'reset') {
+      await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      await client.query('SELECT pg_stat_statements_reset()');
+      return;
+    }
+    const { rows } = await client.query(
+      `SELECT calls::float8 AS calls, total_exec_time AS exec_ms, total_plan_time AS plan_ms, wal_records::float8 AS wal, regexp_replace(query, '\\s+', ' ', 'g') AS query
+         FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+        ORDER BY total_exec_time + total_plan_time DESC LIMIT 12`,
+    );
+    // one admission statement per request (postgres/budget.ts ADMIT)
+    const requests = rows.find((row) => row.query.includes('INSERT INTO budget_windows') && row.query.includes('api_keys'))?.calls;
+    if (!requests) return report.note('--statements: no admission statement was recorded');
+    const us = (ms) => ((ms * 1000) / requests).toFixed(1);
+    for (const [i, row] of rows.entries()) {
+      report.figure(`statement_${i + 1}`, (row.exec_ms * 1000) / requests, 'µs per evidence POST', {
+        calls: row.calls,
+        note: `${row.calls} calls; per request: ${us(row.exec_ms)} µs executing, ${us(row.plan_ms)} µs planning, ${(row.wal / requests).toFixed(1)} WAL records: ${row.query.slice(0, 110)}`,
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 try {
   progress(`run directory ${run.dir}`);
   const tcpUrl = await cluster.createDatabase('bench');
@@ -277,8 +315,10 @@ try {
   // --- Evidence POST ------------------------------------------------------------------------
   const evidence = evidenceBodies(200);
   const ok = (_s, body) => body.includes('"detail":"ok"');
+  if (options.statements) await statements(tcpUrl, 'reset');
   const evidenceRuns = await compare('evidence POST', [target('sqlite', sqlite, 'grc/evidence', ok, { bodies: evidence }), target('postgres', pg, 'grc/evidence', ok, { bodies: evidence })], {});
   reportPair('evidence_post_rate', evidenceRuns, 'req/s', 1, 0.5);
+  if (options.statements) await statements(tcpUrl, 'report');
 
   // The same load with the replica alone on its core and PostgreSQL on the other, beside the load
   // generator: a replica and its database on separate CPUs, as deployed (a figure, not the result:
