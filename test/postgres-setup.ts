@@ -34,7 +34,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   process.env.GOVCTL_TEST_POSTGRES_URL = cluster.url();
   return async () => {
     delete process.env.GOVCTL_TEST_POSTGRES_URL;
-    await cluster.stop();
-    pristine.remove();
+    // Stopped here, removed with the rest of the run's TMPDIR by global-setup.ts's teardown,
+    // which runs after this one.
+    await cluster.kill('SIGQUIT');
   };
 }
