@@ -17,11 +17,11 @@ const shared = {
 
 export default defineConfig({
   test: {
-    // Build the bundle once, before any test file runs: end-to-end tests spawn bin/govctl.js.
-    // Then start the run's throw-away PostgreSQL cluster, one for every file of both projects
+    // Build the bundle once, before any test file runs (end-to-end tests spawn bin/govctl.js), and
+    // meanwhile start the run's throw-away PostgreSQL cluster, one for every file of both projects
     // (test/postgres-setup.ts). The root's global setup runs once per run; the projects below do
     // not extend the root, so that they do not run it a second time.
-    globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
+    globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     // The project with less work first, so that the run does not end on one long file (test/sequencer.ts).
     sequence: { sequencer: SmallerProjectFirst },

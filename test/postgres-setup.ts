@@ -1,6 +1,6 @@
 /**
  * Starts the test run's throw-away PostgreSQL cluster (test/helpers/postgres-cluster.mjs) and
- * stops it, its directory removed, when the run ends. Fails the run, naming what to install, when
+ * stops it when the run ends (its directory goes with the run's TMPDIR: global-setup.ts). Fails the run, naming what to install, when
  * the PostgreSQL binaries are missing: the PostgreSQL tests are never skipped silently. Also makes
  * the run's template database, migrated once (helpers/postgres-template.ts), and a pristine data
  * directory that the files' private clusters copy instead of running initdb each
@@ -11,7 +11,11 @@ import { randomBytes } from 'node:crypto';
 import { makePristineDataDirectory, startCluster } from './helpers/postgres-cluster.mjs';
 import { createTemplateDatabase } from './helpers/postgres-template.js';
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+/**
+ * Called by the run's global setup (global-setup.ts), while the build runs. Resolves to the
+ * teardown, which stops the cluster; its directory goes with the run's TMPDIR.
+ */
+export async function startRunPostgres(project: TestProject): Promise<() => Promise<void>> {
   const existing = process.env.GOVCTL_TEST_POSTGRES_URL;
   // a name of its own on an existing server, where another run may have made one
   const template = `govctl_template_${randomBytes(4).toString('hex')}`;
@@ -26,7 +30,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     pristine.remove();
     throw error;
   });
-  await createTemplateDatabase(cluster.url(), template);
+  await createTemplateDatabase(cluster.url(), template).catch(async (error: unknown) => {
+    await cluster.kill('SIGQUIT');
+    throw error;
+  });
   project.provide('postgresUrl', cluster.url());
   project.provide('postgresTemplate', template);
   project.provide('postgresPristine', pristine.data);
@@ -34,8 +41,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   process.env.GOVCTL_TEST_POSTGRES_URL = cluster.url();
   return async () => {
     delete process.env.GOVCTL_TEST_POSTGRES_URL;
-    // Stopped here, removed with the rest of the run's TMPDIR by global-setup.ts's teardown,
-    // which runs after this one.
     await cluster.kill('SIGQUIT');
   };
 }

@@ -37,7 +37,7 @@ export function startCluster(options: { settings?: Record<string, string | numbe
 /** The shared cluster's superuser URL. */
 export function clusterUrl(): string {
   const url = inject('postgresUrl') ?? process.env.GOVCTL_TEST_POSTGRES_URL;
-  if (!url) throw new Error('no PostgreSQL cluster: test/postgres-setup.ts is not in vitest.config.ts globalSetup');
+  if (!url) throw new Error('no PostgreSQL cluster: test/global-setup.ts is not in vitest.config.ts globalSetup');
   return url;
 }
 
@@ -62,7 +62,7 @@ export async function freshDatabase(label = 'test'): Promise<string> {
  */
 export async function freshMigratedDatabase(label = 'test'): Promise<string> {
   const template = inject('postgresTemplate');
-  if (!template) throw new Error('no template database: test/postgres-setup.ts is not in vitest.config.ts globalSetup');
+  if (!template) throw new Error('no template database: test/global-setup.ts is not in vitest.config.ts globalSetup');
   return createDatabase(label, template);
 }
 
