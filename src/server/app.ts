@@ -4,6 +4,7 @@
  * group. `govctl serve` listens with it (serve.ts); the embedded local store calls the very same
  * application in-process (local-store.ts), so every endpoint has one implementation.
  */
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createAuthHook } from './auth.js';
@@ -90,9 +91,14 @@ function errorResponse(reply: FastifyReply, status: number, body: ErrorBody): vo
 /** A malformed HTTP request (before Fastify sees a request): answer in the error shape and close. */
 function handleClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const body = JSON.stringify({ error: 'bad_request', message: status === 431 ? 'the request headers are too large' : 'malformed HTTP request' } satisfies ErrorBody);
-  socket.end(`HTTP/1.1 ${status} Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'the request headers are too large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'the request did not arrive in time']
+        : [400, 'malformed HTTP request'];
+  const body = JSON.stringify({ error: 'bad_request', message } satisfies ErrorBody);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 /** The compilers' factory of a service without schemas: a schema added to a route fails at start. */

@@ -137,7 +137,10 @@ describe('the transparency log endpoints', () => {
     expect((await call(service, 'GET', path('ledger/tile/0/000'))).status).toBe(404);
     expect((await call(service, 'GET', path('ledger/tile/0/0'))).status).toBe(404);
     expect((await call(service, 'GET', path('ledger/proof/consistency?from=2&to=9'))).status).toBe(404);
-    expect((await call(service, 'GET', path('ledger/proof/consistency?from=4&to=2'))).status).toBe(422);
+    const backwards = await call(service, 'GET', path('ledger/proof/consistency?from=4&to=2'));
+    expect(backwards.status).toBe(422);
+    // the store's sentence as it is, its field named once (not "from from must …")
+    expect(backwards.json).toEqual({ error: 'validation_error', message: 'from must not be larger than to', field: 'from' });
   });
 
   it('checks consistency proofs against the two signed roots', async () => {
@@ -157,6 +160,7 @@ describe('the transparency log endpoints', () => {
     const cosigned = note + witness.cosign(note.slice(0, note.indexOf('\n\n') + 1));
     const refused = await call(service, 'POST', path('ledger/cosignatures'), { body: { checkpoint: cosigned } });
     expect(refused.status).toBe(422);
+    expect(refused.json).toEqual({ error: 'validation_error', message: expect.stringMatching(/^the workspace has no registered witness/), field: 'checkpoint' });
     await addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witness.verifierKey });
     const accepted = await call(service, 'POST', path('ledger/cosignatures'), { body: { checkpoint: cosigned } });
     expect(accepted.status).toBe(201);

@@ -167,6 +167,12 @@ describe('headers and methods', () => {
     expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
   });
 
+  it('headers over the limit are a 431 whose status line and message say so, in the error shape', async () => {
+    const reply = await rawExchange(`GET /api/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(reply).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    expect(bodyOf(reply)).toEqual({ error: 'bad_request', message: 'the request headers are too large' });
+  });
+
   it('CONNECT (which Node would drop unanswered) and other unsupported methods are answered in the error shape', async () => {
     const reply = await rawExchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     expect(reply).toMatch(/^HTTP\/1\.1 405 /);
@@ -263,9 +269,10 @@ describe('connection caps and timeouts', () => {
       expect(thirdClosed).toBe('');
 
       const { text, ms } = await Promise.race([slowReply, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no 408 within 8 s')), 8_000))]);
-      expect(text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(text).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
       expect(ms).toBeGreaterThanOrEqual(900);
-      expect(bodyOf(text)).toHaveProperty('error', 'bad_request');
+      // a timeout, not a malformed request
+      expect(bodyOf(text)).toEqual({ error: 'bad_request', message: 'the request did not arrive in time' });
     } finally {
       for (const socket of sockets) socket.destroy();
       await capped.close();

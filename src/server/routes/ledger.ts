@@ -30,7 +30,9 @@ function httpError(error: unknown): unknown {
   if (!(error instanceof LedgerQueryError)) return error;
   if (error.code === 'not_found') return notFound(error.message);
   if (error.code === 'no_key') return new HttpError(503, 'server_error', error.message, undefined, { 'retry-after': '3600' });
-  return invalidField(error.field ?? 'id', error.message);
+  // The store's messages are whole sentences that name their field already (invalidField would
+  // prefix it a second time: "from from must not be larger than to").
+  return new HttpError(422, 'validation_error', error.message, error.field ?? 'id');
 }
 
 async function answer<T>(work: () => Promise<T>): Promise<T> {
