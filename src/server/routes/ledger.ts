@@ -29,7 +29,7 @@ const MAX_SIZE = Number.MAX_SAFE_INTEGER;
 function httpError(error: unknown): unknown {
   if (!(error instanceof LedgerQueryError)) return error;
   if (error.code === 'not_found') return notFound(error.message);
-  if (error.code === 'no_key') return new HttpError(503, 'server_error', error.message, undefined, { 'retry-after': '3600' });
+  if (error.code === 'no_key') return new HttpError(503, 'service_unavailable', error.message, undefined, { 'retry-after': '3600' });
   // The store's messages are whole sentences that name their field already (invalidField would
   // prefix it a second time: "from from must not be larger than to").
   return new HttpError(422, 'validation_error', error.message, error.field ?? 'id');
