@@ -2,7 +2,7 @@
  * Request bodies: JSON only, read with core's lossless reader so that number lexemes keep their
  * meaning (`85.0` stays a float, `12345678901234567890` keeps every digit; wire.md §4). Anything
  * else is a 400 `bad_request` (wire.md §5): a body that is not JSON, a wrong content type, a
- * charset other than UTF-8, bytes that are not valid UTF-8 (they would otherwise be replaced with
+ * charset other than UTF-8, a Content-Encoding (gzip, …), bytes that are not valid UTF-8 (they would otherwise be replaced with
  * U+FFFD and stored as something other than what was sent). Bodies over the route's limit are 413
  * (Fastify checks the length).
  *
@@ -44,6 +44,12 @@ function parse(bytes: Buffer, done: Done): void {
   }
 }
 
+/** A header value to quote in a message: printable ASCII, at most 40 characters. */
+function printableToken(value: string): string {
+  const token = value.replace(/[^\x21-\x7e]/g, '?');
+  return token.length > 40 ? `${token.slice(0, 40)}…` : token;
+}
+
 /** Replaces Fastify's body parsers with the one lossless JSON parser. */
 export function registerJsonBodyParser(app: FastifyInstance, turns?: TurnTaker): void {
   app.removeAllContentTypeParsers();
@@ -51,6 +57,12 @@ export function registerJsonBodyParser(app: FastifyInstance, turns?: TurnTaker):
     const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
       done(badRequest('the request body must be UTF-8 JSON (charset=utf-8)'), undefined);
+      return;
+    }
+    // Bodies are read as sent: a compressed one would otherwise be reported as invalid UTF-8.
+    const encoding = request.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      done(badRequest(`Content-Encoding ${printableToken(encoding)} is not accepted: send the JSON body uncompressed`), undefined);
       return;
     }
     const bytes = body as Buffer;

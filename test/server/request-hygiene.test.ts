@@ -5,6 +5,7 @@
  * 422 naming the field. Raw sockets on 127.0.0.1, each bounded in bytes and time.
  */
 import { connect, type Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/server/index.js';
 import { testStoreLocation } from '../helpers/backend.js';
@@ -202,6 +203,19 @@ describe('request bodies', () => {
     expect(await response.json()).toEqual({ error: 'bad_request', message: 'the request body is not valid UTF-8' });
     const systems = await call(server, 'GET', wsPath(server.workspaceId, 'grc/systems'));
     expect(JSON.stringify(systems.json)).not.toContain('utf8');
+  });
+
+  it('a compressed body (Content-Encoding gzip) is a 400 that says to send it uncompressed, and nothing is stored', async () => {
+    const body = gzipSync(Buffer.from(JSON.stringify(evidenceRecord('change_event', { system_name: 'gzip-probe' })), 'utf8'));
+    const response = await fetch(server.url + wsPath(server.workspaceId, 'grc/evidence'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 'bad_request', message: 'Content-Encoding gzip is not accepted: send the JSON body uncompressed' });
+    const systems = await call(server, 'GET', wsPath(server.workspaceId, 'grc/systems'));
+    expect(JSON.stringify(systems.json)).not.toContain('gzip-probe');
   });
 
   it.each([
