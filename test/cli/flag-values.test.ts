@@ -107,12 +107,13 @@ describe('every enum and format flag generated from the catalogue', () => {
     expect(CASES.length).toBeGreaterThan(40);
   });
 
-  it.each(CASES.map((found) => [`${found.type} --${found.flag} ${found.value}`, found] as const))('%s is 64, naming the flag', async (_name, found) => {
+  it.each(CASES.map((found) => [`${found.type} --${found.flag} ${found.value}`, found] as const))('%s is 64, naming the flag and the value', async (_name, found) => {
     const result = await runCli(['evidence', 'add', found.type, '--system', 's', `--${found.flag}`, found.value, '--json']);
     expect(result.exitCode, result.stderr).toBe(64);
     const error = JSON.parse(result.stderr) as { error: string; field: string; message: string };
     expect(error.error).toBe('usage_error');
     expect(error.message).toContain(`--${found.flag}`);
+    expect(error.message).toContain(`got "${found.value}"`);
   });
 });
 
