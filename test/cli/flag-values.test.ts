@@ -50,7 +50,7 @@ describe('a malformed value is 64 wherever the flag comes from', () => {
   it('--executed-at yesterday is 64; a good attestation still goes through', async () => {
     const bad = await runCli(['attest', 'summarise', '--system', 's', '--input-hash', GOOD_HASH, '--output-hash', GOOD_HASH, '--executed-at', 'yesterday']);
     expect(bad.exitCode).toBe(64);
-    expect(bad.stderr).toMatch(/--executed-at must be/);
+    expect(bad.stderr).toMatch(/--executed-at must be an ISO 8601 date and time, got "yesterday"/);
     const good = await runCli(['attest', 'summarise', '--system', 's', '--input-hash', GOOD_HASH, '--output-hash', GOOD_HASH]);
     expect(good.exitCode, good.stderr).toBe(0);
   });
