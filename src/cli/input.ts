@@ -259,7 +259,8 @@ export async function* readRecordStream(input: OpenedInput, onBytes?: (bytes: nu
   }
 
   pending += decoder.end();
-  if (!BLANK.test(pending)) yield parseLine(pending, index, lineNumber + 1);
+  // Still holding line breaks only when no line was split off: an input of blank lines, no record.
+  if (!BLANK.test(pending) && !(first && pending.search(/\S/) === -1)) yield parseLine(pending, index, lineNumber + 1);
 }
 
 function parseLine(line: string, index: number, lineNumber: number): StreamItem {

@@ -69,5 +69,10 @@ export function serviceAddress(value: string): string {
 
 /** Every URL inside a line of text shown as {@link displayUrl} shows it (a `-v` trace, a notice). */
 export function redactUrls(text: string): string {
-  return text.replace(/\bhttps?:\/\/[^\s"'<>]+/gi, (url) => displayUrl(url));
+  // Punctuation that ends the URL's sentence (`points to http://h:1, and`, `(http://h:1)`) is not
+  // the URL's: left on, it makes the port unparseable and the whole URL `(not a URL)`.
+  return text.replace(/\bhttps?:\/\/[^\s"'<>]+/gi, (match) => {
+    const url = match.replace(/[.,;:!?)\]}]+$/, '');
+    return displayUrl(url) + match.slice(url.length);
+  });
 }

@@ -57,7 +57,7 @@ export interface LocalStore {
 const LOCAL_FILE = 'local.json';
 const DB_FILE = 'govctl.db';
 
-/** A data directory or file that is not safe to use; `fix` says what to run. */
+/** A data directory or file that is not safe to use, or cannot be made; `fix` says what to do. */
 export class UnsafeDataDirError extends Error {
   override readonly name = 'UnsafeDataDirError';
   constructor(
@@ -81,7 +81,14 @@ function createExclusive(path: string): number {
  * @throws UnsafeDataDirError
  */
 function ensureDataDir(dataDir: string): void {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // A file in the way (EEXIST, ENOTDIR) or no permission: the user's setting to fix, not a crash.
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way' : code;
+    throw new UnsafeDataDirError(`the data directory ${dataDir} cannot be made (${why})`, 'give --data-dir (or GOVCTL_DATA_DIR) a directory of your own');
+  }
   const stat = statSync(dataDir);
   const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid) {

@@ -50,12 +50,21 @@ describe('config get, set, unset', () => {
       ['baseUrl', 'https://user:pw@x.example'],
       ['timeout', 'soon'],
       ['trustedHosts', 'https://x.example'],
+      ['ledgerKey', 'garbage'],
     ]) {
       const result = await runCli(['config', 'set', name!, value!], { home });
       expect(result.exitCode, `${name} ${value}`).toBe(64);
       expect(result.stderr).not.toContain('pw@');
     }
     expect(existsSync(userFile(home))).toBe(false);
+  });
+
+  it('stores a well-formed log verifier key, as admin init prints it', async () => {
+    const home = makeHome();
+    const key = 'govctl.local/ledger/ws_01a20d50-8390-7198-b608-d9251098d51f+e6392558+AbHju3zlf/mY+u88XcwAhKt5h3nx/W+kIEzS1xhLH3Bq';
+    const result = await runCli(['config', 'set', 'ledgerKey', key], { home });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(userFile(home), 'utf8'))).toEqual({ ledgerKey: key });
   });
 
   it('refuses to set a secret from the command line, pointing at a key file or the environment', async () => {

@@ -106,6 +106,23 @@ describe("the user's API key and a project config's host", () => {
     expect(result.stderr).not.toContain(API_KEY);
   });
 
+  it('is refused with a message that names the project host itself, in text and in --json (a URL followed by a comma stays a URL)', async () => {
+    const h = home();
+    writeFileSync(h.userFile, JSON.stringify({ baseUrl: good.url }));
+    writeFileSync(join(h.repo, '.govctlrc.json'), JSON.stringify({ baseUrl: other.url }));
+    const text = await run(['whoami'], { env: { ...h.env, SERVICE_API_KEY: API_KEY }, cwd: h.repo });
+    expect(text.exitCode).toBe(78);
+    expect(text.stderr).toContain(`points to ${other.url}, and the API key`);
+    expect(text.stderr).not.toContain('(not a URL)');
+    const json = await run(['whoami', '--json'], { env: { ...h.env, SERVICE_API_KEY: API_KEY }, cwd: h.repo });
+    expect(json.exitCode).toBe(78);
+    expect(json.stdout).toBe('');
+    const message = JSON.parse(json.stderr.trim()).message as string;
+    expect(message).toContain(other.url);
+    expect(message).toContain(good.url);
+    expect(other.count + good.count).toBe(0);
+  });
+
   it('is refused for a key from --api-key-file and from the user config too', async () => {
     const h = home();
     const keyFile = join(h.root, 'api-key');

@@ -107,6 +107,14 @@ describe('evidence import in batches, against govctl serve', () => {
     ]);
     expect(storedFor(server.dbPath, 'bulk-d')).toBe(2);
   });
+
+  it('takes an input of blank lines only (`echo "$EMPTY" | govctl evidence import -`) as no records, as it takes an empty one', async () => {
+    for (const stdin of ['', '\n', '\n\n', ' \r\n\t\n']) {
+      const result = await govctl(['evidence', 'import', '-'], { stdin });
+      expect(result.code, JSON.stringify(stdin) + result.stderr).toBe(0);
+      expect(result.stdout).toBe('');
+    }
+  });
 });
 
 describe('evidence add', () => {

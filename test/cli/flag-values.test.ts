@@ -50,7 +50,7 @@ describe('a malformed value is 64 wherever the flag comes from', () => {
   it('--executed-at yesterday is 64; a good attestation still goes through', async () => {
     const bad = await runCli(['attest', 'summarise', '--system', 's', '--input-hash', GOOD_HASH, '--output-hash', GOOD_HASH, '--executed-at', 'yesterday']);
     expect(bad.exitCode).toBe(64);
-    expect(bad.stderr).toMatch(/--executed-at must be/);
+    expect(bad.stderr).toMatch(/--executed-at must be an ISO 8601 date and time, got "yesterday"/);
     const good = await runCli(['attest', 'summarise', '--system', 's', '--input-hash', GOOD_HASH, '--output-hash', GOOD_HASH]);
     expect(good.exitCode, good.stderr).toBe(0);
   });
@@ -107,12 +107,13 @@ describe('every enum and format flag generated from the catalogue', () => {
     expect(CASES.length).toBeGreaterThan(40);
   });
 
-  it.each(CASES.map((found) => [`${found.type} --${found.flag} ${found.value}`, found] as const))('%s is 64, naming the flag', async (_name, found) => {
+  it.each(CASES.map((found) => [`${found.type} --${found.flag} ${found.value}`, found] as const))('%s is 64, naming the flag and the value', async (_name, found) => {
     const result = await runCli(['evidence', 'add', found.type, '--system', 's', `--${found.flag}`, found.value, '--json']);
     expect(result.exitCode, result.stderr).toBe(64);
     const error = JSON.parse(result.stderr) as { error: string; field: string; message: string };
     expect(error.error).toBe('usage_error');
     expect(error.message).toContain(`--${found.flag}`);
+    expect(error.message).toContain(`got "${found.value}"`);
   });
 });
 

@@ -55,6 +55,19 @@ describe('the data directory of the local store', () => {
     expect(existsSync(join(dataDir, 'govctl.db'))).toBe(false);
   });
 
+  it('is a configuration error (78), not a crash (70), when a file stands where it should be (the store and serve)', async () => {
+    const file = join(root, 'a-file');
+    writeFileSync(file, 'not a directory');
+    for (const dataDir of [file, join(file, 'below')]) {
+      for (const args of [['whoami'], ['serve', '--port', '0']]) {
+        const result = await run(args, dataDir);
+        expect(result.exitCode, result.stderr).toBe(78);
+        expect(result.stderr).toContain(`the data directory ${dataDir} cannot be made`);
+        expect(result.stderr).not.toContain('internal error');
+      }
+    }
+  });
+
   it('is refused when its group may write to it (0770)', async () => {
     const dataDir = join(root, 'group');
     mkdirSync(dataDir);

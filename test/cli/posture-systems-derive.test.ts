@@ -91,6 +91,13 @@ describe('govctl systems', () => {
     expect(one.stdout.startsWith('loan-scorer\t')).toBe(true);
   });
 
+  it('--name matches part of the name, ignoring case, as its help says', async () => {
+    const part = await runCli(['systems', '--name', 'LOAN'], { env });
+    expect(part.stdout.trimEnd().split('\n').map((line) => line.split('\t')[0])).toEqual(['loan-scorer']);
+    const help = await runCli(['systems', '--help'], { env });
+    expect(help.stdout).toMatch(/--name <name>\s+only systems whose name contains this,\s+ignoring case/);
+  });
+
   it('prints exactly the service body with --json', async () => {
     const { body } = await callService(server, 'GET', 'grc/systems?name=chat-bot');
     const result = await runCli(['systems', '--name', 'chat-bot', '--json'], { env });

@@ -178,6 +178,17 @@ describe('govctl completion bash', () => {
   });
 });
 
+describe('govctl completion --help', () => {
+  it("lists each shell's install step on lines of its own, wrapped to 80 columns", async () => {
+    const help = await runCli(['completion', '--help']);
+    expect(help.exitCode).toBe(0);
+    const lines = help.stdout.split('\n');
+    for (const shell of ['bash', 'zsh', 'fish', 'powershell']) expect(lines.filter((line) => line.startsWith(`  ${shell}: `)), shell).toHaveLength(1);
+    expect(help.stdout).not.toMatch(/source <\(govctl completion bash\) zsh:/);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
+  });
+});
+
 describe('govctl completion zsh, fish and powershell', () => {
   it('each script asks govctl __complete and holds no command list of its own', () => {
     expect(scripts.zsh).toMatch(/^#compdef govctl/);

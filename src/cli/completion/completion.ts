@@ -26,9 +26,10 @@ export function createCompletionCommand(factory: Factory): Command {
     .description('print a shell completion script (bash, zsh, fish or powershell)')
     .addArgument(new Argument('<shell>', 'the shell').choices(SHELLS))
     .action(async (shell: Shell, _flags: unknown, self: Command) => run({ shell, version: rootOf(self).version() ?? '' }, factory));
+  // A blank line between the shells: the help's wrapping refills a run of equally indented lines as one paragraph.
   command.addHelpText(
     'after',
-    `\nThe script asks \`govctl __complete\` for each completion: commands, flags, flag values (the record types' enums among them) and file names.\n\nInstall:\n${SHELLS.map((shell) => `  ${shell}: ${INSTALL[shell].join(' ')}`).join('\n')}\n`,
+    `\nThe script asks \`govctl __complete\` for each completion: commands, flags, flag values (the record types' enums among them) and file names.\n\nInstall:\n${SHELLS.map((shell) => `  ${shell}: ${INSTALL[shell].join(' ')}`).join('\n\n')}\n`,
   );
   return addExamples(command, [
     'govctl completion bash > ~/.local/share/bash-completion/completions/govctl',

@@ -9,6 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Command } from 'commander';
+import { Ed25519NoteVerifier } from '../../core/index.js';
 import { addExamples } from '../command-kit.js';
 import { closestKey } from '../config-files.js';
 import { ConfigError, UsageError } from '../errors.js';
@@ -67,6 +68,13 @@ function valueFor(key: string, value: string, cwd: string): string {
     case 'timeout':
       if (parseTimeout(value) === undefined) throw new UsageError(`timeout must be seconds or a duration (30, 90s, 2m, 1500ms) of at most an hour, got "${value}"`, { field: key });
       return value;
+    case 'ledgerKey':
+      try {
+        Ed25519NoteVerifier.fromVerifierKey(value.trim());
+      } catch (error) {
+        throw new UsageError(`ledgerKey is not a log verifier key (${(error as Error).message})`, { field: key, hint: 'it looks like <origin>+<8 hex digits>+<base64>, as `govctl admin init` prints it' });
+      }
+      return value.trim();
     default:
       return value;
   }

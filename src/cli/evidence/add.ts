@@ -111,17 +111,28 @@ function createRecordTypeCommand(spec: RecordTypeSpec, factory: Factory): Comman
  * One line listing every issue, with flags named as typed; an issue that two members share (the
  * top-level `environment` and `payload.environment`, both from `--environment`) is said once.
  */
-export function describeIssues(what: string, issues: readonly ValidationIssue[], flags: RecordFlags): string {
-  const seen = new Set<string>();
-  const said: string[] = [];
+export function describeIssues(what: string, issues: readonly ValidationIssue[], flags: RecordFlags, values?: FlagValues): string {
+  const said = new Map<string, { flag: string; message: string; given?: string }>();
   for (const found of issues) {
     const flag = flagForPath(found.path, flags);
     const key = `${flag.split(' ')[0]}\u0000${found.message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    said.push(`${flag} ${found.message}`);
+    // A malformed flag value is named with the flag (docs/exit-codes.md "Malformed values"),
+    // whichever of the two members one flag fills carries it.
+    const given = values !== undefined && !found.message.includes(', got "') && isMalformedFlagValue(found, values, flags) ? typedValue(found.path, values) : undefined;
+    const before = said.get(key);
+    if (before === undefined) said.set(key, { flag, message: found.message, ...(given !== undefined && { given }) });
+    else if (before.given === undefined && given !== undefined) before.given = given;
   }
-  return `${what} is invalid: ${said.join('; ')}`;
+  const lines = [...said.values()].map(({ flag, message, given }) => `${flag} ${message}${given !== undefined ? `, got ${JSON.stringify(given)}` : ''}`);
+  return `${what} is invalid: ${lines.join('; ')}`;
+}
+
+/** The value typed for the flag behind an issue's path (`payload.severity`, `payload.impact_domains.2`, `occurred_at`), if a string. */
+function typedValue(path: string, values: FlagValues): string | undefined {
+  const match = /^payload\.([^.]+)(?:\.(\d+))?$/.exec(path);
+  let value: unknown = match ? values.payload[match[1]!] : (values.overrides[path] ?? values.top[path]);
+  if (match?.[2] !== undefined && Array.isArray(value)) value = value[Number(match[2])];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** Issue codes that mean a value is outside its flag's own domain (type, format, enum, range: what `--help` shows). */
@@ -163,7 +174,7 @@ export async function run(options: EvidenceAddOptions, deps: Factory): Promise<v
   const parsedPaths = new Set(values.issues.map((found) => found.path));
   const issues = [...values.issues, ...(built.ok ? [] : built.issues.filter((found) => !parsedPaths.has(found.path)))];
   if (!built.ok || issues.length > 0) {
-    const message = describeIssues(`the ${spec.type} record`, issues, flags);
+    const message = describeIssues(`the ${spec.type} record`, issues, flags, values);
     const hint = `see \`govctl evidence add ${spec.type} --help\``;
     // values.issues are flag values that did not parse (`--accuracy abc`): malformed by definition.
     const malformed = values.issues[0] ?? issues.find((found) => isMalformedFlagValue(found, values, flags));

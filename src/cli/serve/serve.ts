@@ -242,7 +242,10 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   if (options.db !== undefined || deps.env[DATABASE_URL_ENV]) path = databaseLocation(options.db, deps, false, 'serve');
   else {
     const { dataDir } = await deps.settings();
-    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await mkdir(dataDir, { recursive: true, mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+      const why = error.code === 'EEXIST' || error.code === 'ENOTDIR' ? 'a file is in the way' : (error.code ?? 'error');
+      throw new ConfigError(`the data directory ${displayPath(dataDir)} cannot be made (${why})`, { field: 'dataDir', hint: 'give --data-dir (or GOVCTL_DATA_DIR) a directory of your own, or --db FILE' });
+    });
     path = join(dataDir, SERVER_DB_FILE);
   }
   const server = await loadServer();

@@ -11,14 +11,14 @@ import { printJson, printTable, type Column } from '../render.js';
 
 export interface SystemsOptions {
   json: boolean;
-  /** only systems of this name (the service's filter) */
+  /** only systems whose name contains this, ignoring case (the service's filter) */
   name?: string;
 }
 
 export function createSystemsCommand(factory: Factory): Command {
   const command = new Command('systems')
     .description('list the AI systems of the workspace (GET grc/systems)')
-    .option('--name <name>', 'only the system of this name')
+    .option('--name <name>', 'only systems whose name contains this, ignoring case')
     .action(async (flags: { name?: string }) => run({ json: factory.globals.json === true, ...(flags.name !== undefined ? { name: flags.name } : {}) }, factory));
   command.addHelpText(
     'after',
@@ -44,7 +44,7 @@ export async function run(options: SystemsOptions, deps: Factory): Promise<void>
   if (options.json) return printJson(out, body);
   const systems = Array.isArray(body.systems) ? body.systems : [];
   if (systems.length === 0) {
-    if (out.isTTY) await deps.note(options.name !== undefined ? `no system named ${options.name}` : 'no systems yet: a system appears once a record or attestation names it');
+    if (out.isTTY) await deps.note(options.name !== undefined ? `no system whose name contains ${options.name}` : 'no systems yet: a system appears once a record or attestation names it');
     return;
   }
   await printTable(out, COLUMNS, systems, { now: deps.clock });
