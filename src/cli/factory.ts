@@ -9,7 +9,7 @@ import { ConfigError, UsageError } from './errors.js';
 import type { IO } from './io.js';
 import { displayPath, isFileSource, loadSettings, LOCAL_BASE_URL, SETTING_FLAG, SETTING_ENV, type SettingFlags, type Settings } from './settings.js';
 import { displayUrl, serviceAddress, terminalText } from './terminal-text.js';
-import { checkCredentialRoute, checkEnvironmentPairing } from './trust.js';
+import { checkCredentialRoute, checkEnvironmentPairing, checkStoreChoice } from './trust.js';
 import { checkServiceReplies } from './service-check.js';
 import { localNoticeShown, rememberLocalNotice } from './local-notice.js';
 import type { SigningKey } from '../core/signing/keys.js';
@@ -106,7 +106,8 @@ export async function readAllText(stream: NodeJS.ReadableStream): Promise<string
 
 /**
  * Decides where commands go (design/cli.md "Settings", "The embedded store"):
- * - `--base-url local`: the embedded store, as asked;
+ * - `--base-url local`: the embedded store, as asked (a project config may not ask for it while
+ *   the user's own API key is set: trust.ts);
  * - a base URL: that service, which needs an API key, and the key may go there (trust.ts: a host
  *   that only a project config names gets none of the user's keys unless the user pinned it);
  * - an API key without a base URL: a configuration error (78);
@@ -116,7 +117,13 @@ export async function readAllText(stream: NodeJS.ReadableStream): Promise<string
  */
 export function resolveConnection(settings: Settings, env: NodeJS.ProcessEnv): Connection {
   const baseUrl = settings.baseUrl?.trim();
-  if (baseUrl === LOCAL_BASE_URL) return { kind: 'local', dataDir: settings.dataDir, explicit: true };
+  if (baseUrl === LOCAL_BASE_URL) {
+    checkStoreChoice({
+      baseUrlSource: { kind: settings.sources.baseUrl?.kind ?? 'default', name: settings.sources.baseUrl?.name ?? '' },
+      ...(settings.apiKey !== undefined && { apiKeySource: { kind: settings.sources.apiKey?.kind ?? 'default', name: sourceName(settings, 'apiKey') } }),
+    });
+    return { kind: 'local', dataDir: settings.dataDir, explicit: true };
+  }
   if (baseUrl) {
     checkBaseUrl(baseUrl, settings);
     if (settings.apiKey === undefined) {

@@ -9,6 +9,7 @@
  * - A key that the project config itself holds (inline or in a file inside the project) belongs to
  *   whoever wrote the project, and may go to the project's host.
  * - A project config names secret files only inside its own root, symlinks resolved.
+ * - A project config may not switch to the embedded store while the user's own API key is set.
  */
 import { realpathSync } from 'node:fs';
 import { relative, isAbsolute, sep } from 'node:path';
@@ -105,6 +106,26 @@ export function checkCredentialRoute(route: CredentialRoute): void {
       hint:
         `if you trust ${shown} with that key, run \`govctl config trust-host ${shown}\` (a pipeline: set ${TRUSTED_HOSTS_ENV}=${shown}), ` +
         'or give --base-url / SERVICE_BASE_URL yourself',
+    },
+  );
+}
+
+/**
+ * Refuses a project config's `baseUrl: local` while an API key of the user's own is set (from a
+ * flag, the environment, the user config or `--config FILE`): the user set up a service, and a
+ * repository may not switch the commands, a gate above all, to a store it can ship itself (a pull
+ * request adding `{"baseUrl": "local", "dataDir": ".gov"}` and a store whose gates pass).
+ * @throws ConfigError (78) naming the project config and where the key came from
+ */
+export function checkStoreChoice(route: Pick<CredentialRoute, 'baseUrlSource'> & { apiKeySource?: CredentialRoute['apiKeySource'] }): void {
+  if (route.baseUrlSource.kind !== 'project') return; // the user chose the local store
+  if (route.apiKeySource === undefined || route.apiKeySource.kind === 'project') return; // no service of the user's
+  throw new ConfigError(
+    `the project config ${displayPath(route.baseUrlSource.name.replace(/ \(baseUrl\)$/, ''))} chooses the local store (baseUrl: local) ` +
+      `while the API key from ${route.apiKeySource.name} is set for a service; a repository may not choose the store your commands read`,
+    {
+      field: 'baseUrl',
+      hint: 'give --base-url local (or GOVCTL_BASE_URL=local) yourself to use the local store, or --base-url / SERVICE_BASE_URL for the service',
     },
   );
 }

@@ -201,6 +201,44 @@ describe("the user's API key and a project config's host", () => {
   });
 });
 
+describe("a project config's choice of the embedded store", () => {
+  /** A repository that ships a store in .gov and points its config at it, as a pull request could. */
+  function repoWithStore() {
+    const h = home();
+    writeFileSync(join(h.repo, '.govctlrc.json'), JSON.stringify({ baseUrl: 'local', dataDir: '.gov' }));
+    return h;
+  }
+
+  it('is refused (78) while the user has an API key for a service, so a pull request cannot make the gate read its own store', async () => {
+    const h = repoWithStore();
+    const env = { ...h.env, CI: 'true', SERVICE_API_KEY: API_KEY, GOVCTL_TRUSTED_HOSTS: good.url };
+    const result = await run(['gates', 'check'], { env, cwd: h.repo });
+    expect(result.exitCode).toBe(78);
+    expect(result.stderr).toContain('chooses the local store (baseUrl: local) while the API key from SERVICE_API_KEY is set for a service');
+    expect(result.stderr).toContain('--base-url local');
+    expect(result.stderr).not.toContain(API_KEY);
+    expect(existsSync(join(h.repo, '.gov'))).toBe(false);
+  });
+
+  it('is refused for a key from the user config too', async () => {
+    const h = repoWithStore();
+    const keyFile = join(h.root, 'key');
+    writeFileSync(keyFile, API_KEY, { mode: 0o600 });
+    writeFileSync(h.userFile, JSON.stringify({ baseUrl: good.url, apiKeyFile: keyFile }));
+    const result = await run(['posture', '--json'], { env: h.env, cwd: h.repo });
+    expect(result.exitCode).toBe(78);
+    expect(good.count).toBe(0);
+  });
+
+  it('is taken when the user asks for the local store, or when no key of the user is set', async () => {
+    const h = repoWithStore();
+    const asked = await run(['whoami', '--json', '--base-url', 'local'], { env: { ...h.env, SERVICE_API_KEY: API_KEY }, cwd: h.repo });
+    expect(asked.exitCode, asked.stderr).toBe(0);
+    const keyless = await run(['whoami', '--json'], { env: h.env, cwd: h.repo });
+    expect(keyless.exitCode, keyless.stderr).toBe(0);
+  });
+});
+
 describe('key files named by a project config', () => {
   it('are refused outside the project root (../../secret), without reading them', async () => {
     const h = home();
