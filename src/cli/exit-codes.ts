@@ -57,7 +57,7 @@ export const EXIT_CODE_MEANINGS: readonly { code: ExitCode; meaning: string; bri
   { code: EXIT.SOFT_FAIL, meaning: '`gates check`: a non-blocking gate fails (soft fail)', brief: 'soft gate fail' },
   { code: EXIT.HARD_FAIL, meaning: '`gates check`: a blocking gate fails (hard fail); `verify`: a signature does not verify; `ledger`: a log check fails', brief: 'hard gate fail, signature invalid or log check failed' },
   { code: EXIT.USAGE, meaning: 'usage error: unknown command or flag, missing argument, a flag value outside its type, format or choices', brief: 'usage' },
-  { code: EXIT.DATA_ERROR, meaning: 'bad input data: a record fails validation locally or with 400/422 from the service, unreadable JSON', brief: 'bad data' },
+  { code: EXIT.DATA_ERROR, meaning: 'bad input data: a record fails validation locally or with 400/422 from the service, unreadable JSON; an offline `verify` input that holds no record', brief: 'bad data' },
   { code: EXIT.NO_INPUT, meaning: 'an input file does not exist or cannot be read', brief: 'missing file' },
   { code: EXIT.UNAVAILABLE, meaning: 'the service (or the PostgreSQL database of `serve`/`admin`) cannot be reached, timed out, or answered 5xx', brief: 'service unavailable' },
   { code: EXIT.INTERNAL, meaning: 'internal error (a bug)', brief: 'internal' },

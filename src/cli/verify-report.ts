@@ -3,7 +3,7 @@
  * signature does not verify (design/cli.md "Exit codes"). Unsigned records count as not verifying:
  * an auditor cannot tell them from records whose signature was stripped.
  */
-import { SignatureMismatchError } from './errors.js';
+import { DataError, SignatureMismatchError } from './errors.js';
 import type { Factory } from './factory.js';
 import { plural, printJson, printTable, type Column } from './render.js';
 
@@ -41,8 +41,17 @@ function label(result: VerifyResult): string {
 /**
  * Prints the results (a table on a TTY, `status<TAB>index<TAB>…` lines piped, one JSON document
  * with `--json`) and throws {@link SignatureMismatchError} (exit 2) when any is not valid.
+ * An offline input that holds no record is a {@link DataError} (65), not a pass: a verify step fed
+ * by an export that matched nothing, or by an empty file, must not succeed having checked nothing
+ * (`--remote` over a workspace or a period with no records passes, and says how many it checked).
  */
 export async function reportVerification(deps: Factory, results: readonly VerifyResult[], how: { kind: 'evidence' | 'attestation'; json: boolean; remote?: boolean }): Promise<void> {
+  const noun = how.kind === 'evidence' ? 'record' : 'attestation';
+  if (results.length === 0 && how.remote !== true) {
+    throw new DataError(`the input holds no ${noun}: nothing was verified`, {
+      hint: `give the file of ${noun}s to verify (one JSON object, an array or NDJSON), or --remote to verify the stored ones`,
+    });
+  }
   const out = deps.io.stdout;
   const failed = results.filter((result) => result.status !== 'valid');
   if (how.json) {
@@ -65,7 +74,6 @@ export async function reportVerification(deps: Factory, results: readonly Verify
     }
     await printTable(out, columns, results, { now: deps.clock });
   }
-  const noun = how.kind === 'evidence' ? 'record' : 'attestation';
   if (failed.length > 0) {
     const named = failed.slice(0, 10).map(label).join('; ');
     const more = failed.length > 10 ? `; and ${failed.length - 10} more` : '';

@@ -218,6 +218,19 @@ describe('evidence sign and verify (offline)', () => {
     );
   });
 
+  it('fails (65) on an input that holds no record, so that a verify step fed by an empty export does not pass having checked nothing', async () => {
+    for (const input of ['', '\n\n', '[]']) {
+      const evidence = await runCli(['evidence', 'verify', '-', '--workspace', WS], { env, input });
+      expect(evidence.exitCode, JSON.stringify(input)).toBe(65);
+      expect(evidence.stdout).toBe('');
+      expect(evidence.stderr).toBe('govctl: the input holds no record: nothing was verified; give the file of records to verify (one JSON object, an array or NDJSON), or --remote to verify the stored ones\n');
+      const attestations = await runCli(['attest', 'verify', '-', '--workspace', WS, '--json'], { input });
+      expect(attestations.exitCode, JSON.stringify(input)).toBe(65);
+      expect(attestations.stdout).toBe('');
+      expect(JSON.parse(attestations.stderr)).toMatchObject({ error: 'invalid_input', message: 'the input holds no attestation: nothing was verified' });
+    }
+  });
+
   it('does not verify under another workspace or key', async () => {
     const signed = await runCli(['evidence', 'sign', '-', '--workspace', WS], { env, input: record(1) });
     expect((await runCli(['evidence', 'verify', '-', '--workspace', 'ws_other'], { env, input: signed.stdout })).exitCode).toBe(2);
