@@ -185,6 +185,26 @@ export function createOutputStream(stream: NodeJS.WritableStream, options: Outpu
 }
 
 /** The process's streams. `noColorFlag` is read when colour is first needed (after parsing). */
+/**
+ * Runs `print` and says whether stdout's reader went away meanwhile, instead of ending the run
+ * (PipeClosedError, exit 0), for the commands whose exit code is a verdict (`gates check`,
+ * `verify`): a reader that stops early (`| head -1`) must not turn a failure into 0. The caller
+ * decides its exit code from what it checked; on success it simply returns.
+ *
+ * @example
+ * const { closed } = await printBeforeVerdict(() => printTable(out, columns, rows));
+ * if (failed > 0) throw new SignatureMismatchError(…); // exit 2 whether or not the reader stayed
+ */
+export async function printBeforeVerdict(print: () => Promise<void>): Promise<{ closed: boolean }> {
+  try {
+    await print();
+    return { closed: false };
+  } catch (error) {
+    if (error instanceof PipeClosedError) return { closed: true };
+    throw error;
+  }
+}
+
 export function createProcessIO(noColorFlag: () => boolean, env: NodeJS.ProcessEnv = process.env): IO {
   return createIO({
     stdout: process.stdout,

@@ -5,6 +5,7 @@
  */
 import { DataError, SignatureMismatchError } from './errors.js';
 import type { Factory } from './factory.js';
+import { printBeforeVerdict } from './io.js';
 import { plural, printJson, printTable, type Column } from './render.js';
 
 export type VerifyStatus = 'valid' | 'invalid' | 'unsigned';
@@ -54,26 +55,29 @@ export async function reportVerification(deps: Factory, results: readonly Verify
   }
   const out = deps.io.stdout;
   const failed = results.filter((result) => result.status !== 'valid');
-  if (how.json) {
-    await printJson(out, {
-      verified: results.length - failed.length,
-      failed: failed.length,
-      results,
-    });
-  } else {
-    const columns: Column<VerifyResult>[] = [
-      { header: 'status', value: (r) => r.status, style: statusStyle },
-      { header: 'index', value: (r) => String(r.index) },
-    ];
-    if (how.kind === 'evidence') {
-      columns.push({ header: 'type', value: (r) => r.record_type }, { header: 'system', value: (r) => r.system_name });
-      if (how.remote) columns.push({ header: 'record id', value: (r) => r.record_id });
+  // A reader that stops early (`| head -1`) ends the listing, not the verdict.
+  await printBeforeVerdict(async () => {
+    if (how.json) {
+      await printJson(out, {
+        verified: results.length - failed.length,
+        failed: failed.length,
+        results,
+      });
     } else {
-      columns.push({ header: 'tool', value: (r) => r.tool_name }, { header: 'system', value: (r) => r.system_name }, { header: 'form', value: (r) => r.form });
-      if (how.remote) columns.push({ header: 'attestation id', value: (r) => r.attestation_id });
+      const columns: Column<VerifyResult>[] = [
+        { header: 'status', value: (r) => r.status, style: statusStyle },
+        { header: 'index', value: (r) => String(r.index) },
+      ];
+      if (how.kind === 'evidence') {
+        columns.push({ header: 'type', value: (r) => r.record_type }, { header: 'system', value: (r) => r.system_name });
+        if (how.remote) columns.push({ header: 'record id', value: (r) => r.record_id });
+      } else {
+        columns.push({ header: 'tool', value: (r) => r.tool_name }, { header: 'system', value: (r) => r.system_name }, { header: 'form', value: (r) => r.form });
+        if (how.remote) columns.push({ header: 'attestation id', value: (r) => r.attestation_id });
+      }
+      await printTable(out, columns, results, { now: deps.clock });
     }
-    await printTable(out, columns, results, { now: deps.clock });
-  }
+  });
   if (failed.length > 0) {
     const named = failed.slice(0, 10).map(label).join('; ');
     const more = failed.length > 10 ? `; and ${failed.length - 10} more` : '';

@@ -350,6 +350,16 @@ describe('output hygiene', () => {
     expect(result.stderr).toBe('');
   });
 
+  it('keeps the verdict when the reader closes the pipe: verify | head -1 still exits 2 for records that do not verify', async () => {
+    const home = makeHome();
+    // unsigned records: none verifies; the listing (about 800 kB) outlasts what head reads
+    writeFileSync(join(home, 'records.ndjson'), Array.from({ length: 20_000 }, (_, n) => record(n)).join('\n'));
+    const result = await runShell('govctl evidence verify records.ndjson --workspace ws_test | head -1', { home, env: { SERVICE_SIGNING_KEY: KEY } });
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe('unsigned\t0\tchange_event\tloan-scorer\n');
+    expect(result.stderr).toMatch(/^govctl: 20000 of 20,?000 records do not verify: #0 \(change_event, loan-scorer\) unsigned;/);
+  });
+
   it('writes piped output over 1 MB intact', async () => {
     const home = makeHome();
     const count = 6000;

@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import { stopwatch } from '../../client/stopwatch.js';
 import type { Factory } from '../factory.js';
-import type { OutputStream } from '../io.js';
+import { printBeforeVerdict, type OutputStream } from '../io.js';
 import { printJson, printTable, plural, type Column } from '../render.js';
 import { terminalText } from '../terminal-text.js';
 import { displayPath } from '../settings.js';
@@ -61,34 +61,37 @@ export async function run(options: GatesCheckOptions, deps: Factory): Promise<vo
   const exitCode = applyFailOn(verdict, options.failOn);
   const out = deps.io.stdout;
 
-  switch (options.format) {
-    case 'json':
-      await printJson(out, body);
-      break;
-    case 'junit': {
-      const { junitReport } = await import('./junit.js');
-      await out.write(junitReport(gates, { now: deps.clock(), seconds: elapsed() / 1000 }));
-      break;
-    }
-    case 'github': {
-      const { githubAnnotations, githubSummary } = await import('./github.js');
-      await out.write(githubAnnotations(gates));
-      const summaryFile = deps.env.GITHUB_STEP_SUMMARY;
-      if (summaryFile) {
-        try {
-          const { appendFile } = await import('node:fs/promises');
-          await appendFile(resolve(deps.cwd, summaryFile), githubSummary(gates, exitCode, options.failOn));
-        } catch (error) {
-          // The verdict matters more than the summary: say so and go on.
-          await deps.warn(`cannot append the job summary to ${displayPath(summaryFile)}: ${(error as Error).message}`);
-        }
+  // A reader that stops early (`| head -1`) ends the report, not the verdict: the exit code stands.
+  await printBeforeVerdict(async () => {
+    switch (options.format) {
+      case 'json':
+        await printJson(out, body);
+        break;
+      case 'junit': {
+        const { junitReport } = await import('./junit.js');
+        await out.write(junitReport(gates, { now: deps.clock(), seconds: elapsed() / 1000 }));
+        break;
       }
-      break;
+      case 'github': {
+        const { githubAnnotations, githubSummary } = await import('./github.js');
+        await out.write(githubAnnotations(gates));
+        const summaryFile = deps.env.GITHUB_STEP_SUMMARY;
+        if (summaryFile) {
+          try {
+            const { appendFile } = await import('node:fs/promises');
+            await appendFile(resolve(deps.cwd, summaryFile), githubSummary(gates, exitCode, options.failOn));
+          } catch (error) {
+            // The verdict matters more than the summary: say so and go on.
+            await deps.warn(`cannot append the job summary to ${displayPath(summaryFile)}: ${(error as Error).message}`);
+          }
+        }
+        break;
+      }
+      default:
+        if (out.isTTY) await printGateList(out, gates);
+        else await printTable(out, TSV_COLUMNS, gates, { now: deps.clock });
     }
-    default:
-      if (out.isTTY) await printGateList(out, gates);
-      else await printTable(out, TSV_COLUMNS, gates, { now: deps.clock });
-  }
+  });
 
   const hard = gates.filter((checked) => checked.status === 'hard');
   const soft = gates.filter((checked) => checked.status === 'soft');
