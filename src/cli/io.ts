@@ -188,8 +188,9 @@ export function createOutputStream(stream: NodeJS.WritableStream, options: Outpu
 /**
  * Runs `print` and says whether stdout's reader went away meanwhile, instead of ending the run
  * (PipeClosedError, exit 0), for the commands whose exit code is a verdict (`gates check`,
- * `verify`): a reader that stops early (`| head -1`) must not turn a failure into 0. The caller
- * decides its exit code from what it checked; on success it simply returns.
+ * `verify`) and those that write many records (results.ts): a reader that stops early
+ * (`| head -1`) must not turn a failure into 0, nor stop an import half-way. The caller decides
+ * its exit code from what it did; on success it simply returns.
  *
  * @example
  * const { closed } = await printBeforeVerdict(() => printTable(out, columns, rows));

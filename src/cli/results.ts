@@ -1,6 +1,7 @@
 /**
  * Per-record results of the commands that write many records (`evidence import`, `attest batch`):
- * one line per record on stdout, in input order, a tally, and the exit code of the run.
+ * one line per record on stdout, in input order, a tally, and the exit code of the run. A closed
+ * stdout stops the lines, not the writes.
  *
  * Line formats (docs/cli.md): piped, tab-separated
  *   `ok <index> <id> <detail>` and `error <index> <code> <field or -> <message>`;
@@ -12,7 +13,7 @@ import { stringifyJson } from '../core/canonical-json.js';
 import { InterruptedError, PartialFailureError, describeError, oneLine } from './errors.js';
 import { EXIT, exitCodeFor, worseExitCode, type ExitCode } from './exit-codes.js';
 import type { Factory } from './factory.js';
-import type { OutputStream } from './io.js';
+import { printBeforeVerdict, type OutputStream } from './io.js';
 import { plural } from './render.js';
 import { terminalText } from './terminal-text.js';
 
@@ -96,6 +97,8 @@ export class Tally {
   private worst: ExitCode = EXIT.OK;
   /** the outcome that stopped the run, if one did */
   stopper: Outcome | undefined;
+  /** stdout's reader went away: the remaining lines are not written */
+  #outputClosed = false;
 
   constructor(
     private readonly deps: Factory,
@@ -116,7 +119,11 @@ export class Tally {
       else this.worst = worseExitCode(this.worst, outcome.exitCode);
       if ((outcome.stopsRun || this.options.failFast) && !this.stopper) this.stopper = outcome;
     }
-    await this.deps.io.stdout.write(formatOutcome(outcome, this.options.json, this.deps.io.stdout));
+    // A reader that stops reading (`| head -1`) ends the lines, not the run: every record is still
+    // sent, and the exit code says how they fared, rather than a 0 for a run stopped half-way.
+    if (this.#outputClosed) return;
+    const { closed } = await printBeforeVerdict(() => this.deps.io.stdout.write(formatOutcome(outcome, this.options.json, this.deps.io.stdout)));
+    this.#outputClosed = closed;
   }
 
   /**

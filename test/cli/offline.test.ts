@@ -360,6 +360,18 @@ describe('output hygiene', () => {
     expect(result.stderr).toMatch(/^govctl: 20000 of 20,?000 records do not verify: #0 \(change_event, loan-scorer\) unsigned;/);
   });
 
+  it('imports every record when the reader closes the pipe (import | head -1), and exits by how they fared', async () => {
+    const home = makeHome();
+    const count = 3000;
+    writeFileSync(join(home, 'records.ndjson'), Array.from({ length: count }, (_, n) => record(n)).join('\n'));
+    const env = { GOVCTL_DATA_DIR: join(home, 'store') };
+    const result = await runShell('govctl evidence import records.ndjson --base-url local | head -1', { home, env });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^ok\t0\t/);
+    const stored = await runCli(['evidence', 'list', '--days', '36500', '--json', '--base-url', 'local', '--limit', '1'], { home, env });
+    expect(JSON.parse(stored.stdout).total).toBe(count);
+  });
+
   it('writes piped output over 1 MB intact', async () => {
     const home = makeHome();
     const count = 6000;
