@@ -286,6 +286,11 @@ export function createFactory(options: FactoryOptions): Factory {
         const { createServiceApi } = await import('../client/api.js');
         const source = () => factory.requestSource;
         const sleep = options.sleep ? { sleep: options.sleep } : {};
+        // A wait of a second or more is said (a bulk command says it its own way): a silent pause
+        // of up to a minute after a 429 reads as a hang.
+        const onWait = (ms: number, why: 'rate_limited' | 'retry') => {
+          if (ms >= 1000) void factory.note(`waiting ${Math.ceil(ms / 1000)} s (${why === 'rate_limited' ? 'rate limited' : 'retrying after a failed attempt'})`).catch(() => undefined);
+        };
         if (connection.kind === 'remote') {
           if (verbose) await factory.trace(`service ${displayUrl(connection.baseUrl)} (base URL from ${sourceName(settings, 'baseUrl')}, API key from ${sourceName(settings, 'apiKey')})`);
           const { createHttpTransport } = await import('../client/transport.js');
@@ -293,7 +298,7 @@ export function createFactory(options: FactoryOptions): Factory {
           const transport = withSource(checkServiceReplies(http, connection.baseUrl), source);
           closers.push(() => transport.close!());
           // The client names the service in traces and errors as `baseUrl`: never with its userinfo or query.
-          return createServiceApi({ baseUrl: serviceAddress(connection.baseUrl), transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest, ...sleep });
+          return createServiceApi({ baseUrl: serviceAddress(connection.baseUrl), transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest, onWait, ...sleep });
         }
         const { openLocalStore } = await import('../server/index.js');
         const store = await openLocalStore(connection.dataDir).catch((error: unknown) => {

@@ -73,6 +73,8 @@ export interface ServiceApiOptions {
   onRequest?: (trace: RequestTrace) => void;
   /** the wait before a retry (injectable for tests; default a timer that a request's `signal` ends) */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** told before each wait for a retry of a call that gives no `onWait` of its own (CallOptions) */
+  onWait?: (waitMs: number, why: 'rate_limited' | 'retry') => void;
   /**
    * Per-attempt timeout of the HTTP transport created from `baseUrl`, in ms. Fixed at 15 000 by the
    * specification (§8); the option exists for tests.
@@ -275,7 +277,7 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
     let rateLimited = 0;
     let failures = 0;
     const wait = async (ms: number, why: 'rate_limited' | 'retry') => {
-      call.onWait?.(ms, why);
+      (call.onWait ?? options.onWait)?.(ms, why);
       await sleep(ms, call.signal);
     };
     for (let number = 1; ; number++) {

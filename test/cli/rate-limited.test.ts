@@ -69,15 +69,17 @@ async function run(args: readonly string[], handler: FaultHandler) {
 }
 
 describe('still rate limited after the retry: exit 75', () => {
-  it('evidence add waits for Retry-After, retries once, and exits 75 with one line saying when to try again', async () => {
+  it('evidence add says it waits for Retry-After, retries once, and exits 75 with one line saying when to try again', async () => {
     const result = await run(evidenceAdd, limitWrites('/grc/evidence', 2));
     expect(result.exitCode).toBe(75);
     expect(result.stdout).toBe('');
     const lines = result.stderr.trimEnd().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^govctl: .*rate limited/i);
-    expect(lines[0]).toMatch(/wait .*(again|retry)|try again|run the command again/i);
-    expect(lines[0]).toContain('wait 1 second and run the command again'); // the service's Retry-After
+    expect(lines).toHaveLength(2);
+    // a pause of up to a minute is said as it starts: silent, it reads as a hang
+    expect(lines[0]).toBe('govctl: waiting 1 s (rate limited)');
+    expect(lines[1]).toMatch(/^govctl: .*rate limited/i);
+    expect(lines[1]).toMatch(/wait .*(again|retry)|try again|run the command again/i);
+    expect(lines[1]).toContain('wait 1 second and run the command again'); // the service's Retry-After
     expect(result.stderr).not.toContain(API_KEY);
 
     const sent = posts(result.server, '/grc/evidence');
@@ -94,9 +96,8 @@ describe('still rate limited after the retry: exit 75', () => {
     expect(result.exitCode).toBe(75);
     expect(result.stdout).toBe('');
     const lines = result.stderr.trimEnd().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^govctl: .*rate limited/i);
-    expect(lines[0]).toMatch(/wait .*(again|retry)|try again|run the command again/i);
+    expect(lines).toEqual(['govctl: waiting 1 s (rate limited)', expect.stringMatching(/^govctl: .*rate limited/i)]);
+    expect(lines[1]).toMatch(/wait .*(again|retry)|try again|run the command again/i);
 
     const sent = posts(result.server, '/attestations/external');
     expect(sent).toHaveLength(2);
@@ -118,7 +119,7 @@ describe('still rate limited after the retry: exit 75', () => {
   it('--on-error warn turns it into a warning and exit 0, after the same wait and retry', async () => {
     const result = await run([...evidenceAdd, '--on-error', 'warn'], limitWrites('/grc/evidence', 2));
     expect(result.exitCode).toBe(0);
-    expect(result.stderr).toMatch(/^govctl: warning: .*rate limited.*\(not failing: --on-error warn\)\n$/i);
+    expect(result.stderr).toMatch(/^govctl: waiting 1 s \(rate limited\)\ngovctl: warning: .*rate limited.*\(not failing: --on-error warn\)\n$/i);
     expect(posts(result.server, '/grc/evidence')).toHaveLength(2);
     expect(result.waits).toEqual([1000]);
   });
@@ -128,7 +129,7 @@ describe('rate limited once: the retry succeeds', () => {
   it('evidence add waits for Retry-After and stores the record on the second attempt (exit 0)', async () => {
     const result = await run(evidenceAdd, limitWrites('/grc/evidence', 1));
     expect(result.exitCode).toBe(0);
-    expect(result.stderr).toBe('');
+    expect(result.stderr).toBe('govctl: waiting 1 s (rate limited)\n');
     expect(result.stdout).toMatch(/^rec_\d+\tchange_event\tok\t/);
     const sent = posts(result.server, '/grc/evidence');
     expect(sent).toHaveLength(2);
@@ -138,6 +139,7 @@ describe('rate limited once: the retry succeeds', () => {
   it('attest waits and pushes the attestation on the second attempt (exit 0)', async () => {
     const result = await run(attest, limitWrites('/attestations/external', 1));
     expect(result.exitCode).toBe(0);
+    expect(result.stderr).toBe('govctl: waiting 1 s (rate limited)\n');
     expect(result.stdout).toMatch(/^att_\d+\t/);
     expect(posts(result.server, '/attestations/external')).toHaveLength(2);
     expect(result.waits).toEqual([1000]);
