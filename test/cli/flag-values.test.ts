@@ -47,6 +47,13 @@ describe('a malformed value is 64 wherever the flag comes from', () => {
     expect(result.stderr).toMatch(/^govctl: --input-hash must be a hex SHA-256 digest \(64 hex characters\), got "abc"/);
   });
 
+  it('evidence export --since after --until is 64 before any request: an empty window is a mistake, not an export of nothing', async () => {
+    const result = await runCli(['evidence', 'export', '--since', '2026-02-01', '--until', '2026-01-01', '--base-url', 'local']);
+    expect(result.exitCode).toBe(64);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe('govctl: --since (2026-02-01T00:00:00Z) must be before --until (2026-01-01T00:00:00Z): no record can lie between them; swap the two, or drop one\n');
+  });
+
   it('--executed-at yesterday is 64; a good attestation still goes through', async () => {
     const bad = await runCli(['attest', 'summarise', '--system', 's', '--input-hash', GOOD_HASH, '--output-hash', GOOD_HASH, '--executed-at', 'yesterday']);
     expect(bad.exitCode).toBe(64);

@@ -14,7 +14,7 @@ import { isDate, isDateTime } from '../../core/records/validate.js';
 import type { ServiceApi } from '../../client/api.js';
 import type { EvidenceExportQuery } from '../../client/wire-types.js';
 import { addExamples, wholeNumber } from '../command-kit.js';
-import { InterruptedError } from '../errors.js';
+import { InterruptedError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { plural } from '../render.js';
 import { startProgress } from '../progress.js';
@@ -95,6 +95,10 @@ export async function* exportPages(api: ServiceApi, query: EvidenceExportQuery, 
 }
 
 export async function run(options: EvidenceExportOptions, deps: Factory): Promise<void> {
+  // An empty window is a mistake in the flags, not an export of nothing (which would pass silently).
+  if (options.since !== undefined && options.until !== undefined && Date.parse(options.since) >= Date.parse(options.until)) {
+    throw new UsageError(`--since (${options.since}) must be before --until (${options.until}): no record can lie between them`, { field: '--since', hint: 'swap the two, or drop one' });
+  }
   const api = await deps.api();
   const out = deps.io.stdout;
   const started = Date.now();
