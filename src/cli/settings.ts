@@ -312,7 +312,7 @@ function lazySigningKey(text: string, label: string): () => Promise<SigningKey> 
 function onErrorMode(value: string | undefined, source: SettingSource | undefined): OnErrorMode {
   if (value === undefined) return 'raise';
   if ((ON_ERROR_MODES as readonly string[]).includes(value)) return value as OnErrorMode;
-  const message = `${source!.kind === 'flag' ? '--on-error' : source!.name} must be one of ${ON_ERROR_MODES.join(', ')}`;
+  const message = `${source!.kind === 'flag' ? '--on-error' : source!.name} must be one of ${ON_ERROR_MODES.join(', ')}, got "${value}"`;
   throw source!.kind === 'flag' ? new UsageError(message, { field: '--on-error' }) : new ConfigError(message, { field: 'onError' });
 }
 

@@ -55,7 +55,8 @@ export function trustedHosts(env: NodeJS.ProcessEnv, user: ConfigFile | undefine
   const add = (value: string, from: string) => {
     const origin = originOf(value);
     if (origin === undefined) {
-      throw new ConfigError(`${from} holds "${displayUrl(value)}", which is not an http(s) URL`, {
+      // Shown as typed (`127.0.0.1:8080` is no URL to hide parts of), unless it may hold a password.
+      throw new ConfigError(`${from} holds "${value.includes('@') ? displayUrl(value) : value}", which is not an http(s) URL`, {
         field: TRUSTED_HOSTS_KEY,
         hint: 'pin a host as its URL, e.g. https://governance.example.com',
       });

@@ -146,6 +146,16 @@ describe("the user's API key and a project config's host", () => {
     expect(other.requests[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
   });
 
+  it('a pin that is not an http(s) URL is 78, shown as typed (a pin with a password is not shown whole)', async () => {
+    const h = home();
+    const result = await run(['whoami', '--json'], { env: { ...h.env, SERVICE_API_KEY: API_KEY, SERVICE_BASE_URL: good.url, GOVCTL_TRUSTED_HOSTS: '127.0.0.1:45413' }, cwd: h.repo });
+    expect(result.exitCode).toBe(78);
+    expect(JSON.parse(result.stderr).message).toBe('GOVCTL_TRUSTED_HOSTS holds "127.0.0.1:45413", which is not an http(s) URL');
+    const secret = await run(['whoami', '--json'], { env: { ...h.env, SERVICE_API_KEY: API_KEY, SERVICE_BASE_URL: good.url, GOVCTL_TRUSTED_HOSTS: 'ftp://me:s3cret@files.example' }, cwd: h.repo });
+    expect(secret.exitCode).toBe(78);
+    expect(secret.stderr).not.toContain('s3cret');
+  });
+
   it('goes to the project host once the user pins it with `govctl config trust-host`, and not after --remove', async () => {
     const h = home();
     writeFileSync(h.userFile, JSON.stringify({ systemName: 'kept' }));

@@ -47,6 +47,12 @@ describe('a malformed value is 64 wherever the flag comes from', () => {
     expect(result.stderr).toMatch(/^govctl: --input-hash must be a hex SHA-256 digest \(64 hex characters\), got "abc"/);
   });
 
+  it('SERVICE_ON_ERROR outside its choices is 78, naming the variable and the value', async () => {
+    const result = await runCli(['whoami', '--base-url', 'local'], { env: { SERVICE_ON_ERROR: 'sometimes' } });
+    expect(result.exitCode).toBe(78);
+    expect(result.stderr).toMatch(/^govctl: SERVICE_ON_ERROR must be one of warn, raise, silent, got "sometimes"/);
+  });
+
   it('evidence export --since after --until is 64 before any request: an empty window is a mistake, not an export of nothing', async () => {
     const result = await runCli(['evidence', 'export', '--since', '2026-02-01', '--until', '2026-01-01', '--base-url', 'local']);
     expect(result.exitCode).toBe(64);
