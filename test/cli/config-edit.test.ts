@@ -89,4 +89,18 @@ describe('config get, set, unset', () => {
     expect(signingKey.stdout).not.toContain('2222');
     expect(JSON.parse(signingKey.stdout).value).toMatch(/^set \(hidden/);
   });
+
+  it('get apiKey, with the key in a file (the only way set allows), says which key names the file', async () => {
+    const home = makeHome();
+    const keyFile = join(home, 'api-key');
+    writeFileSync(keyFile, API_KEY, { mode: 0o600 });
+    expect((await runCli(['config', 'set', 'apiKeyFile', keyFile], { home })).exitCode).toBe(0);
+    const apiKey = await runCli(['config', 'get', 'apiKey'], { home });
+    expect(apiKey.exitCode).toBe(0);
+    expect(apiKey.stdout).toBe('');
+    expect(apiKey.stderr).toContain('apiKey is not set in');
+    expect(apiKey.stderr).toContain('apiKeyFile names the file it is read from (`govctl config get apiKeyFile`)');
+    expect(apiKey.stderr).not.toContain(API_KEY);
+    expect((await runCli(['config', 'get', 'apiKeyFile'], { home })).stdout).toBe(`${keyFile}\n`);
+  });
 });

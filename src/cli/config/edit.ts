@@ -109,10 +109,13 @@ export function createConfigGetCommand(factory: Factory): Command {
       const value = stored === undefined || stored === null ? null : shownValue(key, stored);
       if (factory.globals.json === true) return printJson(factory.io.stdout, { path, key, value });
       if (value !== null) await factory.io.stdout.write(`${terminalText(value)}\n`);
-      else await factory.note(`${key} is not set in ${displayPath(path)} (\`govctl config show\` shows the value in effect and where it comes from)`);
+      else if ((key === 'apiKey' || key === 'signingKey') && typeof config[`${key}File`] === 'string') {
+        // The secret itself is never in the user config (`config set` names a file): say where it is.
+        await factory.note(`${key} is not set in ${displayPath(path)}; ${key}File names the file it is read from (\`govctl config get ${key}File\`)`);
+      } else await factory.note(`${key} is not set in ${displayPath(path)} (\`govctl config show\` shows the value in effect and where it comes from)`);
     });
   command.addHelpText('after', '\nThe user config only; `govctl config show` shows every setting in effect. An unset key prints nothing (exit 0).\n--json prints {path, key, value} (value null when unset).\n');
-  return addExamples(command, ['govctl config get baseUrl', 'govctl config get apiKey   # gk_…ab12']);
+  return addExamples(command, ['govctl config get baseUrl', 'govctl config get apiKeyFile']);
 }
 
 export function createConfigSetCommand(factory: Factory): Command {
