@@ -3,7 +3,7 @@
  * (and init again), API keys created, listed (never the key) and revoked (the CLI with a revoked
  * key exits 77), and the gate policy set and shown.
  */
-import { statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -105,6 +105,18 @@ describe('govctl admin api-key', () => {
     const notADb = join(temp.dir, 'text.db');
     writeFileSync(notADb, 'this is not a database, just text that is long enough to be read as a header'.repeat(10));
     expect((await runCli(['admin', 'api-key', 'list', '--db', notADb], {})).exitCode).toBe(65);
+  });
+
+  it('serve and ledger-key create refuse a file that is not a database (65) before looking for or writing its log key', async () => {
+    const notADb = join(temp.dir, 'notes.txt');
+    writeFileSync(notADb, 'meeting notes, not a database\n');
+    const serve = await runCli(['serve', '--db', notADb, '--port', '0', '--json'], {});
+    expect(serve.exitCode).toBe(65);
+    expect(JSON.parse(serve.stderr)).toMatchObject({ error: 'invalid_database', field: '--db' });
+    expect(serve.stderr).not.toContain('ledger-key');
+    const create = await runCli(['admin', 'ledger-key', 'create', '--db', notADb], {});
+    expect(create.exitCode).toBe(65);
+    expect(existsSync(`${notADb}.ledger-key`)).toBe(false);
   });
 });
 

@@ -8,7 +8,7 @@
  * PostgreSQL not reachable 69, an unknown workspace or key id 65 (`not_found`), an invalid value 64.
  * A PostgreSQL URL is only ever shown without its password (store/location.ts).
  */
-import { existsSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Option } from 'commander';
 import { ConfigError, DataError, InputFileError, DatabaseUnreachableError, UsageError } from '../errors.js';
@@ -104,6 +104,37 @@ export function logKeyFile(location: string, given: string | undefined, deps: Pi
   return server.ledgerKeyPath(location);
 }
 
+/** 65: the file at `path` is not a govctl database. */
+function notADatabase(path: string): DataError {
+  return new DataError(`${displayDatabase(path)} is not a govctl database`, { code: 'invalid_database', field: '--db', hint: 'give the database file that `govctl admin init` or `govctl serve` made' });
+}
+
+/** The first 16 bytes of every SQLite database file (sqlite.org/fileformat.html, 1.3). */
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/**
+ * Refuses (65) a SQLite location whose file exists but is not a SQLite database (a text file given
+ * by mistake), before anything else is looked for or made beside it: `serve` would otherwise ask
+ * for a log key file, and `ledger-key create` write one, for a file that is no database. A
+ * missing or empty file is left to the store (it makes a new database).
+ * @throws DataError (65)
+ */
+export function assertDatabaseFile(path: string): void {
+  if (isPostgresLocation(path) || !existsSync(path)) return;
+  let fd: number | undefined;
+  const head = Buffer.alloc(SQLITE_HEADER.length);
+  let read = 0;
+  try {
+    fd = openSync(path, 'r');
+    read = readSync(fd, head, 0, head.length, 0);
+  } catch {
+    return; // unreadable: the store says why
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  if (read > 0 && (read < SQLITE_HEADER.length || !head.equals(SQLITE_HEADER))) throw notADatabase(path);
+}
+
 /** The `code` of a better-sqlite3 error (`SQLITE_NOTADB`, …), if it is one. */
 function sqliteCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -191,9 +222,7 @@ function mapKnownDatabaseError(error: unknown, path: string, server: ServerModul
   }
   if (error instanceof server.SchemaVersionError) return new ConfigError(`${where}: ${error.message}`, { field: '--db' });
   const code = sqliteCode(error);
-  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
-    return new DataError(`${where} is not a govctl database`, { code: 'invalid_database', field: '--db', hint: 'give the database file that `govctl admin init` or `govctl serve` made' });
-  }
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') return notADatabase(path);
   if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_PERM' || code === 'SQLITE_AUTH') {
     return new InputFileError(`cannot open the database ${where} (${code})`, { field: '--db', hint: 'check the file and its directory are readable and writable' });
   }

@@ -5,14 +5,14 @@
  * workspace's log accepts and serves.
  */
 import { Argument, Command } from 'commander';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import type { WitnessInfo } from '../../server/index.js';
 import { addExamples } from '../command-kit.js';
 import { ConfigError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { printFields, printJson, printTable, type Column } from '../render.js';
 import { displayPath } from '../settings.js';
-import { databaseLocation, dbOption, logKeyFile, withDatabaseErrors } from './database.js';
+import { assertDatabaseFile, databaseLocation, dbOption, logKeyFile, withDatabaseErrors } from './database.js';
 import { adminWorkspace } from './options.js';
 
 const DEFAULT_PREFIX = 'govctl.local/ledger';
@@ -25,11 +25,18 @@ export function createLedgerKeyCommand(factory: Factory): Command {
     .option('--log-origin <prefix>', 'the origin prefix `govctl serve --log-origin` will use', DEFAULT_PREFIX)
     .action(async (flags: { db?: string; logKey?: string; logOrigin: string }) => {
       const path = databaseLocation(flags.db, factory, true, 'admin ledger-key create');
+      assertDatabaseFile(path);
       const result = await withDatabaseErrors(path, async (server) => {
         const file = logKeyFile(path, flags.logKey, factory, server);
         if (existsSync(file)) throw new ConfigError(`the log key file ${displayPath(file)} exists already; it is never overwritten`, { field: '--log-key', hint: 'see "Rotating the log key" in docs/ledger.md' });
         server.createLedgerKey(file, flags.logOrigin);
-        return { file, keys: await server.ledgerVerifierKeys(path, server.readLedgerKey(file), flags.logOrigin) };
+        try {
+          return { file, keys: await server.ledgerVerifierKeys(path, server.readLedgerKey(file), flags.logOrigin) };
+        } catch (error) {
+          // made by this run for a database it cannot read: no key file is left for it
+          rmSync(file, { force: true });
+          throw error;
+        }
       });
       if (factory.globals.json === true) return printJson(factory.io.stdout, { ledger_key_file: result.file, verifier_keys: result.keys });
       await printFields(factory.io.stdout, [['ledger_key_file', displayPath(result.file)], ...result.keys.map((k): [string, unknown] => [k.workspace_id, k.verifier_key])]);

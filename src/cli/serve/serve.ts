@@ -14,7 +14,7 @@ import { ConfigError, InputFileError, UsageError } from '../errors.js';
 import { DEFAULT_LOG_ORIGIN_PREFIX, ledgerOrigin } from '../../core/ledger/entry.js';
 import type { Factory } from '../factory.js';
 import { displayPath } from '../settings.js';
-import { DATABASE_URL_ENV, databaseLocation, displayDatabase, logKeyFile, mapDatabaseError, loadServer, LOG_KEY_FILE_ENV, type ServerModule } from '../admin/database.js';
+import { assertDatabaseFile, DATABASE_URL_ENV, databaseLocation, displayDatabase, logKeyFile, mapDatabaseError, loadServer, LOG_KEY_FILE_ENV, type ServerModule } from '../admin/database.js';
 import { isPostgresLocation } from '../../server/store/location.js';
 import { DEFAULT_LIMITS, type ServiceLimits } from '../../server/limits.js';
 
@@ -256,6 +256,7 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   } catch (error) {
     throw databaseRefusal(error, server) ?? error;
   }
+  assertDatabaseFile(path);
   const ledger = logKeyOf(options, path, deps, server);
   // Request lines are gathered (server/log-writer.ts) and flushed before anything else is printed.
   const log = server.createLogWriter((text) => void deps.io.stderr.write(text).catch(() => undefined));
