@@ -293,6 +293,15 @@ export function createFactory(options: FactoryOptions): Factory {
         };
         if (connection.kind === 'remote') {
           if (verbose) await factory.trace(`service ${displayUrl(connection.baseUrl)} (base URL from ${sourceName(settings, 'baseUrl')}, API key from ${sourceName(settings, 'apiKey')})`);
+          if (verbose) {
+            // A proxy applies to 127.0.0.1 too unless NO_PROXY names it; an error then names the proxy's address.
+            const proxy = proxyFrom(env);
+            const set = [['HTTP_PROXY', proxy.httpProxy], ['HTTPS_PROXY', proxy.httpsProxy]].filter(([, value]) => value !== '');
+            if (set.length > 0) {
+              const named = set.map(([name, value]) => `${name}=${displayUrl(value!)}`).join(', ');
+              await factory.trace(`proxy: ${named}; requests go through it${proxy.noProxy ? ` unless NO_PROXY (${proxy.noProxy}) names the host` : ' (NO_PROXY is not set)'}`);
+            }
+          }
           const { createHttpTransport } = await import('../client/transport.js');
           const http = createHttpTransport(connection.baseUrl, { proxy: proxyFrom(env), ...(settings.timeout !== undefined && { timeoutMs: settings.timeout }) });
           const transport = withSource(checkServiceReplies(http, connection.baseUrl), source);

@@ -102,7 +102,13 @@ describe('an in-process run', () => {
     const imported = await runCli(['evidence', 'import', 'records.ndjson'], { home });
     expect(imported.exitCode, imported.stderr).toBe(0);
     // A proxy in the run's environment is used (here: one that refuses everything, so the run fails).
-    const proxied = await runCli(['whoami'], { env: { ...env, HTTP_PROXY: `http://127.0.0.1:${await closedPort()}`, NO_PROXY: '' } });
+    const proxy = `http://127.0.0.1:${await closedPort()}`;
+    const proxied = await runCli(['whoami'], { env: { ...env, HTTP_PROXY: proxy, NO_PROXY: '' } });
     expect(proxied.exitCode).toBe(69);
+    // -v says a proxy is in the way, so that an error naming the proxy's address is not read as the service's
+    const traced = await runCli(['whoami', '-v'], { env: { ...env, HTTP_PROXY: `http://user:secret@${proxy.slice(7)}`, NO_PROXY: '' } });
+    expect(traced.exitCode).toBe(69);
+    expect(traced.stderr).toContain(`proxy: HTTP_PROXY=http://***@${proxy.slice(7)}; requests go through it (NO_PROXY is not set)`);
+    expect(traced.stderr).not.toContain('secret');
   });
 });
