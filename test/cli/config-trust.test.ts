@@ -174,6 +174,7 @@ describe("the user's API key and a project config's host", () => {
     // A pin in the project config itself counts for nothing.
     writeFileSync(join(h.repo, '.govctlrc.json'), JSON.stringify({ baseUrl: other.url, trustedHosts: [other.url] }));
     expect((await run(['config', 'trust-host', '--remove', other.url], { env, cwd: h.repo })).exitCode).toBe(0);
+    expect(JSON.parse(readFileSync(h.userFile, 'utf8'))).toEqual({ systemName: 'kept' });
     const refused = await run(['whoami'], { env, cwd: h.repo });
     expect(refused.exitCode).toBe(78);
     expect(refused.stderr).toContain('only your user config or GOVCTL_TRUSTED_HOSTS can pin hosts');

@@ -75,7 +75,9 @@ export async function run(url: string, options: { json: boolean; remove: boolean
   const next = options.remove ? hosts.filter((host) => originOf(host) !== origin) : pinned ? hosts : [...hosts, origin];
   const changed = options.remove ? pinned : !pinned;
   if (changed) {
-    config[TRUSTED_HOSTS_KEY] = next;
+    // The last pin removed takes the key with it, as `config unset` would.
+    if (next.length > 0) config[TRUSTED_HOSTS_KEY] = next;
+    else delete config[TRUSTED_HOSTS_KEY];
     try {
       await mkdir(dirname(path), { recursive: true, mode: 0o700 });
       await writePrivateFile(path, JSON.stringify(config, null, 2) + '\n', true);
