@@ -18,7 +18,7 @@ import { SigningKey, SigningKeyError } from '../core/signing/keys.js';
 import { createServiceApi, type RequestTrace, type ServiceApi } from './api.js';
 import type { AttestationResult, AuthorisedByInput, BatchContext, FlushResult, PushInput, TraceContext, WrapMode, WrapOptions } from './attestation-inputs.js';
 import { BatchBuffer, type FlushReport } from './batch-buffer.js';
-import { AttestationError, ConfigError, ValidationError, withMessage } from './errors.js';
+import { AttestationError, ConfigError, NetworkError, ValidationError, withMessage } from './errors.js';
 import { idempotencyKeyFor, withIdempotencyKey } from './idempotency.js';
 import type { RecordMethods, RecordResult } from './inputs.js';
 import type { Transport } from './transport.js';
@@ -466,8 +466,10 @@ export class GovernanceClient {
 
   // ----------------------------------------------------------------------------------------------
 
+  // A NetworkError like the transport's own client_closed (docs/library.md "Errors"), so that callers
+  // and the CLI's exit codes treat both the same.
   #checkOpen(): void {
-    if (this.#closed) throw new AttestationError('client_closed', 'the client is closed; create a new GovernanceClient');
+    if (this.#closed) throw new NetworkError('client_closed', 'the client is closed; create a new GovernanceClient');
   }
 
   /** Applies the onError mode to a failure: raise throws it, warn logs it, silent says nothing. */

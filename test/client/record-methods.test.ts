@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
-import { ConfigError, ServerError, ValidationError, WORKSPACE_UNRESOLVED_MESSAGE } from '../../src/client/errors.js';
+import { ConfigError, NetworkError, ServerError, ValidationError, WORKSPACE_UNRESOLVED_MESSAGE } from '../../src/client/errors.js';
 import type { RecordInputs } from '../../src/client/inputs.js';
 import { CATALOGUE } from '../../src/core/records/catalogue.js';
 import { SigningKey, verifyClientSig } from '../../src/core/signing/index.js';
@@ -276,5 +276,13 @@ describe('settings', () => {
     const result = await instance.modelEvaluation(VALID_INPUTS.modelEvaluation);
     expect(result.recordId).toBe('');
     expect(result.error?.code).toBe('client_closed');
+  });
+
+  it('throws a NetworkError with code client_closed after close under raise, the class the errors table gives it', async () => {
+    const instance = harness.makeClient({ onError: 'raise' });
+    await instance.close();
+    const error = await instance.modelEvaluation(VALID_INPUTS.modelEvaluation).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(NetworkError);
+    expect((error as NetworkError).code).toBe('client_closed');
   });
 });
