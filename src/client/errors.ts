@@ -238,8 +238,11 @@ export function errorFromResponse(status: number, bodyText: string, context: Res
   // The service's code when it sent one of the known ones; otherwise the status's.
   const code = body && isKnownServiceCode(body.error) ? body.error : fallbackCode;
   const detail = said ?? `the reply was not a service error (${status}); is the base URL right?`;
-  const message = `${context.request} failed: ${status} ${code}: ${detail}${field ? ` (field: ${field})` : ''}`;
-  const options = { status, field, requestId: context.requestId };
+  // The request line holds the workspace id the service named (GET /api/me), and the request id is
+  // the service's header: both are scrubbed like its text, since the error is printed and inspected.
+  const message = redact(`${context.request} failed: ${status} ${code}: ${detail}${field ? ` (field: ${field})` : ''}`, secrets);
+  const requestId = context.requestId === undefined ? undefined : redact(context.requestId, secrets);
+  const options = { status, field, requestId };
 
   if (status === 401 || status === 403) {
     return new UnauthorizedError(code, `${message}. Check the API key (SERVICE_API_KEY) and that it belongs to this workspace`, options);
@@ -248,7 +251,7 @@ export function errorFromResponse(status: number, bodyText: string, context: Res
   if (status === 429) return new RateLimitedError(`${message}. Still rate limited after waiting and retrying once`, { ...options, retryAfterMs: context.retryAfterMs });
   if (status >= 500 && status <= 599) return new ServerError(code, message, options);
   if (status >= 400 && status <= 499) return new ValidationError(code, message, options);
-  return new NetworkError('malformed_response', `${context.request} failed: unexpected HTTP status ${status}`, options);
+  return new NetworkError('malformed_response', redact(`${context.request} failed: unexpected HTTP status ${status}`, secrets), options);
 }
 
 const SERVICE_CODES = new Set<string>(['bad_request', 'validation_error', 'unauthorized', 'forbidden', 'not_found', 'payload_too_large', 'rate_limited', 'server_error']);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { inspect } from 'node:util';
 import {
   AttestationError,
   ConfigError,
@@ -66,6 +67,16 @@ describe('errorFromResponse maps a status to one error class', () => {
     const error = errorFromResponse(401, body('unauthorized', `key ${key} is revoked`), { ...context, secrets: [key] });
     expect(error.message).not.toContain(key);
     expect(error.message).toContain('***');
+  });
+
+  it('never carries the API key in the request id or request line, where a hostile service could echo it', () => {
+    const key = 'gk_live_abcdef0123456789';
+    for (const status of [401, 500, 302]) {
+      const error = errorFromResponse(status, body('server_error', 'boom'), { request: `POST /api/workspaces/${key}/governance/grc/evidence`, requestId: `Bearer ${key}`, secrets: [key] });
+      expect(error.requestId ?? '').not.toContain(key);
+      expect(inspect(error)).not.toContain(key);
+      expect(String(error)).not.toContain(key);
+    }
   });
 
   it('carries the request id', () => {
