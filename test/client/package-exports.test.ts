@@ -1,0 +1,25 @@
+/**
+ * The package's entry points as a CommonJS user reaches them: `require('govctl')` in a process, by
+ * the package's own name (Node resolves a package's name from inside it through its "exports", as it
+ * does for an installed copy). The built files (dist/lib) are what the global setup builds.
+ */
+import { describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+describe('package exports', () => {
+  it('require() loads govctl, govctl/core and govctl/server (Node ≥ 20.19 requires ES modules), the same classes import gives', async () => {
+    const script = [
+      "const client = require('govctl'); const core = require('govctl/core'); const server = require('govctl/server');",
+      'import("govctl").then((esm) => console.log(JSON.stringify({',
+      '  client: typeof client.GovernanceClient, core: typeof core.canonicalize, server: typeof server.startServer,',
+      '  sameClass: esm.GovernanceClient === client.GovernanceClient && esm.SigningKey === core.SigningKey,',
+      '})));',
+    ].join('\n');
+    const run = await execa(process.execPath, ['--input-type=commonjs', '-e', script], { cwd: root, reject: false, timeout: 20_000, env: { NODE_OPTIONS: '' } });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ client: 'function', core: 'function', server: 'function', sameClass: true });
+  });
+});
