@@ -36,6 +36,7 @@ export const ERROR_CODES = {
   payload_too_large: 'the request body is larger than the service accepts (413)',
   rate_limited: 'still rate limited after waiting for Retry-After and retrying (429)',
   server_error: 'the service failed (5xx)',
+  service_unavailable: 'the service cannot do this now (503: its database went away, or it has no log key); retry later',
   // the client library's own
   http_error: 'the service answered a 4xx status the specification does not name',
   network_error: 'the service cannot be reached (refused, reset, DNS, TLS; an https:// URL answered in plain HTTP)',

@@ -24,6 +24,8 @@ export type AttestationErrorCode =
   | 'payload_too_large'
   | 'rate_limited'
   | 'server_error'
+  /** 503 from govctl's service: it cannot do this now (a database that went away, no log key); retry later */
+  | 'service_unavailable'
   // the library's own
   | 'http_error'
   | 'network_error'
@@ -254,7 +256,7 @@ export function errorFromResponse(status: number, bodyText: string, context: Res
   return new NetworkError('malformed_response', redact(`${context.request} failed: unexpected HTTP status ${status}`, secrets), options);
 }
 
-const SERVICE_CODES = new Set<string>(['bad_request', 'validation_error', 'unauthorized', 'forbidden', 'not_found', 'payload_too_large', 'rate_limited', 'server_error']);
+const SERVICE_CODES = new Set<string>(['bad_request', 'validation_error', 'unauthorized', 'forbidden', 'not_found', 'payload_too_large', 'rate_limited', 'server_error', 'service_unavailable']);
 
 function isKnownServiceCode(code: string): code is AttestationErrorCode {
   return SERVICE_CODES.has(code);

@@ -37,6 +37,12 @@ describe('errorFromResponse maps a status to one error class', () => {
     expect(error.code).toBe(code);
   });
 
+  it("keeps the service's service_unavailable (503: retry later) apart from a bug's server_error", () => {
+    const error = errorFromResponse(503, body('service_unavailable', 'the database is unavailable; nothing was stored, retry later'), context);
+    expect(error).toBeInstanceOf(ServerError);
+    expect(error.code).toBe('service_unavailable');
+  });
+
   it('takes code, message and field from the service error body', () => {
     const error = errorFromResponse(422, body('validation_error', 'must be one of: high, limited', 'payload.risk_level'), context);
     expect(error).toBeInstanceOf(ValidationError);
