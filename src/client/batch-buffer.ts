@@ -5,7 +5,9 @@
  *
  * Flushes run one after another, in order. A flush never throws: it reports what was sent,
  * accepted, rejected and lost, and why, and the client decides (by its onError mode) what to say.
- * Nothing is retried: a batch POST that failed may have been applied.
+ * The buffer retries nothing itself: a batch POST that failed may have been applied. A chunk whose
+ * items carry idempotency keys (the client's default) is retried once by the API's keyed-write rule
+ * (retry.ts), which cannot store an item twice.
  */
 import type { AttestationRecord } from '../core/attestations.js';
 import type { AttestationError } from './errors.js';
