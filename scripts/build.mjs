@@ -44,6 +44,9 @@ const library = await build({
   sourcemap: 'linked',
   external: ['better-sqlite3', 'fastify', '@fastify/*', 'typescript', 'sodium-native'],
   plugins: [noChalkDetection],
+  // Classes keep their names: a class whose static members esbuild lowers is bound as `_Name`
+  // (ValidationError, GovernanceClient), and a user's inspected error would read `_ValidationError`.
+  keepNames: true,
   // Bundled CommonJS dependencies call require(); give ESM chunks one.
   banner: { js: "import { createRequire as __govctlCreateRequire } from 'node:module'; const require = __govctlCreateRequire(import.meta.url);" },
   logLevel: 'warning',

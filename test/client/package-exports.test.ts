@@ -22,4 +22,17 @@ describe('package exports', () => {
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual({ client: 'function', core: 'function', server: 'function', sameClass: true });
   });
+
+  it('keeps the classes\' own names in the build, so that an inspected error reads ValidationError, not _ValidationError', async () => {
+    const script = [
+      'const { inspect } = require("node:util");',
+      'import("govctl").then(({ ValidationError, NetworkError, GovernanceClient }) => {',
+      '  const error = new ValidationError("validation_error", "payload.risk_level must be one of: high");',
+      '  console.log(JSON.stringify({ error: error.constructor.name, network: NetworkError.name, client: GovernanceClient.name, inspected: inspect(error).split(":")[0] }));',
+      '});',
+    ].join('\n');
+    const run = await execa(process.execPath, ['--input-type=commonjs', '-e', script], { cwd: root, reject: false, timeout: 20_000, env: { NODE_OPTIONS: '' } });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ error: 'ValidationError', network: 'NetworkError', client: 'GovernanceClient', inspected: 'ValidationError' });
+  });
 });
