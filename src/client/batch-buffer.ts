@@ -73,6 +73,20 @@ export function emptyReport(): FlushReport {
   return { sent: 0, accepted: 0, rejected: 0, lost: 0, results: [], errors: [] };
 }
 
+/** One report of several flushes, in order: counts added, results and errors concatenated. */
+export function mergeReports(reports: readonly FlushReport[]): FlushReport {
+  const merged = emptyReport();
+  for (const report of reports) {
+    merged.sent += report.sent;
+    merged.accepted += report.accepted;
+    merged.rejected += report.rejected;
+    merged.lost += report.lost;
+    merged.results.push(...report.results);
+    merged.errors.push(...report.errors);
+  }
+  return merged;
+}
+
 /** Buffers attestation records and flushes them in batches. */
 export class BatchBuffer {
   readonly #options: BatchBufferOptions;

@@ -17,7 +17,7 @@ import { signWitness } from '../core/signing/ed25519.js';
 import { SigningKey, SigningKeyError } from '../core/signing/keys.js';
 import { createServiceApi, type RequestTrace, type ServiceApi } from './api.js';
 import type { AttestationResult, AuthorisedByInput, BatchContext, FlushResult, PushInput, TraceContext, WrapMode, WrapOptions } from './attestation-inputs.js';
-import { BatchBuffer, type FlushReport } from './batch-buffer.js';
+import { BatchBuffer, mergeReports, type FlushReport } from './batch-buffer.js';
 import { AttestationError, ConfigError, NetworkError, ValidationError, withMessage } from './errors.js';
 import { idempotencyKeyFor, withIdempotencyKey } from './idempotency.js';
 import type { RecordMethods, RecordResult } from './inputs.js';
@@ -163,6 +163,8 @@ export class GovernanceClient {
   readonly #background = new Set<Promise<unknown>>();
   /** failures of background work under `raise`, thrown by the next flush/close */
   #deferred: AttestationError[] = [];
+  /** the reports of automatic flushes, gathered for each batch() in progress */
+  readonly #batchReports = new Set<FlushReport[]>();
   #exitListener: (() => void) | undefined;
   #closed = false;
   #closing: Promise<FlushResult> | undefined;
@@ -224,7 +226,10 @@ export class GovernanceClient {
       maxSize: this.batchMaxSize,
       flushIntervalMs: this.batchFlushInterval,
       send: (records) => this.#sendBatch(records),
-      onAutoFlush: (report) => this.#reportInBackground(report),
+      onAutoFlush: (report) => {
+        for (const reports of this.#batchReports) reports.push(report);
+        this.#reportInBackground(report);
+      },
       toError: asAttestationError,
     });
   }
@@ -370,7 +375,8 @@ export class GovernanceClient {
 
   /**
    * Collects attestations with `b.add(...)` and flushes them (with anything else buffered) when the
-   * callback ends, through the batch endpoint in chunks of batchMaxSize. Returns the flush's report.
+   * callback ends, through the batch endpoint in chunks of batchMaxSize. Returns the report of every
+   * flush from start to end: the chunks sent by themselves along the way, and the last.
    *
    * @example
    * const report = await client.batch(async (b) => {
@@ -379,6 +385,10 @@ export class GovernanceClient {
    * report.accepted // how many the service stored
    */
   async batch(fn: (b: BatchContext) => void | Promise<void>): Promise<FlushResult> {
+    // The flushes the buffer starts by itself while `fn` adds (every batchMaxSize records) belong to
+    // this batch's report too: it counts every record added, not only the last chunk's.
+    const automatic: FlushReport[] = [];
+    this.#batchReports.add(automatic);
     const context: BatchContext = {
       add: (input) => {
         try {
@@ -390,12 +400,18 @@ export class GovernanceClient {
       },
     };
     try {
-      await fn(context);
-    } catch (error) {
-      await this.flush().catch(() => undefined);
-      throw error;
+      try {
+        await fn(context);
+      } catch (error) {
+        await this.flush().catch(() => undefined);
+        throw error;
+      }
+      // The last flush runs after the automatic ones, whose reports have arrived by then.
+      const last = await this.flush();
+      return mergeReports([...automatic, last]);
+    } finally {
+      this.#batchReports.delete(automatic);
     }
-    return this.flush();
   }
 
   /**
