@@ -155,6 +155,8 @@ if (help.status !== 0 || !help.stdout.startsWith('Usage: govctl')) {
 writeFileSync('dist/cli/help.txt', help.stdout);
 
 if (withTypes) {
+  // Emitted afresh: a declaration of a source file since removed would otherwise ship in the package.
+  rmSync('dist/types', { recursive: true, force: true });
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--emitDeclarationOnly'], { stdio: 'inherit' });
 }
 

@@ -5,7 +5,8 @@
  * in for them, and the bin link that `npm install --global` / `npm link` would make is made by hand.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +42,28 @@ describe('docs/ci.md install recipe', () => {
     for (const needed of ['package.json', 'bin/govctl.js', 'dist/cli/main.js', 'dist/cli/help.txt', 'README.md', 'docs/ci.md']) expect(paths).toContain(needed);
     expect((files.find((file) => file.path === 'bin/govctl.js')!.mode & 0o111) !== 0).toBe(true);
     expect(paths.filter((path) => path.startsWith('src/') || path.startsWith('test/') || path.startsWith('node_modules/'))).toEqual([]);
+  });
+
+  it('declares as a dependency every package its type declarations import, so that a TypeScript user installs nothing more', () => {
+    const manifest = JSON.parse(readFileSync(join(packDir, 'package', 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    const dependencies = new Set(Object.keys(manifest.dependencies ?? {}));
+    const imported = new Set<string>();
+    for (const file of files.filter((entry) => entry.path.endsWith('.d.ts'))) {
+      const text = readFileSync(join(packDir, 'package', file.path), 'utf8');
+      for (const [, specifier] of text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)['"]([^'"]+)['"]/g)) {
+        if (specifier!.startsWith('.') || specifier!.startsWith('node:') || builtinModules.includes(specifier!) || specifier!.split('/')[0] === 'govctl') continue;
+        imported.add(specifier!.split('/').slice(0, specifier!.startsWith('@') ? 2 : 1).join('/'));
+      }
+    }
+    expect(imported.size).toBeGreaterThan(0);
+    /** A package that carries its own declarations: `types`/`typings`, an index.d.ts, or types in its exports. */
+    const ownTypes = (name: string) => {
+      const own = JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as Record<string, unknown>;
+      return Boolean(own.types ?? own.typings) || existsSync(join(REPO, 'node_modules', name, 'index.d.ts')) || JSON.stringify(own.exports ?? {}).includes('"types"');
+    };
+    const typesPackage = (name: string) => `@types/${name.startsWith('@') ? name.slice(1).replace('/', '__') : name}`;
+    const missing = [...imported].filter((name) => !dependencies.has(name) || (!ownTypes(name) && !dependencies.has(typesPackage(name))));
+    expect(missing).toEqual([]);
   });
 
   it('packs no chunk of an earlier build: every chunk is imported by an entry point or another chunk', () => {
