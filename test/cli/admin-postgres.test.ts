@@ -5,8 +5,10 @@
  * to their exit codes (unreachable 69, credentials refused 78, no such database 66, a newer schema
  * 78), and a password in the URL never printed: not in output, errors, or the start-up lines.
  */
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -180,6 +182,47 @@ describe('failures reaching PostgreSQL, as exit codes, never showing the passwor
       await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   }, 20_000);
+
+  it('TLS that the URL asks for and the server does not give, or a certificate not accepted, is 78 (configuration), not an internal error', async () => {
+    // the shared cluster speaks no TLS: deploy.md's own sslmode=verify-full against it
+    const noTls = new URL(url);
+    noTls.searchParams.set('sslmode', 'verify-full');
+    const refused = await runCli(['admin', 'api-key', 'list', '--db', noTls.toString()], {});
+    expect(refused.exitCode, refused.stderr).toBe(78);
+    expect(refused.stderr).toContain('does not accept TLS');
+    expect(refused.stderr).toContain('sslmode=disable');
+    expectNoPassword(refused.stderr);
+
+    // a server that accepts TLS with a self-signed certificate the client has no CA for
+    const dir = mkdtempSync(join(temp.dir, 'tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    const key = readFileSync(join(dir, 'key.pem'));
+    const cert = readFileSync(join(dir, 'cert.pem'));
+    const sockets: Socket[] = [];
+    const tlsServer = createServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => {});
+      // PostgreSQL's SSLRequest (8 bytes) is answered 'S', then the handshake starts
+      socket.once('data', () => {
+        socket.write('S');
+        new TLSSocket(socket, { isServer: true, key, cert }).on('error', () => {});
+      });
+    });
+    await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
+    const { port } = tlsServer.address() as { port: number };
+    try {
+      const untrusted = await runCli(['admin', 'api-key', 'list', '--db', `postgres://govctl:${PASSWORD}@127.0.0.1:${port}/govctl?sslmode=verify-full`], {});
+      expect(untrusted.exitCode, untrusted.stderr).toBe(78);
+      expect(untrusted.stderr).toContain('TLS certificate');
+      expect(untrusted.stderr).toContain('SELF_SIGNED');
+      expect(untrusted.stderr).toContain('sslrootcert');
+      expectNoPassword(untrusted.stderr);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => tlsServer.close(() => resolve()));
+    }
+  });
 
   it('a database that does not exist is 66', async () => {
     const missing = new URL(url);
