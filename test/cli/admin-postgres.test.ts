@@ -5,12 +5,15 @@
  * to their exit codes (unreachable 69, credentials refused 78, no such database 66, a newer schema
  * 78), and a password in the URL never printed: not in output, errors, or the start-up lines.
  */
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseVerifierKey } from '../../src/core/index.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, runProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/cli-fixtures.js';
 import { closedPort } from '../helpers/ports.js';
 import { freshDatabase, startCluster, withClient, type PostgresCluster } from '../helpers/postgres.js';
@@ -153,6 +156,74 @@ describe('failures reaching PostgreSQL, as exit codes, never showing the passwor
     expectNoPassword(query.stderr);
   });
 
+  it('an address that accepts the connection and never answers is 69 after the URL\'s connect_timeout, not a wait without end', async () => {
+    // A listener that takes the TCP connection and says nothing, as a stuck server or a wrong port
+    // would: pg applies no connect_timeout of its own, so without the store's the run never ended.
+    const sockets: Socket[] = [];
+    let closed = 0;
+    const silent = createServer((socket) => {
+      sockets.push(socket);
+      socket.once('close', () => closed++);
+      socket.resume(); // read (and drop) the startup message, so that the client's close is seen
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    try {
+      const result = await runCli(['admin', 'api-key', 'list', '--db', `postgres://govctl:${PASSWORD}@127.0.0.1:${port}/govctl?connect_timeout=2`], {});
+      expect(result.exitCode, result.stderr).toBe(69);
+      expect(result.stderr).toContain('ETIMEDOUT');
+      expect(result.stderr).toContain(`postgres://govctl:***@127.0.0.1:${port}/govctl?connect_timeout=2`);
+      expectNoPassword(result.stderr);
+      // the attempt's socket is closed, not left to the server
+      expect(sockets.length).toBeGreaterThan(0);
+      await expect.poll(() => closed).toBe(sockets.length);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  }, 20_000);
+
+  it('TLS that the URL asks for and the server does not give, or a certificate not accepted, is 78 (configuration), not an internal error', async () => {
+    // the shared cluster speaks no TLS: deploy.md's own sslmode=verify-full against it
+    const noTls = new URL(url);
+    noTls.searchParams.set('sslmode', 'verify-full');
+    const refused = await runCli(['admin', 'api-key', 'list', '--db', noTls.toString()], {});
+    expect(refused.exitCode, refused.stderr).toBe(78);
+    expect(refused.stderr).toContain('does not accept TLS');
+    expect(refused.stderr).toContain('sslmode=disable');
+    expectNoPassword(refused.stderr);
+
+    // a server that accepts TLS with a self-signed certificate the client has no CA for
+    const dir = mkdtempSync(join(temp.dir, 'tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    const key = readFileSync(join(dir, 'key.pem'));
+    const cert = readFileSync(join(dir, 'cert.pem'));
+    const sockets: Socket[] = [];
+    const tlsServer = createServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => {});
+      // PostgreSQL's SSLRequest (8 bytes) is answered 'S', then the handshake starts
+      socket.once('data', () => {
+        socket.write('S');
+        new TLSSocket(socket, { isServer: true, key, cert }).on('error', () => {});
+      });
+    });
+    await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
+    const { port } = tlsServer.address() as { port: number };
+    try {
+      const untrusted = await runCli(['admin', 'api-key', 'list', '--db', `postgres://govctl:${PASSWORD}@127.0.0.1:${port}/govctl?sslmode=verify-full`], {});
+      expect(untrusted.exitCode, untrusted.stderr).toBe(78);
+      expect(untrusted.stderr).toContain('TLS certificate');
+      expect(untrusted.stderr).toContain('SELF_SIGNED');
+      expect(untrusted.stderr).toContain('sslrootcert');
+      expectNoPassword(untrusted.stderr);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => tlsServer.close(() => resolve()));
+    }
+  });
+
   it('a database that does not exist is 66', async () => {
     const missing = new URL(url);
     missing.pathname = '/no_such_database';
@@ -183,7 +254,8 @@ describe('failures reaching PostgreSQL, as exit codes, never showing the passwor
       const hba = join(hbaDir, 'pg_hba.conf');
       writeFileSync(hba, 'local all postgres trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n');
       chmodSync(hba, 0o644);
-      cluster = await startCluster({ settings: { hba_file: hba } });
+      // authentication_timeout at its maximum: a connection left half-authenticated holds a process for 10 minutes
+      cluster = await startCluster({ settings: { hba_file: hba, authentication_timeout: '600s' } });
       await withClient(cluster.url(), async (client) => {
         await client.query("CREATE ROLE alice LOGIN PASSWORD 'the-right-one'");
         await client.query('CREATE DATABASE gov OWNER alice');
@@ -193,6 +265,15 @@ describe('failures reaching PostgreSQL, as exit codes, never showing the passwor
     afterAll(async () => {
       await cluster?.stop();
     });
+
+    it('a password asked for and not in the URL ends the process with 78 at once, not after the server\'s authentication_timeout', async () => {
+      // pg gives up on its side of the SCRAM exchange but left the socket open: the server held the
+      // half-authenticated connection, and the process with it, until its authentication_timeout
+      // (set to 10 minutes here); the process is killed after 30 s
+      const spawned = await runProcess(['admin', 'api-key', 'list', '--db', `postgres://alice@127.0.0.1:${cluster.port}/gov`], { timeout: 30_000 });
+      expect(spawned.exitCode, spawned.stderr).toBe(78);
+      expect(spawned.stderr).toContain('refused the credentials');
+    }, 45_000);
 
     it('a wrong password is 78 (credentials refused), the wrong password not shown', async () => {
       const wrong = `postgres://alice:${PASSWORD}@127.0.0.1:${cluster.port}/gov`;

@@ -157,6 +157,9 @@ export async function withDatabaseErrors<T>(path: string, work: (server: ServerM
 /** Node's codes for a host that cannot be reached (the connection never got to PostgreSQL). */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
 
+/** Node's codes for a server certificate TLS did not accept. */
+const TLS_CERTIFICATE = /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|CERT_UNTRUSTED|CERT_REJECTED|CERT_SIGNATURE_FAILURE|ERR_TLS_CERT_ALTNAME_INVALID)$/;
+
 /**
  * What went wrong connecting to PostgreSQL, as the CLI's error: not reachable 69 (start it, or
  * retry), credentials refused 78 (SQLSTATE class 28, or a password the server asked for and the
@@ -176,6 +179,20 @@ function postgresFailure(thrown: unknown, where: string, server: ServerModule): 
     return new ConfigError(`PostgreSQL refused the credentials for ${where}: ${message}`, {
       field: '--db',
       hint: 'check the user and password (in the URL, PGPASSWORD or ~/.pgpass) and pg_hba.conf',
+    });
+  }
+  // TLS the URL asks for (sslmode) and the server does not give, or a certificate not accepted:
+  // the URL and the server disagree, which is configuration, not a bug (it was 70) nor an outage
+  if (/server does not support SSL connections/i.test(message)) {
+    return new ConfigError(`PostgreSQL at ${where} does not accept TLS connections, which the URL's sslmode asks for`, {
+      field: '--db',
+      hint: 'turn on ssl on the server, or, on a network you trust, set sslmode=disable in the URL',
+    });
+  }
+  if (typeof code === 'string' && TLS_CERTIFICATE.test(code)) {
+    return new ConfigError(`the TLS certificate of the PostgreSQL server at ${where} was not accepted (${code}): ${message}`, {
+      field: '--db',
+      hint: 'give the CA that signed it with sslrootcert=FILE in the URL, and check that the URL names the host the certificate is for',
     });
   }
   if (code === '3D000') {

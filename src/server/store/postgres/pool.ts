@@ -29,9 +29,58 @@ export interface PoolOptions {
   applicationName?: string;
 }
 
+/**
+ * libpq's `connect_timeout` for `url` (its query parameter, else PGCONNECT_TIMEOUT) in
+ * milliseconds, or 0 (wait as long as the network does), read as libpq reads it: whole seconds, at
+ * least 2, zero or less for none. pg parses the parameter but acts on it only in its native binding.
+ */
+export function connectTimeoutMs(url: string, env: NodeJS.ProcessEnv = process.env): number {
+  let given: string | null | undefined;
+  try {
+    given = new URL(url).searchParams.get('connect_timeout');
+  } catch {
+    given = null; // a URL the WHATWG parser refuses (a host list): pg still takes it
+  }
+  const seconds = Number.parseInt(given ?? env.PGCONNECT_TIMEOUT ?? '0', 10);
+  return Number.isFinite(seconds) && seconds > 0 ? Math.max(seconds, 2) * 1000 : 0;
+}
+
+/**
+ * pg's client, made to let go of a connection attempt that failed. pg leaves the socket open when
+ * it gives up on its own side (a password PostgreSQL asks for and the URL lacks), so the server
+ * kept the half-authenticated connection, and the process waiting on it, until its
+ * authentication_timeout (a minute by default); and it applies no connect_timeout. Both end here:
+ * a failed attempt closes its socket, and one that takes longer than `timeoutMs` fails as
+ * ETIMEDOUT (unreachable: 69 in the CLI, 503 in the service).
+ */
+function closingClient(timeoutMs: number): new () => pg.ClientBase {
+  class ClosingClient extends pg.Client {
+    override connect(): Promise<pg.Client>;
+    override connect(callback: (error: Error | null, client?: pg.Client) => void): void;
+    override connect(callback?: (error: Error | null, client?: pg.Client) => void): Promise<pg.Client> | void {
+      if (callback === undefined) return super.connect();
+      // read when needed: TLS replaces the connection's stream once negotiated
+      const connection = (this as unknown as { connection: { stream: { destroy(error?: Error): void } } }).connection;
+      const timer =
+        timeoutMs > 0
+          ? setTimeout(() => {
+              connection.stream.destroy(Object.assign(new Error(`no answer from PostgreSQL within connect_timeout (${timeoutMs / 1000} s)`), { code: 'ETIMEDOUT' }));
+            }, timeoutMs).unref()
+          : undefined;
+      super.connect((error: Error | null) => {
+        clearTimeout(timer);
+        if (error) connection.stream.destroy();
+        callback(error, this);
+      });
+    }
+  }
+  return ClosingClient as unknown as new () => pg.ClientBase;
+}
+
 /** A pool on `url` (postgres://…), its connections typed as above. */
 export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
+    Client: closingClient(connectTimeoutMs(url)),
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'govctl',
