@@ -209,6 +209,12 @@ describe('govctl admin migrate', () => {
     expect(plain).toContain('every log root matches');
   }, 60_000);
 
+  it('without --to or DATABASE_URL is 64 naming --to, the flag migrate has (not --db)', async () => {
+    const result = await runCli(['admin', 'migrate', '--from', db], { env: { DATABASE_URL: '' } });
+    expect(result.exitCode).toBe(64);
+    expect(result.stderr).toMatch(/^govctl: admin migrate needs --to URL \(or DATABASE_URL\)/);
+  });
+
   it('refuses a target that holds data (78), saying how to start over, and leaves it as it was', async () => {
     const count = () => withClient(target, async (client) => (await client.query<{ n: string }>('SELECT count(*) AS n FROM evidence')).rows[0]!.n);
     const rowsBefore = await count();

@@ -32,7 +32,7 @@ export function dbOption(): Option {
  * `fallback` (its data-dir file) for when neither is set; the admin commands require one.
  * @returns a resolved file path or a PostgreSQL URL (see {@link databasePath})
  */
-export function databaseLocation(given: string | undefined, deps: Pick<Factory, 'env' | 'cwd'>, mustExist: boolean, command: string): string {
+export function databaseLocation(given: string | undefined, deps: Pick<Factory, 'env' | 'cwd'>, mustExist: boolean, command: string, flag = '--db FILE|URL'): string {
   if (given !== undefined) return databasePath(given, deps.cwd, mustExist);
   const fromEnv = deps.env[DATABASE_URL_ENV];
   if (fromEnv !== undefined && fromEnv !== '') {
@@ -44,7 +44,7 @@ export function databaseLocation(given: string | undefined, deps: Pick<Factory, 
     }
     return databasePath(fromEnv, deps.cwd, mustExist);
   }
-  throw new UsageError(`${command} needs --db FILE|URL (or ${DATABASE_URL_ENV})`, { field: '--db', hint: 'give the SQLite file or postgres:// URL `govctl serve` uses' });
+  throw new UsageError(`${command} needs ${flag} (or ${DATABASE_URL_ENV})`, { field: flag.split(' ')[0], hint: 'give the SQLite file or postgres:// URL `govctl serve` uses' });
 }
 
 /** The server module (`govctl/server`), loaded on first use. */

@@ -61,12 +61,12 @@ export function createAdminMigrateCommand(factory: Factory): Command {
 }
 
 export async function run(options: AdminMigrateOptions, deps: Factory): Promise<void> {
-  const from = databaseLocation(options.from, deps, true, 'admin migrate');
+  const from = databaseLocation(options.from, deps, true, 'admin migrate', '--from FILE');
   if (isPostgresLocation(from)) throw new UsageError('--from must be a SQLite database file', { field: '--from', hint: 'the PostgreSQL database goes in --to' });
   if (options.to !== undefined && !isPostgresLocation(options.to)) {
     throw new UsageError('--to must be a postgres:// URL', { field: '--to', hint: 'e.g. --to postgres://govctl@db.internal/govctl (the database must exist)' });
   }
-  const to = options.to ?? databaseLocation(undefined, deps, false, 'admin migrate');
+  const to = options.to ?? databaseLocation(undefined, deps, false, 'admin migrate', '--to URL');
   const server = await loadServer();
   const progress = await startProgress(deps, { label: 'migrating', total: undefined, unit: 'items', detail: '{table}', fields: { table: '' } });
   let result: CopyResult;
