@@ -238,6 +238,12 @@ function mapKnownDatabaseError(error: unknown, path: string, server: ServerModul
     return new UsageError(error.message, { ...(error.field ? { field: `--${error.field === 'expiresAt' ? 'expires-in' : error.field}` } : {}) });
   }
   if (error instanceof server.SchemaVersionError) return new ConfigError(`${where}: ${error.message}`, { field: '--db' });
+  if (error instanceof server.LogKeyMismatchError) {
+    return new ConfigError(`${where}: ${error.message}`, {
+      field: '--log-key',
+      hint: 'give every replica the same --log-key file; to rotate the key, stop every replica first ("Rotating the log key" in docs/ledger.md)',
+    });
+  }
   const code = sqliteCode(error);
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') return notADatabase(path);
   if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_PERM' || code === 'SQLITE_AUTH') {

@@ -57,3 +57,11 @@ export class MigrationSideError extends Error {
     super(`${side === 'source' ? 'the SQLite database' : 'the PostgreSQL database'}: ${cause instanceof Error ? cause.message : String(cause)}`);
   }
 }
+
+/**
+ * A replica's log key is not the one the replica holding the integration lease signs with
+ * (PostgreSQL: every replica must be given the same key file).
+ */
+export class LogKeyMismatchError extends Error {
+  override readonly name = 'LogKeyMismatchError';
+}

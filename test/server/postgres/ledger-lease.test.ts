@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SigningKey } from '../../../src/core/index.js';
 import type { PostgresStore } from '../../../src/server/store/postgres/index.js';
+import { LogKeyMismatchError } from '../../../src/server/store/errors.js';
 import { evidenceWrite, openTestStore, withClient } from '../../helpers/postgres.js';
 
 const key = SigningKey.fromHex('6b'.repeat(32));
@@ -85,5 +86,37 @@ describe('the log with several replicas', () => {
       expect(await c.ledger.lease.fence(client)).toBe(false);
       await client.query('ROLLBACK');
     });
+  });
+});
+
+describe('a replica given another log key', () => {
+  it('is refused while a replica with the other key holds the lease, and taken once none does (a rotation)', async () => {
+    const keyed = (hex: string) => ({ key: SigningKey.fromHex(hex), nowMs: () => clock.ms, leaseMs: 3000 });
+    const first = await openTestStore('ledger key', { ledger: keyed('4d'.repeat(32)) });
+    let firstOpen = true;
+    try {
+      await first.store.identity.provision({}, Date.now());
+      expect(await first.store.ledger.integrate()).toBe(0); // takes the lease (nothing to integrate)
+      const other = SigningKey.fromHex('5e'.repeat(32));
+      const refused = await openTestStore('ledger key', { ledger: keyed('5e'.repeat(32)) }, first.url).then(
+        async ({ store }) => {
+          await store.close();
+          return null;
+        },
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(LogKeyMismatchError);
+      expect((refused as Error).message).toContain(`this one's ${other.publicKeyHex.slice(0, 16)}`);
+      // the same key is welcome beside it
+      const same = await openTestStore('ledger key', { ledger: keyed('4d'.repeat(32)) }, first.url);
+      await same.store.close();
+      // every replica stopped (the lease given up): another key is a rotation, and is taken
+      await first.store.close();
+      firstOpen = false;
+      const rotated = await openTestStore('ledger key', { ledger: keyed('5e'.repeat(32)) }, first.url);
+      await rotated.store.close();
+    } finally {
+      if (firstOpen) await first.store.close();
+    }
   });
 });

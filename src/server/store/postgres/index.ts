@@ -422,7 +422,9 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     } finally {
       client.release();
     }
-    return new PostgresStore(pool, options, lastIds);
+    const store = new PostgresStore(pool, options, lastIds);
+    await store.ledger.checkKey();
+    return store;
   } catch (error) {
     await pool.end().catch(() => {});
     throw error;

@@ -31,16 +31,29 @@ const TAKE = `
     WHERE l.holder = excluded.holder OR l.expires_ms <= $3::bigint
   RETURNING holder`;
 
+/** What follows this in a holder's name is the tag it was made with (the log key's, ledger.ts). */
+const TAG = ' tag=';
+
 export class Lease {
-  /** who this replica is in the lease table */
-  readonly holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /** who this replica is in the lease table, with its tag */
+  readonly holder: string;
 
   constructor(
     private readonly pool: pg.Pool,
     readonly name: string,
     private readonly nowMs: () => number,
     readonly lengthMs: number = LEASE_MS,
-  ) {}
+    /** what the holder's work depends on and other replicas may compare (ledger.ts: the log key) */
+    readonly tag?: string,
+  ) {
+    this.holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}${tag !== undefined ? `${TAG}${tag}` : ''}`;
+  }
+
+  /** The tag in a holder's name, if it was made with one. */
+  static tagOf(holder: string): string | undefined {
+    const at = holder.lastIndexOf(TAG);
+    return at === -1 ? undefined : holder.slice(at + TAG.length);
+  }
 
   /** Takes the lease, or renews it when held: true when this replica holds it now. */
   async take(): Promise<boolean> {

@@ -39,6 +39,7 @@ import { attestationSha256, evidenceSha256 } from '../record-views.js';
 import { witnessInfo, type AttestationRow, type EvidenceRow, type InclusionAnswer, type WitnessInfo, type WitnessRow } from '../rows.js';
 import type { LedgerStore } from '../store.js';
 import { Lease, LEASE_MS } from './lease.js';
+import { LogKeyMismatchError } from '../errors.js';
 import { holdsNul } from './pool.js';
 import type { Group } from './writer.js';
 import type { WorkspaceKeys } from './workspace-keys.js';
@@ -85,7 +86,27 @@ export class PgLedgerStore implements LedgerStore {
     ledgerOrigin(this.#prefix, 'check'); // a bad prefix fails at start, not at the first checkpoint
     this.#key = options.key ?? null;
     this.#nowMs = options.nowMs ?? Date.now;
-    this.lease = new Lease(pool, 'ledger', this.#nowMs, options.leaseMs ?? LEASE_MS);
+    // The holder names the public key it signs with, so that a replica given another key can tell (checkKey).
+    this.lease = new Lease(pool, 'ledger', this.#nowMs, options.leaseMs ?? LEASE_MS, this.#key?.publicKeyHex);
+  }
+
+  /**
+   * Refuses a log key other than the one the replica holding the lease signs with: replicas given
+   * different key files would each sign checkpoints with their own while they held the lease, and
+   * every auditor pinned to one key would see the log's checkpoints fail. With no replica holding
+   * the lease (all stopped: a key rotation, docs/ledger.md) any key is taken.
+   * @throws LogKeyMismatchError
+   */
+  async checkKey(): Promise<void> {
+    if (this.#key === null) return;
+    const holder = await this.lease.current();
+    if (holder === null || holder === this.lease.holder) return;
+    const theirs = Lease.tagOf(holder);
+    if (theirs !== undefined && theirs !== this.#key.publicKeyHex) {
+      throw new LogKeyMismatchError(
+        `another replica (${holder.slice(0, holder.lastIndexOf(' tag='))}) signs this database's log with another key (public key ${theirs.slice(0, 16)}…, this one's ${this.#key.publicKeyHex.slice(0, 16)}…)`,
+      );
+    }
   }
 
   get signing(): boolean {
