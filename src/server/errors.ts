@@ -118,20 +118,34 @@ export function toHttpError(error: unknown, request: FastifyRequest): HttpError 
   if (error instanceof HttpError) return error;
   // A write that could not be made durable: never a 2xx, and not a bug of the request either.
   if (error instanceof DatabaseFileChangedError) return new HttpError(503, 'service_unavailable', error.message);
-  if (error instanceof DatabaseUnavailableError) return new HttpError(503, 'service_unavailable', 'the database is unavailable; nothing was stored, retry later');
+  if (error instanceof DatabaseUnavailableError) {
+    const write = request.method !== 'GET' && request.method !== 'HEAD';
+    return new HttpError(503, 'service_unavailable', `the database is unavailable; ${write ? 'nothing was stored, ' : ''}retry later`);
+  }
   if (error instanceof UnstorableValueError) return new HttpError(422, 'validation_error', error.message);
   if (error && typeof error === 'object' && 'code' in error) return frameworkError(error as FastifyError, request);
   return null;
 }
 
+/** How often, at most, the log says the database is unavailable while it stays so. */
+const UNAVAILABLE_LOG_EVERY_MS = 10_000;
+
 /**
  * The application's one error handler. Known errors are answered as they are; anything else is
- * a 500 `server_error` with a generic message, and its cause is logged with the request id.
+ * a 500 `server_error` with a generic message, and its cause is logged with the request id. A
+ * database that went away is logged too (a warning, at most every 10 s, with the driver's reason),
+ * so that an operator reading the log sees why requests get 503.
  */
-export function createErrorHandler(logLine: LogLine) {
+export function createErrorHandler(logLine: LogLine, nowMs: () => number = Date.now) {
+  let lastUnavailableLog = -Infinity;
   return function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
     // A refusal before the body was read (401, 404, 413, 429, …) closes the connection unread.
     closeWithoutReadingBody(request.raw, reply.raw);
+    if (error instanceof DatabaseUnavailableError && nowMs() - lastUnavailableLog >= UNAVAILABLE_LOG_EVERY_MS) {
+      lastUnavailableLog = nowMs();
+      const cause = error.cause instanceof Error ? error.cause.message : error.message;
+      logLine(JSON.stringify({ level: 'warn', time: new Date(lastUnavailableLog).toISOString(), request_id: request.id, msg: 'database unavailable', reason: cause }));
+    }
     const known = toHttpError(error, request);
     if (known) {
       if (known.headers) void reply.headers(known.headers);

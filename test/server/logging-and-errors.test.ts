@@ -1,4 +1,7 @@
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createErrorHandler } from '../../src/server/errors.js';
+import { DatabaseUnavailableError } from '../../src/server/store/errors.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
@@ -77,5 +80,42 @@ describe('error shape', () => {
     const reply = await call(server, 'GET', `/api/workspaces/%E0%A4%A/governance/grc/systems`);
     expect(reply.status).toBe(400);
     expect(reply.json.error).toBe('bad_request');
+  });
+});
+
+describe('a database that went away', () => {
+  // The error handler on an app of its own whose routes fail as the store does when PostgreSQL is
+  // down (DatabaseUnavailableError), with the handler's clock injected.
+  async function appFailingWith(cause: Error, clock: { ms: number }) {
+    const lines: string[] = [];
+    const app = Fastify();
+    app.setErrorHandler(createErrorHandler((line) => lines.push(line), () => clock.ms));
+    const fail = async () => {
+      throw new DatabaseUnavailableError('the database is unavailable', { cause });
+    };
+    app.get('/read', fail);
+    app.post('/write', fail);
+    await app.ready();
+    return { app, lines };
+  }
+
+  it('answers 503 service_unavailable (a read without "nothing was stored") and logs why once per 10 s, not once per request', async () => {
+    const clock = { ms: Date.UTC(2026, 10, 24, 12, 0, 0) };
+    const { app, lines } = await appFailingWith(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), clock);
+    try {
+      const read = await app.inject({ method: 'GET', url: '/read' });
+      expect(read.statusCode).toBe(503);
+      expect(read.json()).toEqual({ error: 'service_unavailable', message: 'the database is unavailable; retry later' });
+      const write = await app.inject({ method: 'POST', url: '/write', payload: {} });
+      expect(write.json()).toEqual({ error: 'service_unavailable', message: 'the database is unavailable; nothing was stored, retry later' });
+      for (let i = 0; i < 5; i++) await app.inject({ method: 'GET', url: '/read' });
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'warn', msg: 'database unavailable', reason: 'connect ECONNREFUSED 127.0.0.1:5432' });
+      clock.ms += 10_000;
+      await app.inject({ method: 'GET', url: '/read' });
+      expect(lines).toHaveLength(2);
+    } finally {
+      await app.close();
+    }
   });
 });
