@@ -206,7 +206,7 @@ describe('govctl mcp ledger tools in-process', () => {
     try {
       const result = await keyless.call('ledger_prove', { id: 'rec_x' });
       expect(result.isError).toBe(true);
-      expect(result.content[0]!.text).toMatch(/503 server_error: this service has no log key/);
+      expect(result.content[0]!.text).toMatch(/503 service_unavailable: this service has no log key/);
     } finally {
       await keyless.close();
       await unsigned.stop();
