@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createFactory } from '../../src/cli/factory.js';
 import { createMemoryIO } from '../../src/cli/io.js';
-import { createMcpServer } from '../../src/cli/mcp/server.js';
+import { createMcpServer, MCP_RATE_LIMIT_WAIT_MS } from '../../src/cli/mcp/server.js';
 import { makeHome } from '../helpers/cli.js';
 
 type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown> };
@@ -89,6 +89,31 @@ describe('govctl mcp with a service whose text holds terminal control sequences'
       );
       expect(read).toContain('boom \\x1b]0;pwned\\x07');
       expect(read).not.toMatch(UNSAFE);
+    } finally {
+      await mcp.close();
+    }
+  });
+});
+
+describe('govctl mcp with a service that rate-limits', () => {
+  it('waits for Retry-After no longer than a host waits for a call, then answers with a rate_limited tool error that says how long to wait', async () => {
+    let asked = 0;
+    const url = await scriptedService((_req, res) => {
+      asked += 1;
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '60' }).end(JSON.stringify({ error: 'rate_limited', message: 'request budget spent' }));
+    });
+    const waits: number[] = [];
+    const mcp = await connectInProcess(url, async (ms) => {
+      waits.push(ms);
+    });
+    try {
+      const result = await mcp.call('get_posture');
+      // The service asked for 60 s; the SDK client gives up on a call after 60 s.
+      expect(waits).toEqual([MCP_RATE_LIMIT_WAIT_MS]);
+      expect(MCP_RATE_LIMIT_WAIT_MS).toBeLessThanOrEqual(10_000);
+      expect(asked).toBe(2);
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({ error: 'rate_limited', hint: expect.stringMatching(/^wait 60 s/) });
     } finally {
       await mcp.close();
     }

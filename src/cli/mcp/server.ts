@@ -149,8 +149,18 @@ export interface McpServer {
   settled(): Promise<void>;
 }
 
+/**
+ * The longest wait for a 429's `Retry-After` before the client's one retry. Hosts give up on a
+ * call after about a minute (the SDK client's default timeout is 60 s) and the service may ask for
+ * up to 60 s: waiting that long ended in the host's timeout, a protocol error, and a write made
+ * after the host had given up. Within this wait the call ends as a result or a `rate_limited`
+ * tool error that says how long to wait.
+ */
+export const MCP_RATE_LIMIT_WAIT_MS = 10_000;
+
 /** Builds one MCP server over the run's factory (one per stdio run, one per HTTP request). */
 export function createMcpServer(deps: Factory, ready: PreparedTools = prepareTools()): McpServer {
+  deps.rateLimitWaitMs = MCP_RATE_LIMIT_WAIT_MS;
   const tools = [...ready.values()].map((entry) => entry.tool);
   // A host (or a pipe) may close stdin right after its last request: that request is still answered.
   const pending = new Set<Promise<unknown>>();
