@@ -46,6 +46,12 @@ export interface Factory {
    * for the API.
    */
   requestSource: 'cli' | 'import' | 'agent';
+  /**
+   * The longest wait for a 429's `Retry-After` before the one retry, in ms (default: the client
+   * library's 60 s). `govctl mcp` lowers it before it first asks for the API: its host gives up on a
+   * call after about a minute, so a longer wait would end in the host's timeout, not a tool error.
+   */
+  rateLimitWaitMs?: number;
   /** the settings, loaded on first use (config files are searched then) */
   settings(): Promise<Settings>;
   /** the service API over HTTP or the embedded store, created on first use */
@@ -286,6 +292,7 @@ export function createFactory(options: FactoryOptions): Factory {
         const { createServiceApi } = await import('../client/api.js');
         const source = () => factory.requestSource;
         const sleep = options.sleep ? { sleep: options.sleep } : {};
+        const retry = factory.rateLimitWaitMs !== undefined ? { retryPolicy: { maxWaitMs: factory.rateLimitWaitMs } } : {};
         // A wait of a second or more is said (a bulk command says it its own way): a silent pause
         // of up to a minute after a 429 reads as a hang.
         const onWait = (ms: number, why: 'rate_limited' | 'retry') => {
@@ -307,7 +314,7 @@ export function createFactory(options: FactoryOptions): Factory {
           const transport = withSource(checkServiceReplies(http, connection.baseUrl), source);
           closers.push(() => transport.close!());
           // The client names the service in traces and errors as `baseUrl`: never with its userinfo or query.
-          return createServiceApi({ baseUrl: serviceAddress(connection.baseUrl), transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest, onWait, ...sleep });
+          return createServiceApi({ baseUrl: serviceAddress(connection.baseUrl), transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest, onWait, ...sleep, ...retry });
         }
         const { openLocalStore } = await import('../server/index.js');
         const store = await openLocalStore(connection.dataDir).catch((error: unknown) => {
@@ -333,6 +340,7 @@ export function createFactory(options: FactoryOptions): Factory {
           workspaceId: settings.workspaceId ?? store.workspaceId,
           onRequest,
           ...sleep,
+          ...retry,
         });
       })();
       return apiPromise;

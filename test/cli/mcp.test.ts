@@ -400,6 +400,19 @@ describe('govctl mcp settings', () => {
     }
   });
 
+  it('never shows the base URL\'s query, in whoami\'s result or in the start notice', async () => {
+    const mcp = await connect({ SERVICE_BASE_URL: `${server.url}/?token=query_secret_91`, SERVICE_API_KEY: server.apiKey });
+    try {
+      const me = await mcp.call('whoami');
+      expect(me.isError).toBeFalsy();
+      expect(me.structuredContent).toMatchObject({ workspace_id: server.workspaceId, connection: { kind: 'service', base_url: `${server.url}/?***` } });
+      expect(mcp.stderr()).toMatch(new RegExp(`govctl: mcp: serving stdio for ${server.url.replace(/\./g, '\\.')}/\\?\\*\\*\\*`));
+      for (const text of [...mcp.results, mcp.stderr()]) expect(text).not.toContain('query_secret_91');
+    } finally {
+      await mcp.client.close();
+    }
+  });
+
   it('refuses a key from stdin, which carries the protocol (64)', async () => {
     const io = createMemoryIO();
     const code = await main(['--api-key-file', '-', 'mcp'], { io, env: cleanEnv(makeHome()), cwd: REPO });

@@ -6,7 +6,6 @@
 import { ErrorCode, McpError, type GetPromptResult, type Prompt, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
 import { redact } from '../../client/errors.js';
 import { CATALOGUE, RISK_TIERS, stringifyJson } from '../../core/index.js';
-import { describeError, oneLine } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { recordToolSchema } from './schemas.js';
 
@@ -46,14 +45,9 @@ export function recordTypesGuide(): string {
 export async function readResource(uri: string, deps: Factory, secrets: readonly string[]): Promise<ReadResourceResult> {
   if (uri === RECORD_TYPES_URI) return { contents: [{ uri, mimeType: 'text/markdown', text: recordTypesGuide() }] };
   if (uri !== POSTURE_URI) throw new McpError(ErrorCode.InvalidParams, `there is no resource ${uri}; the resources are ${POSTURE_URI} and ${RECORD_TYPES_URI}`);
-  try {
-    const brief = await (await deps.api()).postureBrief();
-    return { contents: [{ uri, mimeType: 'application/json', text: redact(stringifyJson(brief, 2), secrets) }] };
-  } catch (error) {
-    // A resource read has no tool-error form: the JSON-RPC error carries the same sentence.
-    const described = describeError(error);
-    throw new McpError(ErrorCode.InternalError, redact(`${oneLine(described.message)}${described.hint ? `; ${described.hint}` : ''}`, secrets));
-  }
+  // A failure is the server's to turn into a JSON-RPC error (server.ts), as tool errors are.
+  const brief = await (await deps.api()).postureBrief();
+  return { contents: [{ uri, mimeType: 'application/json', text: redact(stringifyJson(brief, 2), secrets) }] };
 }
 
 export const ONBOARD_PROMPT = 'onboard_system';

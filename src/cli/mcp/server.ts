@@ -9,10 +9,12 @@ import { ENVIRONMENT } from '../environment.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
   ReadResourceRequestSchema,
   type CallToolRequest,
   type CallToolResult,
@@ -22,6 +24,7 @@ import { redact } from '../../client/errors.js';
 import { CLIENT_VERSION } from '../../client/version.js';
 import { stringifyJson } from '../../core/canonical-json.js';
 import { describeError, oneLine, UsageError } from '../errors.js';
+import { redactUrls, terminalText } from '../terminal-text.js';
 import type { Factory } from '../factory.js';
 import { getPrompt, listPrompts, listResources, readResource } from './guides.js';
 import { createTools, type Tool } from './tools.js';
@@ -115,11 +118,23 @@ function toolResult(value: Record<string, unknown>, secrets: readonly string[]):
   return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
 }
 
+/**
+ * A failure's sentence and hint as they may leave: never the keys, a URL never with its userinfo
+ * or query, and the service's own text (its `message`) with control characters and bidi controls
+ * as visible escapes, as the CLI shows errors (docs/security.md): hosts show tool errors, often on
+ * a terminal, and an ESC sequence from the service must not act there.
+ */
+function failureText(error: unknown, secrets: readonly string[]): { code: string; field?: string; message: string; hint?: string } {
+  const described = describeError(error);
+  const message = terminalText(redactUrls(redact(oneLine(described.message), secrets)));
+  const hint = described.hint !== undefined ? terminalText(redactUrls(redact(oneLine(described.hint), secrets))) : undefined;
+  return { code: described.code, ...(described.field !== undefined ? { field: described.field } : {}), message, ...(hint !== undefined ? { hint } : {}) };
+}
+
 /** Any failure as a tool error: what failed and what to do, never the key. */
 function toolError(error: unknown, secrets: readonly string[]): CallToolResult {
-  const described = describeError(error);
-  const message = redact(oneLine(described.message), secrets);
-  const hint = described.hint !== undefined ? redact(described.hint, secrets) : undefined;
+  const described = failureText(error, secrets);
+  const { message, hint } = described;
   return {
     isError: true,
     content: [{ type: 'text', text: `${message}${hint ? `; ${hint}` : ''}` }],
@@ -134,8 +149,18 @@ export interface McpServer {
   settled(): Promise<void>;
 }
 
+/**
+ * The longest wait for a 429's `Retry-After` before the client's one retry. Hosts give up on a
+ * call after about a minute (the SDK client's default timeout is 60 s) and the service may ask for
+ * up to 60 s: waiting that long ended in the host's timeout, a protocol error, and a write made
+ * after the host had given up. Within this wait the call ends as a result or a `rate_limited`
+ * tool error that says how long to wait.
+ */
+export const MCP_RATE_LIMIT_WAIT_MS = 10_000;
+
 /** Builds one MCP server over the run's factory (one per stdio run, one per HTTP request). */
 export function createMcpServer(deps: Factory, ready: PreparedTools = prepareTools()): McpServer {
+  deps.rateLimitWaitMs = MCP_RATE_LIMIT_WAIT_MS;
   const tools = [...ready.values()].map((entry) => entry.tool);
   // A host (or a pipe) may close stdin right after its last request: that request is still answered.
   const pending = new Set<Promise<unknown>>();
@@ -187,7 +212,21 @@ export function createMcpServer(deps: Factory, ready: PreparedTools = prepareToo
   }
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: listResources() }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => track((async () => readResource(request.params.uri, deps, await secretsOf(deps)))()));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) =>
+    track(
+      (async () => {
+        const secrets = await secretsOf(deps);
+        try {
+          return await readResource(request.params.uri, deps, secrets);
+        } catch (error) {
+          if (error instanceof McpError) throw error;
+          // A resource read has no tool-error form: the JSON-RPC error carries the same sentence.
+          const { message, hint } = failureText(error, secrets);
+          throw new McpError(ErrorCode.InternalError, `${message}${hint ? `; ${hint}` : ''}`);
+        }
+      })(),
+    ),
+  );
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: listPrompts() }));
   server.setRequestHandler(GetPromptRequestSchema, async (request) => getPrompt(request.params.name, request.params.arguments ?? {}));
   return {

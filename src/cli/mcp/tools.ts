@@ -26,6 +26,7 @@ import type { EvidenceQuery } from '../../client/wire-types.js';
 import { DataError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { displayPath, LOCAL_BASE_URL } from '../settings.js';
+import { displayUrl } from '../terminal-text.js';
 import { applyFailOn, checkGatesReply, FAIL_ON, gatesVerdict, type FailOn } from '../gates/verdict.js';
 import { verifyOne } from '../evidence/verify.js';
 import { createLedgerTools } from './ledger-tools.js';
@@ -143,7 +144,8 @@ const whoami: Tool = {
     const local = !baseUrl || baseUrl === LOCAL_BASE_URL;
     return {
       ...me,
-      connection: local ? { kind: 'local_store', data_dir: displayPath(settings.dataDir) } : { kind: 'service', base_url: baseUrl },
+      // Never the base URL's userinfo or query (docs/security.md): a token there is a secret too.
+      connection: local ? { kind: 'local_store', data_dir: displayPath(settings.dataDir) } : { kind: 'service', base_url: displayUrl(baseUrl) },
       system_name: settings.systemName ?? null,
       agent_name: settings.agentName ?? settings.systemName ?? null,
       signing_key_configured: settings.hasSigningKey,

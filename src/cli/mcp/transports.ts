@@ -11,6 +11,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { redact } from '../../client/errors.js';
 import { ConfigError, describeError, oneLine, UsageError } from '../errors.js';
 import { resolveConnection, type Factory } from '../factory.js';
+import { displayUrl } from '../terminal-text.js';
 import { createMcpServer, prepareTools, secretsOf } from './server.js';
 
 /** Resolves once SIGTERM arrives or the run's signal (Ctrl-C) aborts. */
@@ -39,7 +40,8 @@ async function announce(deps: Factory, where: string): Promise<void> {
     const settings = await deps.settings();
     // The factory's own rule for where requests go, so that its configuration errors show here too.
     const connection = resolveConnection(settings, deps.env);
-    const target = connection.kind === 'remote' ? connection.baseUrl : 'the local store';
+    // As every notice shows a base URL: without its userinfo or query (docs/security.md).
+    const target = connection.kind === 'remote' ? displayUrl(connection.baseUrl) : 'the local store';
     await deps.note(`mcp: serving ${where} for ${target}${settings.systemName ? `, system ${settings.systemName}` : ''}${settings.hasSigningKey ? ', signing' : ''}`);
   } catch (error) {
     // Not fatal: every tool call reports the same problem, with what to do, to the agent.

@@ -1,0 +1,121 @@
+/**
+ * `govctl mcp` against a scripted service on 127.0.0.1 that misbehaves on purpose: text with
+ * terminal control sequences in its error messages, and rate limiting. The MCP server runs
+ * in-process, linked in memory to the SDK's own client; nothing waits on the wall clock (the
+ * client's waits before a retry go through an injected sleep that records them).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { createFactory } from '../../src/cli/factory.js';
+import { createMemoryIO } from '../../src/cli/io.js';
+import { createMcpServer, MCP_RATE_LIMIT_WAIT_MS } from '../../src/cli/mcp/server.js';
+import { makeHome } from '../helpers/cli.js';
+
+type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown> };
+
+const API_KEY = 'gk_hostile_service_key_4711';
+const servers: Server[] = [];
+
+afterAll(async () => {
+  for (const server of servers.splice(0)) await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+/** A scripted service on 127.0.0.1: `/api/me` answers who the key is; every other request goes to `answer`. */
+async function scriptedService(answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const server = createServer((req, res) => {
+    if (req.url === '/api/me') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ user_id: 'usr_1', workspace_id: 'ws_1', org_id: 'org_1' }));
+      return;
+    }
+    answer(req, res);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+/** The MCP server of `govctl mcp` in this process over `baseUrl`, linked in memory to the SDK's client. */
+async function connectInProcess(baseUrl: string, sleep?: (ms: number) => Promise<void>) {
+  const home = makeHome();
+  const io = createMemoryIO();
+  const deps = createFactory({
+    io,
+    env: { HOME: home, XDG_CONFIG_HOME: `${home}/config`, XDG_DATA_HOME: `${home}/data`, SERVICE_BASE_URL: baseUrl, SERVICE_API_KEY: API_KEY, SERVICE_SYSTEM_NAME: 'hostile' },
+    cwd: home,
+    globals: () => ({}),
+    signal: new AbortController().signal,
+    sleep,
+  });
+  const { server } = createMcpServer(deps);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'govctl-test', version: '1.0.0' });
+  await client.connect(clientSide);
+  return {
+    client,
+    stderr: () => io.stderrText(),
+    call: async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as ToolResult,
+    async close() {
+      await client.close();
+      await deps.close();
+    },
+  };
+}
+
+/** C0 and C1 controls and the bidi controls a terminal or a reader would act on. */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+describe('govctl mcp with a service whose text holds terminal control sequences', () => {
+  it('shows them as visible escapes in tool errors and resource errors, as the CLI shows errors', async () => {
+    const hostile = 'boom \u001b]0;pwned\u0007 \u001b[2J\u009b31m \u202eevil';
+    const url = await scriptedService((_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'server_error', message: hostile }));
+    });
+    const mcp = await connectInProcess(url);
+    try {
+      const result = await mcp.call('get_posture');
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({ error: 'server_error' });
+      for (const text of [result.content[0]!.text, String(result.structuredContent!.message)]) {
+        expect(text).not.toMatch(UNSAFE);
+        // Still there for a reader, as escapes.
+        expect(text).toContain('boom \\x1b]0;pwned\\x07 \\x1b[2J\\x9b31m \\u202eevil');
+      }
+      const read = await mcp.client.readResource({ uri: 'govctl://posture' }).then(
+        () => 'read',
+        (error: Error) => error.message,
+      );
+      expect(read).toContain('boom \\x1b]0;pwned\\x07');
+      expect(read).not.toMatch(UNSAFE);
+    } finally {
+      await mcp.close();
+    }
+  });
+});
+
+describe('govctl mcp with a service that rate-limits', () => {
+  it('waits for Retry-After no longer than a host waits for a call, then answers with a rate_limited tool error that says how long to wait', async () => {
+    let asked = 0;
+    const url = await scriptedService((_req, res) => {
+      asked += 1;
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '60' }).end(JSON.stringify({ error: 'rate_limited', message: 'request budget spent' }));
+    });
+    const waits: number[] = [];
+    const mcp = await connectInProcess(url, async (ms) => {
+      waits.push(ms);
+    });
+    try {
+      const result = await mcp.call('get_posture');
+      // The service asked for 60 s; the SDK client gives up on a call after 60 s.
+      expect(waits).toEqual([MCP_RATE_LIMIT_WAIT_MS]);
+      expect(MCP_RATE_LIMIT_WAIT_MS).toBeLessThanOrEqual(10_000);
+      expect(asked).toBe(2);
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({ error: 'rate_limited', hint: expect.stringMatching(/^wait 60 s/) });
+    } finally {
+      await mcp.close();
+    }
+  });
+});
