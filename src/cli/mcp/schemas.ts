@@ -92,6 +92,10 @@ function fieldSchema(field: FieldSpec, required: boolean): JsonSchema {
   }
   if (field.min !== undefined) schema.minimum = field.min;
   if (field.max !== undefined) schema.maximum = field.max;
+  // What validation refuses for a required field, said by the schema too: an empty string, an
+  // empty list (decisions.md: a required list records nothing an auditor can check when empty).
+  if (required && field.kind === 'string' && !field.enum) schema.minLength = 1;
+  if (required && field.kind === 'string[]') schema.minItems = 1;
   if (field.default !== undefined) schema.default = field.default;
   schema.description = describeField(field, required);
   if (field.wire === ART5_FIELD) {
@@ -144,6 +148,7 @@ export function recordToolSchema(spec: RecordTypeSpec): RecordToolSchema {
         const schema: JsonSchema = { type: 'string', description: binding.input.description };
         if (binding.input.enum) schema.enum = [...binding.input.enum];
         if (binding.input.kind === 'datetime') schema.format = 'date-time';
+        if (binding.input.required && !binding.input.enum) schema.minLength = 1;
         properties[binding.argument] = schema;
         if (binding.input.required) required.push(binding.argument);
         if (selection.topInputs.includes(binding.input)) example[binding.argument] = binding.input.example;

@@ -1,0 +1,35 @@
+/**
+ * The MCP record tools' input schemas say what validation refuses, so that an agent checking its
+ * arguments against the schema is not surprised by the service: a required string or list may not
+ * be empty. In-process, from the same catalogue the tools are made of.
+ */
+import { describe, expect, it } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { CATALOGUE } from '../../src/core/index.js';
+import { recordToolSchema } from '../../src/cli/mcp/schemas.js';
+
+const addFormats = addFormatsModule.default;
+
+describe('record tool schemas', () => {
+  it('refuse an empty required string or list, as validation does, and accept the example', () => {
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    addFormats(ajv);
+    let checked = 0;
+    for (const spec of CATALOGUE.values()) {
+      const schema = recordToolSchema(spec).schema as { properties: Record<string, { type?: string; enum?: unknown[] }>; required: string[]; examples: Record<string, unknown>[] };
+      const validate = ajv.compile(schema);
+      const example = schema.examples[0]!;
+      expect(validate(example), `${spec.type}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      for (const name of schema.required) {
+        const property = schema.properties[name]!;
+        if (property.enum) continue;
+        const empty = property.type === 'string' ? '' : property.type === 'array' ? [] : undefined;
+        if (empty === undefined) continue;
+        expect(validate({ ...example, [name]: empty }), `${spec.type}.${name} = ${JSON.stringify(empty)}`).toBe(false);
+        checked += 1;
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+  });
+});
