@@ -356,6 +356,14 @@ describe('govctl mcp --http', () => {
     });
     expect(rebound).toBe(403);
 
+    // stateless: no server stream to open (GET) and no session to end (DELETE), answered at once
+    for (const method of ['GET', 'DELETE']) {
+      const answer = await fetch(url, { method, headers: { accept: 'text/event-stream' }, signal: AbortSignal.timeout(5_000) });
+      expect(answer.status, method).toBe(405);
+      expect(answer.headers.get('allow')).toBe('POST');
+      await answer.body?.cancel();
+    }
+
     child.kill('SIGTERM');
     const ended = await child;
     expect(ended.exitCode).toBe(0);

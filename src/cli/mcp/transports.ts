@@ -109,6 +109,15 @@ export async function serveHttp(deps: Factory, options: HttpOptions): Promise<vo
       res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'forbidden', message: `origin ${origin} is not allowed` }));
       return;
     }
+    // Stateless (a server per request): no stream the server could write to later (GET) and no
+    // session to end (DELETE). The specification's answer to both is 405; a GET answered with an
+    // event stream would hold its connection open with nothing ever sent on it.
+    if (req.method !== 'POST') {
+      res
+        .writeHead(405, { allow: 'POST', 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: 'method_not_allowed', message: `${req.method ?? 'this method'} is not served here: send JSON-RPC messages with POST` }));
+      return;
+    }
     const { server } = createMcpServer(deps, tools);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
