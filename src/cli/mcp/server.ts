@@ -106,7 +106,8 @@ function checkArguments(ready: ReadyTool, args: Record<string, unknown>): void {
     return { field: name, text: `${name}${rest!.replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.')} ${text}` };
   });
   const field = problems.find((problem) => problem.field !== undefined)?.field;
-  throw new UsageError(`invalid arguments of ${ready.tool.name}: ${problems.map((problem) => problem.text).join('; ')}`, {
+  // The same rule may be broken twice over (a required member and a conditional that requires it too): said once.
+  throw new UsageError(`invalid arguments of ${ready.tool.name}: ${[...new Set(problems.map((problem) => problem.text))].join('; ')}`, {
     ...(field !== undefined ? { field } : {}),
     hint: `see the input schema of ${ready.tool.name} and call it again`,
   });

@@ -68,9 +68,12 @@ function optionalString(args: Record<string, unknown>, name: string): string | u
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
 
-/** One line listing every issue, each named by its argument. */
+/**
+ * One line listing every issue, each named by its argument; an issue two members share (the
+ * top-level system_name and change_event's payload.system, both from `system_name`) is said once.
+ */
 function describeArgumentIssues(what: string, issues: readonly ValidationIssue[], name: (path: string) => string): string {
-  return `${what} is invalid: ${issues.map((found) => `${name(found.path)} ${found.message}`).join('; ')}`;
+  return `${what} is invalid: ${[...new Set(issues.map((found) => `${name(found.path)} ${found.message}`))].join('; ')}`;
 }
 
 /** The tool that records evidence of one record type. */
