@@ -6,14 +6,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { createFactory } from '../../src/cli/factory.js';
-import { createMemoryIO } from '../../src/cli/io.js';
-import { createMcpServer, MCP_RATE_LIMIT_WAIT_MS } from '../../src/cli/mcp/server.js';
-import { makeHome } from '../helpers/cli.js';
+import { MCP_RATE_LIMIT_WAIT_MS } from '../../src/cli/mcp/server.js';
+import { connectMcpInProcess } from '../helpers/mcp.js';
 
-type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown> };
 
 const API_KEY = 'gk_hostile_service_key_4711';
 const servers: Server[] = [];
@@ -21,6 +16,10 @@ const servers: Server[] = [];
 afterAll(async () => {
   for (const server of servers.splice(0)) await new Promise<void>((resolve) => server.close(() => resolve()));
 });
+
+/** `govctl mcp` in this process over the scripted service at `baseUrl`. */
+const connectInProcess = (baseUrl: string, sleep?: (ms: number) => Promise<void>) =>
+  connectMcpInProcess({ SERVICE_BASE_URL: baseUrl, SERVICE_API_KEY: API_KEY, SERVICE_SYSTEM_NAME: 'hostile' }, sleep ? { sleep } : {});
 
 /** A scripted service on 127.0.0.1: `/api/me` answers who the key is; every other request goes to `answer`. */
 async function scriptedService(answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
@@ -36,33 +35,6 @@ async function scriptedService(answer: (req: IncomingMessage, res: ServerRespons
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 }
 
-/** The MCP server of `govctl mcp` in this process over `baseUrl`, linked in memory to the SDK's client. */
-async function connectInProcess(baseUrl: string, sleep?: (ms: number) => Promise<void>) {
-  const home = makeHome();
-  const io = createMemoryIO();
-  const deps = createFactory({
-    io,
-    env: { HOME: home, XDG_CONFIG_HOME: `${home}/config`, XDG_DATA_HOME: `${home}/data`, SERVICE_BASE_URL: baseUrl, SERVICE_API_KEY: API_KEY, SERVICE_SYSTEM_NAME: 'hostile' },
-    cwd: home,
-    globals: () => ({}),
-    signal: new AbortController().signal,
-    sleep,
-  });
-  const { server } = createMcpServer(deps);
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const client = new Client({ name: 'govctl-test', version: '1.0.0' });
-  await client.connect(clientSide);
-  return {
-    client,
-    stderr: () => io.stderrText(),
-    call: async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as ToolResult,
-    async close() {
-      await client.close();
-      await deps.close();
-    },
-  };
-}
 
 /** C0 and C1 controls and the bidi controls a terminal or a reader would act on. */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;

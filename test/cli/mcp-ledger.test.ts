@@ -13,20 +13,16 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { createFactory } from '../../src/cli/factory.js';
-import { createMemoryIO } from '../../src/cli/io.js';
-import { createMcpServer } from '../../src/cli/mcp/server.js';
 import { createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
 import { BIN, cleanEnv, ensureBuilt, makeHome } from '../helpers/cli.js';
+import { connectMcpInProcess, type ToolResult } from '../helpers/mcp.js';
 import { startTestServer } from '../helpers/server.js';
 
 /** ajv-formats is CommonJS: its plugin is the module's `default` member under Node's ESM interop. */
 const addFormats = addFormatsModule.default;
 
-type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown> };
 
 const dirs: string[] = [];
 const running: RunningServer[] = [];
@@ -171,28 +167,11 @@ describe('govctl mcp ledger tools over stdio, with the log key pinned', () => {
   });
 });
 
-/** The MCP server of `govctl mcp` in this process, linked in memory to the SDK's client. */
-async function connectInProcess(env: Record<string, string>) {
-  const home = makeHome();
-  const deps = createFactory({ io: createMemoryIO(), env: { HOME: home, ...env }, cwd: home, globals: () => ({}), signal: new AbortController().signal });
-  const { server } = createMcpServer(deps);
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const client = new Client({ name: 'govctl-test', version: '1.0.0' });
-  await client.connect(clientSide);
-  return {
-    call: async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as ToolResult,
-    async close() {
-      await client.close();
-      await deps.close();
-    },
-  };
-}
 
 describe('govctl mcp ledger tools in-process', () => {
   it('answer a malformed pinned key and a service without a log key with tool errors that say what to do', async () => {
     const service = await newService();
-    const malformed = await connectInProcess({ SERVICE_BASE_URL: service.url, SERVICE_API_KEY: service.apiKey, GOVCTL_LEDGER_KEY: 'not-a-key' });
+    const malformed = await connectMcpInProcess({ SERVICE_BASE_URL: service.url, SERVICE_API_KEY: service.apiKey, GOVCTL_LEDGER_KEY: 'not-a-key' });
     try {
       const result = await malformed.call('ledger_checkpoint');
       expect(result.isError).toBe(true);
@@ -202,7 +181,7 @@ describe('govctl mcp ledger tools in-process', () => {
       await malformed.close();
     }
     const unsigned = await startTestServer();
-    const keyless = await connectInProcess({ SERVICE_BASE_URL: unsigned.url, SERVICE_API_KEY: unsigned.apiKey });
+    const keyless = await connectMcpInProcess({ SERVICE_BASE_URL: unsigned.url, SERVICE_API_KEY: unsigned.apiKey });
     try {
       const result = await keyless.call('ledger_prove', { id: 'rec_x' });
       expect(result.isError).toBe(true);
@@ -215,7 +194,7 @@ describe('govctl mcp ledger tools in-process', () => {
 
   it('trust the key the service states on first use, say so, and refuse another key later in the session', async () => {
     const first = await newService();
-    const { call, close } = await connectInProcess({ SERVICE_BASE_URL: first.url, SERVICE_API_KEY: first.apiKey });
+    const { call, close } = await connectMcpInProcess({ SERVICE_BASE_URL: first.url, SERVICE_API_KEY: first.apiKey });
     try {
       const stored = await call('record_change_event', { type: 'deployment', by: 'ci@example.com', description: 'x', environment: 'production', system_name: 'tofu' });
       await integrate(first);

@@ -7,14 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CATALOGUE } from '../../src/core/index.js';
-import { createFactory } from '../../src/cli/factory.js';
-import { createMemoryIO } from '../../src/cli/io.js';
 import { recordToolSchema } from '../../src/cli/mcp/schemas.js';
-import { createMcpServer } from '../../src/cli/mcp/server.js';
-import { makeHome } from '../helpers/cli.js';
+import { connectMcpInProcess } from '../helpers/mcp.js';
 
 const addFormats = addFormatsModule.default;
 
@@ -43,14 +38,7 @@ describe('record tool schemas', () => {
 
 describe('record tool errors', () => {
   it('say a problem two members share once (change_event without a system: system_name, not twice)', async () => {
-    const home = makeHome();
-    const env = { HOME: home, XDG_CONFIG_HOME: `${home}/config`, XDG_DATA_HOME: `${home}/data`, GOVCTL_BASE_URL: 'local' };
-    const deps = createFactory({ io: createMemoryIO(), env, cwd: home, globals: () => ({}), signal: new AbortController().signal });
-    const { server } = createMcpServer(deps);
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: 'govctl-test', version: '1.0.0' });
-    await client.connect(clientSide);
+    const { client, close } = await connectMcpInProcess({ GOVCTL_BASE_URL: 'local' });
     try {
       const result = (await client.callTool({ name: 'record_change_event', arguments: { type: 'deployment', by: 'a@example.com', description: 'x', environment: 'production' } })) as {
         isError?: boolean;
@@ -59,7 +47,7 @@ describe('record tool errors', () => {
       expect(result.isError).toBe(true);
       expect(result.structuredContent?.message).toBe('the change_event record is invalid: system_name is required');
     } finally {
-      await client.close();
+      await close();
     }
   });
 });
