@@ -278,6 +278,7 @@ export class GovernanceClient {
         recordType: typeof reply.record_type === 'string' ? reply.record_type : type,
         mappedControls: Array.isArray(reply.mapped_controls) ? reply.mapped_controls : [],
         detail: typeof reply.detail === 'string' ? reply.detail : 'ok',
+        ...(reply.replayed === true ? { replayed: true } : {}),
       };
     } catch (error) {
       const failure = this.#failed(error, `${type} record not stored`);

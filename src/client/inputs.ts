@@ -226,6 +226,11 @@ export interface RecordResult {
   mappedControls: string[];
   /** `ok`, `dry_run`, or why it failed */
   detail: string;
+  /**
+   * true when the service had stored this record already (the same record sent before: its
+   * idempotency key, derived from the content): `recordId` is the first write's, nothing new was stored
+   */
+  replayed?: boolean;
   /** the failure, when `recordId` is '' */
   error?: AttestationError;
 }

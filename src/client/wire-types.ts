@@ -20,6 +20,8 @@ export interface GrcWriteResult {
   record_type: RecordType;
   mapped_controls: string[];
   detail: string;
+  /** govctl's service: the write's idempotency key was used already, with the same content; this is that write's result and nothing was stored */
+  replayed?: boolean;
 }
 
 /** One item of GET grc/evidence (spec §2.4). */

@@ -54,12 +54,12 @@ afterEach(async () => {
  * A transport into the in-process service whose first write reply is lost after the service has
  * committed it (as a client timeout after a slow commit): the caller sees a timeout.
  */
-function losingFirstReply(): Transport & { writes: number } {
+function losingFirstReply(lose = 1): Transport & { writes: number } {
   const transport = {
     writes: 0,
     async request(req: TransportRequest) {
       const reply = await service.service.app.inject({ method: req.method, url: req.path, headers: req.headers, ...(req.body !== undefined ? { payload: req.body } : {}) });
-      if (req.method === 'POST' && ++transport.writes === 1) throw new NetworkError('timeout', `${req.method} ${req.path}: no reply within 15 s (the client timeout)`, { timedOut: true });
+      if (req.method === 'POST' && ++transport.writes <= lose) throw new NetworkError('timeout', `${req.method} ${req.path}: no reply within 15 s (the client timeout)`, { timedOut: true });
       return { status: reply.statusCode, headers: reply.headers as Record<string, string>, body: reply.body };
     },
   };
@@ -97,6 +97,20 @@ describe('a client retry after a timeout whose write did land', () => {
     const stored = db.prepare('SELECT record_id FROM evidence').pluck().get();
     db.close();
     expect(result.recordId).toBe(stored);
+    // the retry was answered from the key: the result says so
+    expect(result.replayed).toBe(true);
+  });
+
+  it('says when the same record sent again was answered from its key, not stored again', async () => {
+    const transport = losingFirstReply(0); // every reply arrives
+    const client = new GovernanceClient({ apiKey: service.apiKey, workspaceId: service.workspaceId, systemName: 'chatbot', transport, onError: 'raise', flushOnExit: false });
+    const input = { changeKind: 'deployment', actor: 'ci@example.com', summary: 'release 9', environment: 'production', system: 'chatbot', occurredAt: '2026-11-24T12:00:00Z' } as const;
+    const first = await client.changeEvent(input);
+    const again = await client.changeEvent(input);
+    await client.close();
+    expect(first.replayed).toBeUndefined();
+    expect(again).toMatchObject({ recordId: first.recordId, replayed: true });
+    expect(storedCount()).toBe(1);
   });
 
   it('stores one attestation when push is retried after a lost reply', async () => {
