@@ -52,6 +52,12 @@ export interface Factory {
    * call after about a minute, so a longer wait would end in the host's timeout, not a tool error.
    */
   rateLimitWaitMs?: number;
+  /**
+   * The signal of the work in progress, given to every request made without one of its own:
+   * `govctl mcp` sets it so that a tool call the host cancels stops its request (the tools ask the
+   * API without signals of their own).
+   */
+  currentSignal?: () => AbortSignal | undefined;
   /** the settings, loaded on first use (config files are searched then) */
   settings(): Promise<Settings>;
   /** the service API over HTTP or the embedded store, created on first use */
@@ -218,11 +224,14 @@ function proxyFrom(env: NodeJS.ProcessEnv): { httpProxy: string; httpsProxy: str
   };
 }
 
-/** A transport that adds the `X-Govctl-Source` header to every request. */
-function withSource(transport: Transport, source: () => string): Transport {
+/**
+ * The transport of a run: adds the `X-Govctl-Source` header to every request, and gives a request
+ * made without a signal the signal of the work in progress (Factory.currentSignal), if any.
+ */
+function runTransport(transport: Transport, source: () => string, current: () => AbortSignal | undefined): Transport {
   return {
     description: transport.description,
-    request: (request, signal) => transport.request({ ...request, headers: { ...request.headers, 'x-govctl-source': source() } }, signal),
+    request: (request, signal) => transport.request({ ...request, headers: { ...request.headers, 'x-govctl-source': source() } }, signal ?? current()),
     close: () => transport.close?.() ?? Promise.resolve(),
   };
 }
@@ -291,6 +300,7 @@ export function createFactory(options: FactoryOptions): Factory {
         const onRequest = verbose ? (trace: RequestTrace) => void factory.trace(formatTrace(trace)).catch(() => undefined) : undefined;
         const { createServiceApi } = await import('../client/api.js');
         const source = () => factory.requestSource;
+        const current = () => factory.currentSignal?.();
         const sleep = options.sleep ? { sleep: options.sleep } : {};
         const retry = factory.rateLimitWaitMs !== undefined ? { retryPolicy: { maxWaitMs: factory.rateLimitWaitMs } } : {};
         // A wait of a second or more is said (a bulk command says it its own way): a silent pause
@@ -311,7 +321,7 @@ export function createFactory(options: FactoryOptions): Factory {
           }
           const { createHttpTransport } = await import('../client/transport.js');
           const http = createHttpTransport(connection.baseUrl, { proxy: proxyFrom(env), ...(settings.timeout !== undefined && { timeoutMs: settings.timeout }) });
-          const transport = withSource(checkServiceReplies(http, connection.baseUrl), source);
+          const transport = runTransport(checkServiceReplies(http, connection.baseUrl), source, current);
           closers.push(() => transport.close!());
           // The client names the service in traces and errors as `baseUrl`: never with its userinfo or query.
           return createServiceApi({ baseUrl: serviceAddress(connection.baseUrl), transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest, onWait, ...sleep, ...retry });
@@ -335,7 +345,7 @@ export function createFactory(options: FactoryOptions): Factory {
           await factory.trace(`using the local store in ${displayPath(connection.dataDir)}`);
         }
         return createServiceApi({
-          transport: withSource(store.transport, source),
+          transport: runTransport(store.transport, source, current),
           apiKey: store.apiKey,
           workspaceId: settings.workspaceId ?? store.workspaceId,
           onRequest,

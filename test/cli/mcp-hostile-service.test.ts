@@ -91,3 +91,32 @@ describe('govctl mcp with a service that rate-limits', () => {
     }
   });
 });
+
+describe('govctl mcp with a call the host cancels', () => {
+  it('stops the call\'s request to the service: the connection is closed, not left waiting for the service', async () => {
+    let arrived!: () => void;
+    const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
+    let closedEarly!: () => void;
+    const requestClosed = new Promise<void>((resolve) => (closedEarly = resolve));
+    // a service that never answers the posture request: only the client can end it
+    const url = await scriptedService((req) => {
+      req.socket.once('close', () => closedEarly());
+      arrived();
+    });
+    // The client's own timeout at its longest (an hour): only the cancellation can end the request
+    // within the test's time.
+    const mcp = await connectMcpInProcess({ SERVICE_BASE_URL: url, SERVICE_API_KEY: API_KEY, SERVICE_SYSTEM_NAME: 'hostile', GOVCTL_TIMEOUT: '60m' });
+    try {
+      const controller = new AbortController();
+      const call = mcp.client.callTool({ name: 'get_posture', arguments: {} }, undefined, { signal: controller.signal });
+      call.catch(() => undefined); // the SDK rejects the cancelled call on the client's side
+      await requestArrived;
+      controller.abort(new Error('the user stopped it'));
+      await expect(call).rejects.toThrow();
+      // the server heard notifications/cancelled and aborted the request it had in flight
+      await requestClosed;
+    } finally {
+      await mcp.close();
+    }
+  });
+});

@@ -5,6 +5,7 @@
  * what to do, never a protocol error or a crash; every text that leaves is scrubbed of the API key
  * and the signing key (defence in depth: no code path puts them there).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { ENVIRONMENT } from '../environment.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -162,6 +163,8 @@ export const MCP_RATE_LIMIT_WAIT_MS = 10_000;
 /** Builds one MCP server over the run's factory (one per stdio run, one per HTTP request). */
 export function createMcpServer(deps: Factory, ready: PreparedTools = prepareTools()): McpServer {
   deps.rateLimitWaitMs = MCP_RATE_LIMIT_WAIT_MS;
+  const calls = new AsyncLocalStorage<AbortSignal>();
+  deps.currentSignal = () => calls.getStore();
   const tools = [...ready.values()].map((entry) => entry.tool);
   // A host (or a pipe) may close stdin right after its last request: that request is still answered.
   const pending = new Set<Promise<unknown>>();
@@ -185,7 +188,9 @@ export function createMcpServer(deps: Factory, ready: PreparedTools = prepareToo
     })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, (request) => track(callTool(request)));
+  // A call the host cancels (notifications/cancelled, or its own timeout) stops its request to the
+  // service: the call's signal is the one every request made during it carries (Factory.currentSignal).
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => track(calls.run(extra.signal, () => callTool(request))));
 
   async function callTool(request: CallToolRequest): Promise<CallToolResult> {
     const secrets = await secretsOf(deps);
