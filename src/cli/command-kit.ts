@@ -4,6 +4,7 @@
  * time to wind down after Ctrl-C).
  */
 import { InvalidArgumentError, type Command, type Option } from 'commander';
+import type { ValidationIssue } from '../core/index.js';
 
 const WRITE = Symbol('govctl.write');
 const WINDS_DOWN = Symbol('govctl.windsDown');
@@ -73,6 +74,17 @@ export function commandPath(command: Command): string {
   for (let current: Command | null = command; current; current = current.parent) names.unshift(current.name());
   return names.join(' ');
 }
+
+/**
+ * Whether a validation issue says a value is outside its flag's own domain (type, format, enum,
+ * range: what `--help` shows), i.e. malformed as typed (64, docs/exit-codes.md "Malformed values")
+ * when the value came from the command line.
+ */
+export function outsideFlagDomain(found: ValidationIssue): boolean {
+  return FLAG_DOMAIN_CODES.has(found.code);
+}
+
+const FLAG_DOMAIN_CODES: ReadonlySet<ValidationIssue['code']> = new Set(['type', 'format', 'enum', 'range']);
 
 /**
  * An option parser for a whole number within bounds; anything else is a usage error (64).

@@ -129,11 +129,11 @@ export async function readAllText(stream: NodeJS.ReadableStream): Promise<string
  */
 export function resolveConnection(settings: Settings, env: NodeJS.ProcessEnv): Connection {
   const baseUrl = settings.baseUrl?.trim();
+  // Where the two came from, as trust.ts's checks take them (the key's named as a message names it).
+  const baseUrlSource = { kind: settings.sources.baseUrl?.kind ?? 'default', name: settings.sources.baseUrl?.name ?? '' };
+  const apiKeySource = { kind: settings.sources.apiKey?.kind ?? 'default', name: sourceName(settings, 'apiKey') };
   if (baseUrl === LOCAL_BASE_URL) {
-    checkStoreChoice({
-      baseUrlSource: { kind: settings.sources.baseUrl?.kind ?? 'default', name: settings.sources.baseUrl?.name ?? '' },
-      ...(settings.apiKey !== undefined && { apiKeySource: { kind: settings.sources.apiKey?.kind ?? 'default', name: sourceName(settings, 'apiKey') } }),
-    });
+    checkStoreChoice({ baseUrlSource, ...(settings.apiKey !== undefined && { apiKeySource }) });
     return { kind: 'local', dataDir: settings.dataDir, explicit: true };
   }
   if (baseUrl) {
@@ -144,14 +144,12 @@ export function resolveConnection(settings: Settings, env: NodeJS.ProcessEnv): C
         hint: 'set SERVICE_API_KEY or give --api-key-file FILE (or --base-url local for the embedded store)',
       });
     }
-    checkEnvironmentPairing({
-      baseUrlSource: { kind: settings.sources.baseUrl?.kind ?? 'default', name: settings.sources.baseUrl?.name ?? '' },
-      apiKeySource: { kind: settings.sources.apiKey?.kind ?? 'default', name: settings.sources.apiKey?.name ?? '' },
-    });
+    // The pairing rule reads the variables' own names.
+    checkEnvironmentPairing({ baseUrlSource, apiKeySource: { kind: apiKeySource.kind, name: settings.sources.apiKey?.name ?? '' } });
     checkCredentialRoute({
       baseUrl,
-      baseUrlSource: { kind: settings.sources.baseUrl?.kind ?? 'default', name: settings.sources.baseUrl?.name ?? '' },
-      apiKeySource: { kind: settings.sources.apiKey?.kind ?? 'default', name: sourceName(settings, 'apiKey') },
+      baseUrlSource,
+      apiKeySource,
       trustedHosts: settings.trustedHosts,
       ...(settings.userBaseUrl !== undefined && { userBaseUrl: settings.userBaseUrl }),
     });
@@ -310,9 +308,9 @@ export function createFactory(options: FactoryOptions): Factory {
         };
         if (connection.kind === 'remote') {
           if (verbose) await factory.trace(`service ${displayUrl(connection.baseUrl)} (base URL from ${sourceName(settings, 'baseUrl')}, API key from ${sourceName(settings, 'apiKey')})`);
+          const proxy = proxyFrom(env);
           if (verbose) {
             // A proxy applies to 127.0.0.1 too unless NO_PROXY names it; an error then names the proxy's address.
-            const proxy = proxyFrom(env);
             const set = [['HTTP_PROXY', proxy.httpProxy], ['HTTPS_PROXY', proxy.httpsProxy]].filter(([, value]) => value !== '');
             if (set.length > 0) {
               const named = set.map(([name, value]) => `${name}=${displayUrl(value!)}`).join(', ');
@@ -320,7 +318,7 @@ export function createFactory(options: FactoryOptions): Factory {
             }
           }
           const { createHttpTransport } = await import('../client/transport.js');
-          const http = createHttpTransport(connection.baseUrl, { proxy: proxyFrom(env), ...(settings.timeout !== undefined && { timeoutMs: settings.timeout }) });
+          const http = createHttpTransport(connection.baseUrl, { proxy, ...(settings.timeout !== undefined && { timeoutMs: settings.timeout }) });
           const transport = runTransport(checkServiceReplies(http, connection.baseUrl), source, current);
           closers.push(() => transport.close!());
           // The client names the service in traces and errors as `baseUrl`: never with its userinfo or query.

@@ -184,7 +184,6 @@ export function createOutputStream(stream: NodeJS.WritableStream, options: Outpu
   };
 }
 
-/** The process's streams. `noColorFlag` is read when colour is first needed (after parsing). */
 /**
  * Runs `print` and says whether stdout's reader went away meanwhile, instead of ending the run
  * (PipeClosedError, exit 0), for the commands whose exit code is a verdict (`gates check`,
@@ -206,6 +205,7 @@ export async function printBeforeVerdict(print: () => Promise<void>): Promise<{ 
   }
 }
 
+/** The process's streams. `noColorFlag` is read when colour is first needed (after parsing). */
 export function createProcessIO(noColorFlag: () => boolean, env: NodeJS.ProcessEnv = process.env): IO {
   return createIO({
     stdout: process.stdout,

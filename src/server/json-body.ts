@@ -2,9 +2,9 @@
  * Request bodies: JSON only, read with core's lossless reader so that number lexemes keep their
  * meaning (`85.0` stays a float, `12345678901234567890` keeps every digit; wire.md §4). Anything
  * else is a 400 `bad_request` (wire.md §5): a body that is not JSON, a wrong content type, a
- * charset other than UTF-8, a Content-Encoding (gzip, …), bytes that are not valid UTF-8 (they would otherwise be replaced with
- * U+FFFD and stored as something other than what was sent). Bodies over the route's limit are 413
- * (Fastify checks the length).
+ * charset other than UTF-8, a Content-Encoding (gzip, …), bytes that are not valid UTF-8 (they
+ * would otherwise be replaced with U+FFFD and stored as something other than what was sent).
+ * Bodies over the route's limit are 413 (Fastify checks the length).
  *
  * A large body is parsed in a turn of the event loop of its own (limits.ts, TurnTaker), so that
  * several large bodies arriving together do not hold up other clients' requests back to back.

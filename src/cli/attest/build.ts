@@ -13,6 +13,7 @@ import {
   type SigningKey,
   type ValidationIssue,
 } from '../../core/index.js';
+import { outsideFlagDomain } from '../command-kit.js';
 import { DataError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { openChunks } from '../input.js';
@@ -97,14 +98,11 @@ const FLAG_FOR_PATH: Readonly<Record<string, string>> = {
   'authorised_by.session_id': '--session-id',
 };
 
-/** Issue codes that mean a value is outside its flag's type, format, choices or range. */
-const MALFORMED_CODES: ReadonlySet<string> = new Set(['type', 'format', 'enum', 'range']);
-
 /** One line listing every issue, named by flag; a malformed value typed on the command line (`given`) is named too. */
 export function describeAttestationIssues(issues: readonly ValidationIssue[], given: Readonly<Record<string, unknown>> = {}): string {
   const named = (found: ValidationIssue) => {
     const value = given[found.path];
-    return MALFORMED_CODES.has(found.code) && typeof value === 'string' ? `, got ${JSON.stringify(value)}` : '';
+    return outsideFlagDomain(found) && typeof value === 'string' ? `, got ${JSON.stringify(value)}` : '';
   };
   return `the attestation is invalid: ${issues.map((found) => `${FLAG_FOR_PATH[found.path] ?? found.path} ${found.message}${named(found)}`).join('; ')}`;
 }
@@ -162,7 +160,7 @@ export async function buildAttestationFromFlags(
       'authorised_by.session_id': flags.authorisedBy !== undefined ? flags.sessionId : undefined,
       tool_name: toolName,
     };
-    const malformed = issues.find((found) => MALFORMED_CODES.has(found.code) && given[found.path] !== undefined);
+    const malformed = issues.find((found) => outsideFlagDomain(found) && given[found.path] !== undefined);
     if (malformed) throw new UsageError(describeAttestationIssues(issues, given), { field: FLAG_FOR_PATH[malformed.path] ?? malformed.path });
     throw new DataError(describeAttestationIssues(issues), { code: 'validation_error', field: issues[0]!.path });
   }

@@ -19,7 +19,7 @@ import {
   type ValidationIssue,
 } from '../../core/index.js';
 import type { GrcWriteResult } from '../../client/wire-types.js';
-import { addExamples, markWrite } from '../command-kit.js';
+import { addExamples, markWrite, outsideFlagDomain } from '../command-kit.js';
 import { DataError, UsageError } from '../errors.js';
 import { idempotencyKeyFor } from '../../client/idempotency.js';
 import type { Factory } from '../factory.js';
@@ -135,16 +135,13 @@ function typedValue(path: string, values: FlagValues): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** Issue codes that mean a value is outside its flag's own domain (type, format, enum, range: what `--help` shows). */
-const FLAG_DOMAIN_CODES: ReadonlySet<ValidationIssue['code']> = new Set(['type', 'format', 'enum', 'range']);
-
 /**
  * Whether an issue is a malformed flag value (64, docs/exit-codes.md "Malformed values"): a value
  * typed on the command line that is not of its flag's type, format, enum or range. A required
  * field left out, a rule across fields, and anything from --payload-file are the record's (65).
  */
 export function isMalformedFlagValue(found: ValidationIssue, values: FlagValues, flags: RecordFlags): boolean {
-  if (!FLAG_DOMAIN_CODES.has(found.code)) return false;
+  if (!outsideFlagDomain(found)) return false;
   const match = /^payload\.([^.]+)/.exec(found.path);
   if (match) {
     const binding = flags.bindings.find((b) => b.kind === 'field' && b.field.wire === match[1]);

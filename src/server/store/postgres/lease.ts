@@ -49,10 +49,10 @@ export class Lease {
     this.holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}${tag !== undefined ? `${TAG}${tag}` : ''}`;
   }
 
-  /** The tag in a holder's name, if it was made with one. */
-  static tagOf(holder: string): string | undefined {
+  /** A holder's name read back: who it is, and the tag it was made with, if any. */
+  static parse(holder: string): { who: string; tag?: string } {
     const at = holder.lastIndexOf(TAG);
-    return at === -1 ? undefined : holder.slice(at + TAG.length);
+    return at === -1 ? { who: holder } : { who: holder.slice(0, at), tag: holder.slice(at + TAG.length) };
   }
 
   /** Takes the lease, or renews it when held: true when this replica holds it now. */

@@ -101,10 +101,10 @@ export class PgLedgerStore implements LedgerStore {
     if (this.#key === null) return;
     const holder = await this.lease.current();
     if (holder === null || holder === this.lease.holder) return;
-    const theirs = Lease.tagOf(holder);
+    const { who, tag: theirs } = Lease.parse(holder);
     if (theirs !== undefined && theirs !== this.#key.publicKeyHex) {
       throw new LogKeyMismatchError(
-        `another replica (${holder.slice(0, holder.lastIndexOf(' tag='))}) signs this database's log with another key (public key ${theirs.slice(0, 16)}…, this one's ${this.#key.publicKeyHex.slice(0, 16)}…)`,
+        `another replica (${who}) signs this database's log with another key (public key ${theirs.slice(0, 16)}…, this one's ${this.#key.publicKeyHex.slice(0, 16)}…)`,
       );
     }
   }
