@@ -22,6 +22,29 @@ const noChalkDetection = {
   },
 };
 
+// Builtins that a bundled dependency requires when it loads but uses only on paths the command
+// line never takes: commander's child_process (executable subcommands), and Fastify's https, http2
+// and dns (TLS and HTTP/2 servers, and listen() by host name, which `serve` does not use). Loaded
+// at once, they cost every run of the command line 3-6 ms; here each becomes an object that
+// requires the builtin on the first property read, so a path that does use one still gets it.
+const LAZY_BUILTINS = [
+  { importer: /[\\/]node_modules[\\/]commander[\\/]/, builtins: ['child_process'] },
+  { importer: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/, builtins: ['https', 'http2', 'dns'] },
+];
+const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?(child_process|https|http2|dns)$/ }, (args) => {
+      const name = args.path.replace(/^node:/, '');
+      return LAZY_BUILTINS.some(({ importer, builtins }) => importer.test(args.importer) && builtins.includes(name)) ? { path: name, namespace: 'lazy-builtin' } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+      contents: `module.exports = new Proxy({}, { get: (_, key) => require('node:${args.path}')[key] });`,
+      loader: 'js',
+    }));
+  },
+};
+
 // The library entry points (ESM, code-split): govctl, govctl/core, govctl/server. The native
 // addons and the server framework stay in node_modules (the package's dependencies); fastify's
 // plugins resolve each other at run time.
@@ -109,7 +132,7 @@ const commandLine = await build({
   minifyWhitespace: true,
   legalComments: 'linked',
   external: ['bindings', 'sodium-native', 'typescript', 'undici'],
-  plugins: [noChalkDetection, serviceBundle],
+  plugins: [noChalkDetection, lazyBuiltins, serviceBundle],
   // import.meta.url (the verify worker's and package.json's paths) from the file's own name.
   define: { 'import.meta.url': '__govctlFileUrl', __GOVCTL_COMMIT__: JSON.stringify(commit) },
   // Each file is one function expression taking what Node gives a CommonJS module, which
