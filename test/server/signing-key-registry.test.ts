@@ -124,6 +124,33 @@ describe('key policy registered', () => {
   });
 });
 
+describe('a new key policy', () => {
+  // The policy travels with the API key the service remembers (AuthContext.keyPolicy), so these
+  // prove that a change drops what is remembered, in both directions, whoever makes it.
+  it('applies from the next request on, set from another connection (govctl admin beside the service)', async () => {
+    const other = await provisionWorkspace(server.dbPath);
+    const post = async () =>
+      (await call({ url: server.url, apiKey: other.apiKey }, 'POST', wsPath(other.workspaceId, 'attestations/external'), { body: signedBy(stranger, other.workspaceId) })).json;
+    expect(await post()).toMatchObject({ trust_tier: 'witnessed' });
+    await setSigningKeyPolicy(server.dbPath, { workspaceId: other.workspaceId, policy: 'registered' });
+    expect(await post()).toMatchObject({ trust_tier: 'declared', detail: expect.stringMatching(/not a registered key/) });
+    await setSigningKeyPolicy(server.dbPath, { workspaceId: other.workspaceId, policy: 'open' });
+    expect(await post()).toMatchObject({ trust_tier: 'witnessed' });
+  });
+
+  it('applies from the next request on, set through the serving store itself', async () => {
+    const other = await provisionWorkspace(server.dbPath);
+    const post = async () =>
+      (await call({ url: server.url, apiKey: other.apiKey }, 'POST', wsPath(other.workspaceId, 'attestations/external'), { body: signedBy(stranger, other.workspaceId) })).json;
+    const store = server.server.service.store;
+    expect(await post()).toMatchObject({ trust_tier: 'witnessed' });
+    await store.signingKeys.setPolicy(other.workspaceId, 'registered', Date.now());
+    expect(await post()).toMatchObject({ trust_tier: 'declared' });
+    await store.signingKeys.setPolicy(other.workspaceId, 'open', Date.now());
+    expect(await post()).toMatchObject({ trust_tier: 'witnessed' });
+  });
+});
+
 describe('govctl admin signing-key', () => {
   it('adds, lists, revokes keys and sets the policy of a workspace', async () => {
     const ws = (await provisionWorkspace(server.dbPath)).workspaceId;

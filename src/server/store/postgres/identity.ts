@@ -11,9 +11,10 @@ import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import { newId } from '../../ids.js';
 import { apiKeyInfo, hashApiKey, newApiKeyRow, type ApiKeyRow } from '../api-keys.js';
-import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
+import type { ApiKeyInfo, AuthContext, CreatedApiKey, KeyPolicy, ProvisionOptions, Provisioned } from '../rows.js';
 import type { IdentityStore } from '../store.js';
 import { storeError } from './pool.js';
+import { KEY_POLICY_OF_K } from './settings.js';
 
 
 
@@ -98,15 +99,15 @@ export class PgIdentityStore implements IdentityStore {
 
   async authenticate(apiKey: string, nowMs: number): Promise<AuthContext | null> {
     const hash = hashApiKey(apiKey);
-    const { rows } = await this.pool.query<ApiKeyRow & { org_id: string }>({
+    const { rows } = await this.pool.query<ApiKeyRow & { org_id: string; key_policy: KeyPolicy }>({
       name: 'govctl_authenticate',
-      text: 'SELECT k.*, w.org_id FROM api_keys k JOIN workspaces w ON w.workspace_id = k.workspace_id WHERE k.key_hash = $1',
+      text: `SELECT k.*, w.org_id, ${KEY_POLICY_OF_K} FROM api_keys k JOIN workspaces w ON w.workspace_id = k.workspace_id WHERE k.key_hash = $1`,
       values: [hash],
     });
     const row = rows[0];
     if (!row || !timingSafeEqual(row.key_hash, hash)) return null;
     if (row.revoked_ms !== null) return null;
     if (row.expires_ms !== null && row.expires_ms <= nowMs) return null;
-    return { keyId: row.key_id, workspaceId: row.workspace_id, userId: row.user_id, orgId: row.org_id };
+    return { keyId: row.key_id, workspaceId: row.workspace_id, userId: row.user_id, orgId: row.org_id, keyPolicy: row.key_policy };
   }
 }

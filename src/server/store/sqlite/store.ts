@@ -148,7 +148,10 @@ export class SqliteStore implements Store {
     };
     this.signingKeys = {
       policy: async (workspaceId) => signingKeys.policy(workspaceId),
-      setPolicy: async (workspaceId, policy, nowMs) => signingKeys.setPolicy(workspaceId, policy, nowMs),
+      setPolicy: async (workspaceId, policy, nowMs) => {
+        signingKeys.setPolicy(workspaceId, policy, nowMs);
+        identity.forgetKeys(); // a remembered key carries its workspace's policy
+      },
       status: async (workspaceId, fingerprint) => signingKeys.status(workspaceId, fingerprint),
       get: async (workspaceId, fingerprint) => signingKeys.get(workspaceId, fingerprint),
       add: async (workspaceId, fingerprint, publicKey, name, nowMs) => signingKeys.add(workspaceId, fingerprint, publicKey, name, nowMs),
