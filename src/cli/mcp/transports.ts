@@ -103,9 +103,12 @@ export async function serveHttp(deps: Factory, options: HttpOptions): Promise<vo
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not_found', message: 'the MCP endpoint is /mcp' }));
       return;
     }
-    // A browser page may send requests here; only same-origin pages of this server may.
+    // A browser page may send requests here; only same-origin pages of this server may, on any
+    // address: a browser always names the page's origin on a POST, and an agent's client names
+    // none. On another address the Host cannot be checked (its names are the machine's), so this
+    // is what keeps a page, rebound by DNS to this address or not, from acting with the keys.
     const origin = req.headers.origin;
-    if (origin !== undefined && loopback && !allowedOrigins.includes(origin)) {
+    if (origin !== undefined && !allowedOrigins.includes(origin)) {
       res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'forbidden', message: `origin ${origin} is not allowed` }));
       return;
     }
