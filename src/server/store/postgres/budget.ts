@@ -13,8 +13,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import { RATE_LIMIT_WINDOW_MS } from '../memory-budget.js';
-import { hashApiKey } from '../api-keys.js';
-import type { AuthContext, KeyPolicy } from '../rows.js';
+import { authContext, hashApiKey } from '../api-keys.js';
+import type { KeyPolicy } from '../rows.js';
 import { KEY_POLICY_OF_K } from './settings.js';
 import type { AdmitQuery, Admission, BudgetState, BudgetStore } from '../store.js';
 
@@ -111,7 +111,7 @@ export class PgBudgetStore implements BudgetStore {
     // the hash matched in an index; compared again in constant time, as the SQLite backend does
     if (!row || !timingSafeEqual(row.key_hash, hash)) return { auth: null };
     if (row.revoked_ms !== null || (row.expires_ms !== null && row.expires_ms <= query.nowMs)) return { auth: null };
-    const auth: AuthContext = { keyId: row.key_id, workspaceId: row.workspace_id, userId: row.user_id, orgId: row.org_id, keyPolicy: row.key_policy };
+    const auth = authContext(row);
     if (row.start_ms === null) return { auth, counted: false };
     const count = row.requests!;
     const resetSeconds = this.#resetSeconds(row.start_ms, nowMs);

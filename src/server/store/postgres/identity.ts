@@ -10,7 +10,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import { newId } from '../../ids.js';
-import { apiKeyInfo, hashApiKey, newApiKeyRow, type ApiKeyRow } from '../api-keys.js';
+import { apiKeyInfo, authContext, hashApiKey, newApiKeyRow, type ApiKeyRow } from '../api-keys.js';
 import type { ApiKeyInfo, AuthContext, CreatedApiKey, KeyPolicy, ProvisionOptions, Provisioned } from '../rows.js';
 import type { IdentityStore } from '../store.js';
 import { storeError } from './pool.js';
@@ -108,6 +108,6 @@ export class PgIdentityStore implements IdentityStore {
     if (!row || !timingSafeEqual(row.key_hash, hash)) return null;
     if (row.revoked_ms !== null) return null;
     if (row.expires_ms !== null && row.expires_ms <= nowMs) return null;
-    return { keyId: row.key_id, workspaceId: row.workspace_id, userId: row.user_id, orgId: row.org_id, keyPolicy: row.key_policy };
+    return authContext(row);
   }
 }

@@ -6,7 +6,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { newId } from '../../ids.js';
-import { apiKeyInfo, hashApiKey, newApiKeyRow, type ApiKeyRow } from '../api-keys.js';
+import { apiKeyInfo, authContext, hashApiKey, newApiKeyRow, type ApiKeyRow } from '../api-keys.js';
 import type { ApiKeyInfo, AuthContext, CreatedApiKey, KeyPolicy, ProvisionOptions, Provisioned } from '../rows.js';
 import type { Db } from './database.js';
 
@@ -157,7 +157,7 @@ export class IdentityStore {
     if (!row || !timingSafeEqual(row.key_hash, hash)) return null;
     if (row.revoked_ms !== null) return null; // revocation takes effect at once, whatever the clock says
     if (row.expires_ms !== null && row.expires_ms <= nowMs) return null;
-    const auth: AuthContext = { keyId: row.key_id, workspaceId: row.workspace_id, userId: row.user_id, orgId: row.org_id, keyPolicy: row.key_policy };
+    const auth = authContext(row);
     // Only keys that check out are remembered: unknown keys cannot fill the cache.
     if (this.#keyCache.size >= KEY_CACHE_SIZE) this.#keyCache.clear();
     this.#keyCache.set(hashHex, { auth, expiresMs: row.expires_ms });
