@@ -22,11 +22,12 @@ const noChalkDetection = {
   },
 };
 
-// Builtins that a bundled dependency requires when it loads but uses only on paths the command
-// line never takes: commander's child_process (executable subcommands), and Fastify's https, http2
-// and dns (TLS and HTTP/2 servers, and listen() by host name, which `serve` does not use). Loaded
-// at once, they cost every run of the command line 3-6 ms; here each becomes an object that
-// requires the builtin on the first property read, so a path that does use one still gets it.
+// Builtins that a bundled dependency requires when it loads but uses only on paths few runs take:
+// commander's child_process (executable subcommands, which govctl has none of), and Fastify's https,
+// http2 and dns (TLS and HTTP/2 servers, which `serve` never makes, and dns.lookup when listening on
+// `localhost`, as `serve --host localhost` does). Loaded at once, they cost every run of the command
+// line 3-6 ms; here each becomes an object that requires the builtin on the first property read, so
+// a path that does use one still gets it (each importer only reads properties of these modules).
 const LAZY_BUILTINS = [
   { importer: /[\\/]node_modules[\\/]commander[\\/]/, builtins: ['child_process'] },
   { importer: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/, builtins: ['https', 'http2', 'dns'] },

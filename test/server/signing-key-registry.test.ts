@@ -6,6 +6,7 @@
  * file or PostgreSQL database, as `govctl admin signing-key` does beside a running service, and with the CLI in-process.
  */
 import { createHash } from 'node:crypto';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SigningKey, signWitness } from '../../src/core/index.js';
 import { main } from '../../src/cli/main.js';
@@ -125,29 +126,58 @@ describe('key policy registered', () => {
 });
 
 describe('a new key policy', () => {
-  // The policy travels with the API key the service remembers (AuthContext.keyPolicy), so these
-  // prove that a change drops what is remembered, in both directions, whoever makes it.
-  it('applies from the next request on, set from another connection (govctl admin beside the service)', async () => {
+  const postIn = async (other: { workspaceId: string; apiKey: string }) =>
+    (await call({ url: server.url, apiKey: other.apiKey }, 'POST', wsPath(other.workspaceId, 'attestations/external'), { body: signedBy(stranger, other.workspaceId) })).json;
+
+  it('applies from the next request on, set from another connection (govctl admin beside the service) or through the serving store', async () => {
     const other = await provisionWorkspace(server.dbPath);
-    const post = async () =>
-      (await call({ url: server.url, apiKey: other.apiKey }, 'POST', wsPath(other.workspaceId, 'attestations/external'), { body: signedBy(stranger, other.workspaceId) })).json;
-    expect(await post()).toMatchObject({ trust_tier: 'witnessed' });
+    expect(await postIn(other)).toMatchObject({ trust_tier: 'witnessed' });
     await setSigningKeyPolicy(server.dbPath, { workspaceId: other.workspaceId, policy: 'registered' });
-    expect(await post()).toMatchObject({ trust_tier: 'declared', detail: expect.stringMatching(/not a registered key/) });
+    expect(await postIn(other)).toMatchObject({ trust_tier: 'declared', detail: expect.stringMatching(/not a registered key/) });
     await setSigningKeyPolicy(server.dbPath, { workspaceId: other.workspaceId, policy: 'open' });
-    expect(await post()).toMatchObject({ trust_tier: 'witnessed' });
+    expect(await postIn(other)).toMatchObject({ trust_tier: 'witnessed' });
+    const store = server.server.service.store;
+    await store.signingKeys.setPolicy(other.workspaceId, 'registered', Date.now());
+    expect(await postIn(other)).toMatchObject({ trust_tier: 'declared' });
+    await store.signingKeys.setPolicy(other.workspaceId, 'open', Date.now());
+    expect(await postIn(other)).toMatchObject({ trust_tier: 'witnessed' });
   });
 
-  it('applies from the next request on, set through the serving store itself', async () => {
+  it('applies to a request whose body arrives after the change, though its key was checked before it', async () => {
+    // The tier is judged under the policy in force when the record is received (its received_at),
+    // not when the request's headers were: a client that holds its body back past a switch to
+    // `registered` gets `declared` for an unregistered key.
     const other = await provisionWorkspace(server.dbPath);
-    const post = async () =>
-      (await call({ url: server.url, apiKey: other.apiKey }, 'POST', wsPath(other.workspaceId, 'attestations/external'), { body: signedBy(stranger, other.workspaceId) })).json;
     const store = server.server.service.store;
-    expect(await post()).toMatchObject({ trust_tier: 'witnessed' });
-    await store.signingKeys.setPolicy(other.workspaceId, 'registered', Date.now());
-    expect(await post()).toMatchObject({ trust_tier: 'declared' });
-    await store.signingKeys.setPolicy(other.workspaceId, 'open', Date.now());
-    expect(await post()).toMatchObject({ trust_tier: 'witnessed' });
+    const admit = store.admit;
+    let admitted = (): void => undefined;
+    const wasAdmitted = new Promise<void>((resolve) => (admitted = resolve));
+    // Observed, not replaced: the moment the key has been checked.
+    store.admit = async (query) => {
+      const admission = await admit.call(store, query);
+      admitted();
+      return admission;
+    };
+    try {
+      const body = JSON.stringify(signedBy(stranger, other.workspaceId));
+      const head =
+        `POST ${wsPath(other.workspaceId, 'attestations/external')} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${other.apiKey}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      const closed = new Promise((resolve) => socket.once('close', resolve));
+      socket.write(head);
+      await wasAdmitted;
+      await setSigningKeyPolicy(server.dbPath, { workspaceId: other.workspaceId, policy: 'registered' });
+      socket.end(body);
+      await closed;
+      const reply = Buffer.concat(chunks).toString('utf8');
+      expect(reply).toMatch(/^HTTP\/1\.1 201 /);
+      expect(reply).toContain('"trust_tier":"declared"');
+    } finally {
+      store.admit = admit;
+    }
   });
 });
 

@@ -70,22 +70,6 @@ describe.each(backends)('Store.admit ($name)', (backend) => {
     await close?.();
   });
 
-  it("carries the workspace's key policy, a policy set at another replica from the very next request", async () => {
-    const now = Date.now();
-    const provisioned = await a.identity.provision({}, now);
-    const policyOf = async (store: Store) => {
-      const admission = await store.admit(query(provisioned.api_key, now));
-      return admission.auth?.keyPolicy;
-    };
-    expect(await policyOf(b)).toBe('open');
-    expect((await b.identity.authenticate(provisioned.api_key, now))?.keyPolicy).toBe('open');
-    await a.signingKeys.setPolicy(provisioned.workspace_id, 'registered', now);
-    expect(await policyOf(b)).toBe('registered');
-    expect((await b.identity.authenticate(provisioned.api_key, now))?.keyPolicy).toBe('registered');
-    await a.signingKeys.setPolicy(provisioned.workspace_id, 'open', now);
-    expect(await policyOf(b)).toBe('open');
-  });
-
   it('admits a valid key with its identity and refuses a key revoked at another replica on the very next request', async () => {
     const now = Date.now();
     const provisioned = await a.identity.provision({}, now);

@@ -60,15 +60,15 @@ interface Ingest {
   /** receivedMs as the wire writes it, computed once per request */
   receivedAt: string;
   source: Source;
-  /** the workspace's key policy, read with the API key at admission (AuthContext.keyPolicy) */
+  /** the workspace's key policy, read once per request */
   policy: KeyPolicy;
   store: Store;
 }
 
-function ingestOf(request: FastifyRequest, nowMs: () => number, store: Store): Ingest {
+async function ingestOf(request: FastifyRequest, nowMs: () => number, store: Store): Promise<Ingest> {
   const receivedMs = nowMs();
-  const { workspaceId, keyPolicy } = authOf(request);
-  return { workspaceId, receivedMs, receivedAt: isoFromMs(receivedMs), source: sourceOf(request), policy: keyPolicy, store };
+  const workspaceId = authOf(request).workspaceId;
+  return { workspaceId, receivedMs, receivedAt: isoFromMs(receivedMs), source: sourceOf(request), policy: await store.signingKeys.policy(workspaceId), store };
 }
 
 type KeyStatus = 'active' | 'revoked' | 'unregistered';
@@ -175,7 +175,7 @@ function tierReason(ingest: Ingest, status: KeyStatus | null, form: WitnessForm)
 export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, verifyPool }: RouteDeps): void {
   // its one record is charged with the request (auth.ts, recordsPerRequest)
   app.post(`${WORKSPACE_PREFIX}/attestations/external`, { config: { recordsPerRequest: 1 } }, async (request: FastifyRequest, reply: FastifyReply) => {
-    const ingest = ingestOf(request, nowMs, store);
+    const ingest = await ingestOf(request, nowMs, store);
     const key = headerKey(request);
     const body = bodyObject(request);
     // The idempotency key first: a repeat gets the first write's result before any other check.
@@ -195,7 +195,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
   });
 
   app.post(`${WORKSPACE_PREFIX}/attestations/batch`, { bodyLimit: BATCH_BODY_LIMIT }, async (request: FastifyRequest) => {
-    const ingest = ingestOf(request, nowMs, store);
+    const ingest = await ingestOf(request, nowMs, store);
     const records = bodyObject(request).records;
     if (records === undefined || records === null) throw invalidField('records', 'is required: an array of attestations');
     if (!Array.isArray(records)) throw invalidField('records', 'must be an array of attestations');

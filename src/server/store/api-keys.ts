@@ -5,7 +5,7 @@
  */
 import { hash as oneShotHash } from 'node:crypto';
 import { apiKeyDisplayPrefix, newApiKey, newId } from '../ids.js';
-import { isoOrNull, type ApiKeyInfo, type AuthContext, type KeyPolicy } from './rows.js';
+import { isoOrNull, type ApiKeyInfo, type AuthContext } from './rows.js';
 
 /** The SHA-256 of an API key, as every backend stores and looks it up. */
 export function hashApiKey(apiKey: string): Buffer {
@@ -59,15 +59,7 @@ export function apiKeyInfo(row: ApiKeyRow): ApiKeyInfo {
   };
 }
 
-/** What a key read with its workspace's org and key policy (both backends' key statements) admits as. */
-export interface KeyContextRow {
-  key_id: string;
-  workspace_id: string;
-  user_id: string;
-  org_id: string;
-  key_policy: KeyPolicy;
-}
-
-export function authContext(row: KeyContextRow): AuthContext {
-  return { keyId: row.key_id, workspaceId: row.workspace_id, userId: row.user_id, orgId: row.org_id, keyPolicy: row.key_policy };
+/** What a key's row, read with its workspace's org (both backends' key statements), admits as. */
+export function authContext(row: { key_id: string; workspace_id: string; user_id: string; org_id: string }): AuthContext {
+  return { keyId: row.key_id, workspaceId: row.workspace_id, userId: row.user_id, orgId: row.org_id };
 }

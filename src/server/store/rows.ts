@@ -280,11 +280,6 @@ export interface AuthContext {
   workspaceId: string;
   userId: string;
   orgId: string;
-  /**
-   * The workspace's key policy (`open` unless set), read with the key: an attestation route needs
-   * no look-up of its own, and a change applies from the next request, as a revocation does.
-   */
-  keyPolicy: KeyPolicy;
 }
 
 // ---- Verifying keys and the key policy (docs/security.md) --------------------------------------

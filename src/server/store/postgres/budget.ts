@@ -14,8 +14,6 @@ import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import { RATE_LIMIT_WINDOW_MS } from '../memory-budget.js';
 import { authContext, hashApiKey } from '../api-keys.js';
-import type { KeyPolicy } from '../rows.js';
-import { KEY_POLICY_OF_K } from './settings.js';
 import type { AdmitQuery, Admission, BudgetState, BudgetStore } from '../store.js';
 
 /** `w` is the row before this statement (the alias), $2 now, $3 the window length. */
@@ -43,7 +41,7 @@ const CHARGE = `
 
 /**
  * One request admitted in one statement (docs/decisions.md, "A request admitted in one statement"):
- * its key's row read by hash ($1) with its workspace's org and key policy; only when the key is valid at $2
+ * its key's row read by hash ($1) with its workspace's org; only when the key is valid at $2
  * (not revoked, not expired) and of the path's workspace ($3, NULL when the path names none), the
  * workspace's window counts one request at $4 (window $5, most $6 requests) and charges $7 records
  * (most $8 a window) when the request is within its budget and they all fit; else none (refused
@@ -55,7 +53,7 @@ const A_RECORDS = `(CASE WHEN ${A_ENDED} THEN 0 ELSE w.records END)`;
 const A_OK = `(${A_REQUESTS} + 1 <= $6::bigint AND ${A_RECORDS} + $7::bigint <= $8::bigint)`;
 const ADMIT = `
   WITH k AS (
-    SELECT k.key_id, k.key_hash, k.workspace_id, k.user_id, ws.org_id, k.revoked_ms, k.expires_ms, ${KEY_POLICY_OF_K}
+    SELECT k.key_id, k.key_hash, k.workspace_id, k.user_id, ws.org_id, k.revoked_ms, k.expires_ms
       FROM api_keys k JOIN workspaces ws ON ws.workspace_id = k.workspace_id WHERE k.key_hash = $1
   ), b AS (
     INSERT INTO budget_windows AS w (workspace_id, start_ms, requests, records, last_ok)
@@ -79,7 +77,6 @@ interface AdmitRow {
   workspace_id: string;
   user_id: string;
   org_id: string;
-  key_policy: KeyPolicy;
   revoked_ms: number | null;
   expires_ms: number | null;
   start_ms: number | null;

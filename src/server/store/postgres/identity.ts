@@ -11,10 +11,9 @@ import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import { newId } from '../../ids.js';
 import { apiKeyInfo, authContext, hashApiKey, newApiKeyRow, type ApiKeyRow } from '../api-keys.js';
-import type { ApiKeyInfo, AuthContext, CreatedApiKey, KeyPolicy, ProvisionOptions, Provisioned } from '../rows.js';
+import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
 import type { IdentityStore } from '../store.js';
 import { storeError } from './pool.js';
-import { KEY_POLICY_OF_K } from './settings.js';
 
 
 
@@ -99,9 +98,9 @@ export class PgIdentityStore implements IdentityStore {
 
   async authenticate(apiKey: string, nowMs: number): Promise<AuthContext | null> {
     const hash = hashApiKey(apiKey);
-    const { rows } = await this.pool.query<ApiKeyRow & { org_id: string; key_policy: KeyPolicy }>({
+    const { rows } = await this.pool.query<ApiKeyRow & { org_id: string }>({
       name: 'govctl_authenticate',
-      text: `SELECT k.*, w.org_id, ${KEY_POLICY_OF_K} FROM api_keys k JOIN workspaces w ON w.workspace_id = k.workspace_id WHERE k.key_hash = $1`,
+      text: 'SELECT k.*, w.org_id FROM api_keys k JOIN workspaces w ON w.workspace_id = k.workspace_id WHERE k.key_hash = $1',
       values: [hash],
     });
     const row = rows[0];

@@ -78,12 +78,6 @@ export class PgGatePolicyStore implements GatePolicyStore {
 
 
 
-/**
- * The key policy of the workspace of the API key row `k`, as the column `key_policy`: the statements
- * that read a key (admission, authenticate) read its workspace's policy in the same round trip.
- */
-export const KEY_POLICY_OF_K = "coalesce((SELECT p.policy FROM witness_policy p WHERE p.workspace_id = k.workspace_id), 'open') AS key_policy";
-
 export class PgSigningKeyStore implements SigningKeyStore {
   constructor(private readonly pool: pg.Pool) {}
 

@@ -7,7 +7,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { newId } from '../../ids.js';
 import { apiKeyInfo, authContext, hashApiKey, newApiKeyRow, type ApiKeyRow } from '../api-keys.js';
-import type { ApiKeyInfo, AuthContext, CreatedApiKey, KeyPolicy, ProvisionOptions, Provisioned } from '../rows.js';
+import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
 import type { Db } from './database.js';
 
 
@@ -22,15 +22,13 @@ interface CachedKey {
 
 export class IdentityStore {
   /**
-   * Valid keys by hash (hex), with their workspace's key policy, as last read from the database.
-   * The cache holds only while the database is unchanged by any other connection: `PRAGMA
-   * data_version` changes whenever another connection (e.g. `govctl admin api-key revoke` or
-   * `admin signing-key policy` in another process) commits, and the whole cache is then dropped.
-   * The version is read on every request (a read transaction, about 3 µs, 2.3 % of an evidence
-   * POST's server CPU): revocation, expiry and a new key policy apply to the very next request,
-   * which docs/security.md promises (throttling the read to every 10 ms made that a race). This
-   * connection changes a key or a policy while it serves requests only through this store, which
-   * drops the cache (revokeApiKey, forgetKeys).
+   * Valid keys by hash (hex), as last read from the database. The cache holds only while the
+   * database is unchanged by any other connection: `PRAGMA data_version` changes whenever another
+   * connection (e.g. `govctl admin api-key revoke` in another process) commits, and the whole cache
+   * is then dropped. The version is read on every request (a read of the WAL index, ~4 µs, a few
+   * per cent of a small request): revocation and expiry apply to the very next request, which
+   * docs/security.md promises (throttling the read to every 10 ms made that a race). This connection
+   * never changes a key while it serves requests except through this class, which drops the cache.
    */
   readonly #keyCache = new Map<string, CachedKey>();
   #cachedDataVersion = -1;
@@ -40,7 +38,7 @@ export class IdentityStore {
   readonly #insertWorkspaceKey: Database.Statement;
   readonly #insertUser: Database.Statement;
   readonly #insertKey: Database.Statement;
-  readonly #keyByHash: Database.Statement<[Buffer], ApiKeyRow & { org_id: string; key_policy: KeyPolicy }>;
+  readonly #keyByHash: Database.Statement<[Buffer], ApiKeyRow & { org_id: string }>;
   readonly #keyById: Database.Statement<[string], ApiKeyRow>;
   readonly #workspaceOwner: Database.Statement<[string], { org_id: string; user_id: string | null }>;
   readonly #revoke: Database.Statement;
@@ -55,9 +53,7 @@ export class IdentityStore {
       'INSERT INTO api_keys (key_id, key_hash, prefix, workspace_id, user_id, name, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
     this.#keyByHash = db.prepare(
-      `SELECT k.*, w.org_id, coalesce(p.policy, 'open') AS key_policy
-         FROM api_keys k JOIN workspaces w ON w.workspace_id = k.workspace_id LEFT JOIN witness_policy p ON p.workspace_id = k.workspace_id
-        WHERE k.key_hash = ?`,
+      'SELECT k.*, w.org_id FROM api_keys k JOIN workspaces w ON w.workspace_id = k.workspace_id WHERE k.key_hash = ?',
     );
     this.#keyById = db.prepare('SELECT * FROM api_keys WHERE key_id = ?');
     this.#workspaceOwner = db.prepare(
@@ -106,14 +102,6 @@ export class IdentityStore {
         : this.db.prepare('SELECT * FROM api_keys WHERE workspace_id = ? ORDER BY created_ms, key_id').all(workspaceId)
     ) as ApiKeyRow[];
     return rows.map(apiKeyInfo);
-  }
-
-  /**
-   * Forgets every remembered key: for a change this connection makes to what a key's context holds
-   * (the workspace's key policy, signing-keys.ts), which `PRAGMA data_version` does not report.
-   */
-  forgetKeys(): void {
-    this.#keyCache.clear();
   }
 
   /**

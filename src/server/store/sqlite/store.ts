@@ -148,10 +148,7 @@ export class SqliteStore implements Store {
     };
     this.signingKeys = {
       policy: async (workspaceId) => signingKeys.policy(workspaceId),
-      setPolicy: async (workspaceId, policy, nowMs) => {
-        signingKeys.setPolicy(workspaceId, policy, nowMs);
-        identity.forgetKeys(); // a remembered key carries its workspace's policy
-      },
+      setPolicy: async (workspaceId, policy, nowMs) => signingKeys.setPolicy(workspaceId, policy, nowMs),
       status: async (workspaceId, fingerprint) => signingKeys.status(workspaceId, fingerprint),
       get: async (workspaceId, fingerprint) => signingKeys.get(workspaceId, fingerprint),
       add: async (workspaceId, fingerprint, publicKey, name, nowMs) => signingKeys.add(workspaceId, fingerprint, publicKey, name, nowMs),
