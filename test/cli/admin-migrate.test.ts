@@ -209,10 +209,11 @@ describe('govctl admin migrate', () => {
     expect(plain).toContain('every log root matches');
   }, 60_000);
 
-  it('without --to or DATABASE_URL is 64 naming --to, the flag migrate has (not --db)', async () => {
+  it('without --to or DATABASE_URL is 64 naming --to, the flag migrate has (not --db), and asks for the PostgreSQL target, not the database serve uses', async () => {
     const result = await runCli(['admin', 'migrate', '--from', db], { env: { DATABASE_URL: '' } });
     expect(result.exitCode).toBe(64);
-    expect(result.stderr).toMatch(/^govctl: admin migrate needs --to URL \(or DATABASE_URL\)/);
+    expect(result.stderr).toMatch(/^govctl: admin migrate needs --to URL \(or DATABASE_URL\); give the postgres:\/\/ URL of the empty PostgreSQL database to copy into$/m);
+    expect(result.stderr).not.toContain('SQLite file');
   });
 
   it('refuses a target that holds data (78), saying how to start over, and leaves it as it was', async () => {

@@ -44,7 +44,9 @@ export function databaseLocation(given: string | undefined, deps: Pick<Factory, 
     }
     return databasePath(fromEnv, deps.cwd, mustExist);
   }
-  throw new UsageError(`${command} needs ${flag} (or ${DATABASE_URL_ENV})`, { field: flag.split(' ')[0], hint: 'give the SQLite file or postgres:// URL `govctl serve` uses' });
+  // migrate's --to is the copy's target, always PostgreSQL: the hint of the other commands (the database serve uses) would point at the source
+  const hint = flag.startsWith('--to') ? 'give the postgres:// URL of the empty PostgreSQL database to copy into' : 'give the SQLite file or postgres:// URL `govctl serve` uses';
+  throw new UsageError(`${command} needs ${flag} (or ${DATABASE_URL_ENV})`, { field: flag.split(' ')[0], hint });
 }
 
 /** The server module (`govctl/server`), loaded on first use. */
