@@ -1,0 +1,112 @@
+/**
+ * An adversarial pass over `govctl ledger`: tampering the issue-12 tests do not cover, done to a
+ * real database file under a real service on 127.0.0.1, or to what the service sends (a rewriting
+ * proxy on 127.0.0.1 stands for a dishonest service).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { createMemoryIO } from '../../src/cli/io.js';
+import { createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
+import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
+
+interface Service {
+  url: string;
+  apiKey: string;
+  workspaceId: string;
+  dbPath: string;
+  server: RunningServer;
+}
+
+const dirs: string[] = [];
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'govctl-ledger-tamper-'));
+  dirs.push(dir);
+  return dir;
+}
+
+async function newService(): Promise<Service> {
+  const dir = tempDir();
+  const dbPath = join(dir, 'server.db');
+  const identity = await provision(dbPath, { orgName: 'o', workspaceName: 'w' });
+  createLedgerKey(ledgerKeyPath(dbPath));
+  const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(dbPath)), integration: 'manual' } });
+  closers.push(() => server.close());
+  return { url: server.url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, server };
+}
+
+async function writeEvidence(service: Service, n: number): Promise<string[]> {
+  const ids = [];
+  for (let i = 0; i < n; i++) {
+    const reply = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: evidenceRecord('change_event', { identity: 'alice@example.com', resource: 'github.com/acme/app', environment: 'production' }) });
+    ids.push(reply.json.record_id as string);
+  }
+  await service.server.service.store.ledger.integrate();
+  return ids;
+}
+
+async function govctl(service: Pick<Service, 'url' | 'apiKey'>, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const io = createMemoryIO();
+  const home = tempDir();
+  const code = await main(args, { io, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: service.url, SERVICE_API_KEY: service.apiKey, ...env }, cwd: home });
+  return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
+}
+
+/** A proxy on 127.0.0.1 that passes everything through, rewriting the bodies of the paths `rewrite` changes. */
+async function rewritingProxy(target: string, rewrite: (path: string, body: string) => string): Promise<string> {
+  const proxy = createServer((req, res) => {
+    const upstream = request(new URL(req.url!, target), { method: req.method, headers: { ...req.headers, 'accept-encoding': 'identity' } }, (reply) => {
+      const chunks: Buffer[] = [];
+      reply.on('data', (chunk: Buffer) => chunks.push(chunk));
+      reply.on('end', () => {
+        const body = Buffer.from(rewrite(req.url!, Buffer.concat(chunks).toString('latin1')), 'latin1');
+        const headers = { ...reply.headers, 'content-length': String(body.length) };
+        delete headers['transfer-encoding'];
+        res.writeHead(reply.statusCode!, headers);
+        res.end(body);
+      });
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+  closers.push(() => new Promise((done) => proxy.close(() => done())));
+  return `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+}
+
+describe('govctl ledger audit against a dishonest service', () => {
+  it("names an exported record whose payload a second, later \"payload\" member replaces for every JSON reader (2)", async () => {
+    const service = await newService();
+    const [target] = await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim() };
+    expect((await govctl(service, ['ledger', 'audit', '--json'], env)).code).toBe(0);
+    let rewritten = 0;
+    const url = await rewritingProxy(service.url, (path, body) => {
+      if (!path.includes('grc/evidence/export')) return body;
+      return body
+        .split('\n')
+        .map((line) => {
+          if (!line.includes(`"record_id":"${target}"`)) return line;
+          rewritten += 1;
+          // the committed payload stays where it was; a member after "source" overrides it
+          return line.replace(/\}$/, ',"p\\u0061yload":{"forged":true}}');
+        })
+        .join('\n');
+    });
+    const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+    expect(rewritten).toBe(1);
+    // what any JSON reader of that export line sees is not the committed record
+    expect(audit.code).toBe(2);
+    expect(JSON.parse(audit.stdout).problems).toEqual([`leaf 0: evidence ${target} as returned is not what the log committed to (changed in storage)`]);
+  });
+});
