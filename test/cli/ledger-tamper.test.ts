@@ -110,3 +110,43 @@ describe('govctl ledger audit against a dishonest service', () => {
     expect(JSON.parse(audit.stdout).problems).toEqual([`leaf 0: evidence ${target} as returned is not what the log committed to (changed in storage)`]);
   });
 });
+
+describe('a record changed after it was logged, then logged again under the same id', () => {
+  it('ledger prove proves it at its new leaf (a documented limit), ledger verify sees only growth, ledger audit names it (2)', async () => {
+    const service = await newService();
+    const [target] = await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim() };
+    const state = join(tempDir(), 'state.json');
+    expect((await govctl(service, ['ledger', 'verify', '--state', state], env)).code).toBe(0);
+
+    // Someone with write access to the database (not to the key) changes the record, moves the
+    // old leaf's lookup column aside and appends a leaf committing to the changed record; the
+    // service integrates and signs it with the next write.
+    const db = new Database(service.dbPath);
+    db.prepare("UPDATE evidence SET environment = 'staging' WHERE record_id = ?").run(target);
+    const changed = (await call(service, 'GET', wsPath(service.workspaceId, `grc/evidence/${target}`))).text;
+    const { createHash } = await import('node:crypto');
+    // the entry, written from docs/ledger.md: canonical JSON of the five members, sha256 of the record's canonical JSON
+    const canonical = (v: unknown): string =>
+      Array.isArray(v) ? `[${v.map(canonical).join(',')}]` : v !== null && typeof v === 'object' ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}` : JSON.stringify(v);
+    const record = JSON.parse(changed) as Record<string, unknown>;
+    const old = db.prepare('SELECT ws_key, entry FROM ledger_leaves WHERE record_id = ?').get(target) as { ws_key: number; entry: Buffer };
+    const entry = JSON.parse(old.entry.toString()) as Record<string, string>;
+    const forged = canonical({ ...entry, sha256: createHash('sha256').update(canonical(record)).digest('hex') });
+    db.prepare("UPDATE ledger_leaves SET record_id = 'moved-aside' WHERE record_id = ?").run(target);
+    db.prepare("INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES ((? << 40) + 2, ?, 2, 'evidence', ?, ?)").run(old.ws_key, old.ws_key, target, Buffer.from(forged));
+    db.close();
+    await writeEvidence(service, 1);
+
+    const prove = await govctl(service, ['ledger', 'prove', target!, '--json'], env);
+    expect(prove.code, prove.stderr).toBe(0);
+    expect(JSON.parse(prove.stdout)).toMatchObject({ leaf_index: 2, tree_size: 4 });
+    expect((await govctl(service, ['ledger', 'verify', '--state', state], env)).code).toBe(0);
+    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    expect(JSON.parse(audit.stdout).problems).toEqual([
+      `leaf 2: evidence ${target} is logged again (first at leaf 0)`,
+      `leaf 0: evidence ${target} as returned is not what the log committed to (changed in storage)`,
+    ]);
+  });
+});
