@@ -13,6 +13,7 @@ import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
 import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
+import { runPythonJson } from '../helpers/python.js';
 
 interface Service {
   url: string;
@@ -62,14 +63,16 @@ async function govctl(service: Pick<Service, 'url' | 'apiKey'>, args: string[], 
   return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
 }
 
-/** A proxy on 127.0.0.1 that passes everything through, rewriting the bodies of the paths `rewrite` changes. */
+/** A proxy on 127.0.0.1 that passes everything through, rewriting the text bodies `rewrite` changes. */
 async function rewritingProxy(target: string, rewrite: (path: string, body: string) => string): Promise<string> {
   const proxy = createServer((req, res) => {
     const upstream = request(new URL(req.url!, target), { method: req.method, headers: { ...req.headers, 'accept-encoding': 'identity' } }, (reply) => {
       const chunks: Buffer[] = [];
       reply.on('data', (chunk: Buffer) => chunks.push(chunk));
       reply.on('end', () => {
-        const body = Buffer.from(rewrite(req.url!, Buffer.concat(chunks).toString('latin1')), 'latin1');
+        const raw = Buffer.concat(chunks);
+        // tiles are bytes, passed as they are; everything else is UTF-8 text
+        const body = req.url!.includes('/ledger/tile/') ? raw : Buffer.from(rewrite(req.url!, raw.toString('utf8')), 'utf8');
         const headers = { ...reply.headers, 'content-length': String(body.length) };
         delete headers['transfer-encoding'];
         res.writeHead(reply.statusCode!, headers);
@@ -148,5 +151,58 @@ describe('a record changed after it was logged, then logged again under the same
       `leaf 2: evidence ${target} is logged again (first at leaf 0)`,
       `leaf 0: evidence ${target} as returned is not what the log committed to (changed in storage)`,
     ]);
+  });
+});
+
+describe('govctl ledger checkpoint and the signature lines of a note, judged as an independent verifier judges them', () => {
+  it('ignores lines of other keys and a line under the log name with another key id, and refuses a bad or malformed line (2)', { timeout: 60_000 }, async () => {
+    const service = await newService();
+    await writeEvidence(service, 3);
+    const vkey = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
+    const note = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
+    const line = note.split('\n').find((l) => l.startsWith('\u2014 '))!;
+    const [, name, b64] = line.split(' ') as [string, string, string];
+    const flipped = (at: number) => {
+      const raw = Buffer.from(b64, 'base64');
+      raw[at]! ^= 1;
+      return `\u2014 ${name} ${raw.toString('base64')}`;
+    };
+    const variants: [string, string, boolean][] = [
+      ['as served', note, true],
+      ['a line by another key', `${note}\u2014 witness.example/w9 AAAAAAE=\n`, true],
+      ['the log name with another key id, beside the real line', `${note}${flipped(0)}\n`, true],
+      ['only the log name with another key id', note.replace(line, flipped(0)), false],
+      ['a second line by the log key that does not verify', `${note}${flipped(10)}\n`, false],
+      ['a line that is not base64', `${note}\u2014 witness.example/w9 not-base64\n`, false],
+      ['a line without its newline', note.slice(0, -1), false],
+      ['carriage returns', note.replace(/\n/g, '\r\n'), false],
+      ['the text changed (size)', note.replace(/\n3\n/, '\n2\n'), false],
+    ];
+    let served = note;
+    const url = await rewritingProxy(service.url, (path, body) => (path.endsWith('ledger/checkpoint') ? served : body));
+    for (const [what, variant, expected] of variants) {
+      served = variant;
+      const independent = await runPythonJson<{ accepted: boolean; why: string }>(join(import.meta.dirname, 'ledger_note_judge.py'), { vkey, note: variant });
+      const result = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'checkpoint'], { GOVCTL_LEDGER_KEY: vkey });
+      expect({ what, independent: independent.accepted }).toEqual({ what, independent: expected });
+      expect({ what, code: result.code }).toEqual({ what, code: expected ? 0 : 2 });
+    }
+  });
+
+  it("refuses another workspace's checkpoint under the pinned key (2), though one seed signs both", async () => {
+    const service = await newService();
+    await writeEvidence(service, 1);
+    const pinned = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
+    const other = await provision(service.dbPath, { orgName: 'o2', workspaceName: 'w2' });
+    const b = { url: service.url, apiKey: other.api_key };
+    await call(b, 'POST', wsPath(other.workspace_id, 'grc/evidence'), { body: evidenceRecord('change_event') });
+    await service.server.service.store.ledger.integrate();
+    const otherKey = (await call(b, 'GET', wsPath(other.workspace_id, 'ledger/key'))).text.trim();
+    expect(otherKey.split('+')[2]).toBe(pinned.split('+')[2]);
+    for (const args of [['ledger', 'checkpoint'], ['ledger', 'audit'], ['ledger', 'verify', '--state', join(tempDir(), 's.json')]]) {
+      const result = await govctl(b, args, { GOVCTL_LEDGER_KEY: pinned });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/does not verify with the pinned log key .*: the note carries no signature by a known key/);
+    }
   });
 });
