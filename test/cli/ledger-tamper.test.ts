@@ -3,6 +3,7 @@
  * real database file under a real service on 127.0.0.1, or to what the service sends (a rewriting
  * proxy on 127.0.0.1 stands for a dishonest service).
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -61,6 +62,13 @@ async function govctl(service: Pick<Service, 'url' | 'apiKey'>, args: string[], 
   const home = tempDir();
   const code = await main(args, { io, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: service.url, SERVICE_API_KEY: service.apiKey, ...env }, cwd: home });
   return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
+}
+
+/** Canonical JSON as docs/ledger.md states it (keys sorted, no white space), written here for the forged entries. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v);
 }
 
 /** A proxy on 127.0.0.1 that passes everything through, rewriting the text bodies `rewrite` changes. */
@@ -128,10 +136,6 @@ describe('a record changed after it was logged, then logged again under the same
     const db = new Database(service.dbPath);
     db.prepare("UPDATE evidence SET environment = 'staging' WHERE record_id = ?").run(target);
     const changed = (await call(service, 'GET', wsPath(service.workspaceId, `grc/evidence/${target}`))).text;
-    const { createHash } = await import('node:crypto');
-    // the entry, written from docs/ledger.md: canonical JSON of the five members, sha256 of the record's canonical JSON
-    const canonical = (v: unknown): string =>
-      Array.isArray(v) ? `[${v.map(canonical).join(',')}]` : v !== null && typeof v === 'object' ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}` : JSON.stringify(v);
     const record = JSON.parse(changed) as Record<string, unknown>;
     const old = db.prepare('SELECT ws_key, entry FROM ledger_leaves WHERE record_id = ?').get(target) as { ws_key: number; entry: Buffer };
     const entry = JSON.parse(old.entry.toString()) as Record<string, string>;
@@ -204,5 +208,42 @@ describe('govctl ledger checkpoint and the signature lines of a note, judged as 
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/does not verify with the pinned log key .*: the note carries no signature by a known key/);
     }
+  });
+});
+
+describe('logged leaves edited in the database and the tree rebuilt by a restart', () => {
+  it('a rebuilt tree the restarted service signs passes prove and audit, and verify --state names it (2)', async () => {
+    const service = await newService();
+    const [target] = await writeEvidence(service, 3);
+    const vkey = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
+    const env = { GOVCTL_LEDGER_KEY: vkey };
+    const st = join(tempDir(), 's.json');
+    expect((await govctl(service, ['ledger', 'verify', '--state', st], env)).code).toBe(0);
+    await service.server.close();
+    const db = new Database(service.dbPath);
+    db.prepare("UPDATE evidence SET environment = 'staging' WHERE record_id = ?").run(target);
+    db.close();
+    // the changed record's body as the service returns it, for the forged entry's sha256
+    const s2 = await startServer({ host: '127.0.0.1', port: 0, db: service.dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(service.dbPath)), integration: 'manual' } });
+    closers.push(() => s2.close());
+    const svc2 = { ...service, url: s2.url, server: s2 };
+    const changed = (await call(svc2, 'GET', wsPath(service.workspaceId, `grc/evidence/${target}`))).text;
+    await s2.close();
+    const db2 = new Database(service.dbPath);
+    const old = db2.prepare('SELECT entry FROM ledger_leaves WHERE record_id = ?').get(target) as { entry: Buffer };
+    const entry = JSON.parse(old.entry.toString());
+    db2.prepare('UPDATE ledger_leaves SET entry = ? WHERE record_id = ?').run(Buffer.from(canonical({ ...entry, sha256: createHash('sha256').update(canonical(JSON.parse(changed))).digest('hex') })), target);
+    db2.exec('DELETE FROM ledger_nodes; DELETE FROM ledger_checkpoints; DELETE FROM ledger_cosignatures; UPDATE ledger_state SET integrated_size = 0');
+    db2.close();
+    const s3 = await startServer({ host: '127.0.0.1', port: 0, db: service.dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(service.dbPath)), integration: 'manual' } });
+    closers.push(() => s3.close());
+    const svc3 = { ...service, url: s3.url, server: s3 };
+    await writeEvidence(svc3, 1);
+    // nothing kept: the log agrees with itself and with the changed record
+    expect((await govctl(svc3, ['ledger', 'prove', target!], env)).code).toBe(0);
+    expect((await govctl(svc3, ['ledger', 'audit'], env)).code).toBe(0);
+    const verify = await govctl(svc3, ['ledger', 'verify', '--state', st], env);
+    expect(verify.code).toBe(2);
+    expect(verify.stderr).toMatch(/the tree of size 4 does not extend the one of size 3: the log's history was rewritten/);
   });
 });
