@@ -113,6 +113,10 @@ function entryOf(bytes: Buffer): { id: string; kind: string; sha256: string; wor
   return parseLedgerEntry(bytes);
 }
 
+/** A value spliced in place of a payload's text (quickDigest), random per run so that no line can carry it. */
+const SLICE_SENTINEL_VALUE = `govctl-payload-${randomBytes(16).toString('hex')}`;
+const SLICE_SENTINEL = JSON.stringify(SLICE_SENTINEL_VALUE);
+
 /** Whether a value parsed by JSON.parse holds a number anywhere (whose written form JSON.parse loses). */
 function holdsNumber(value: unknown): boolean {
   if (typeof value === 'number') return true;
@@ -137,6 +141,15 @@ function quickDigest(line: string, record: Record<string, unknown>): string | un
   // the members after the payload are strings, booleans and a list of strings: none holds `,"client_sig":` or `,"source":` unescaped
   const end = line.lastIndexOf(record.client_sig !== undefined ? ',"client_sig":' : ',"source":');
   if (start === -1 || end <= start) return undefined;
+  // The slice must be the payload every JSON reader sees: with it replaced by a value nobody can
+  // guess, the line must still parse with that value as its payload (a later "payload" member, or
+  // a `,"payload":` found inside another member, would otherwise pass the committed text while the
+  // line says something else).
+  try {
+    if ((JSON.parse(`${line.slice(0, start + 11)}${SLICE_SENTINEL}${line.slice(end)}`) as Record<string, unknown>).payload !== SLICE_SENTINEL_VALUE) return undefined;
+  } catch {
+    return undefined;
+  }
   const before: Record<string, unknown> = {};
   const after: Record<string, unknown> = {};
   for (const key of Object.keys(record)) {

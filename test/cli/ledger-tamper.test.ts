@@ -1,0 +1,249 @@
+/**
+ * An adversarial pass over `govctl ledger`: tampering the issue-12 tests do not cover, done to a
+ * real database file under a real service on 127.0.0.1, or to what the service sends (a rewriting
+ * proxy on 127.0.0.1 stands for a dishonest service).
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { createMemoryIO } from '../../src/cli/io.js';
+import { createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
+import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
+import { runPythonJson } from '../helpers/python.js';
+
+interface Service {
+  url: string;
+  apiKey: string;
+  workspaceId: string;
+  dbPath: string;
+  server: RunningServer;
+}
+
+const dirs: string[] = [];
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'govctl-ledger-tamper-'));
+  dirs.push(dir);
+  return dir;
+}
+
+async function newService(): Promise<Service> {
+  const dir = tempDir();
+  const dbPath = join(dir, 'server.db');
+  const identity = await provision(dbPath, { orgName: 'o', workspaceName: 'w' });
+  createLedgerKey(ledgerKeyPath(dbPath));
+  const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(dbPath)), integration: 'manual' } });
+  closers.push(() => server.close());
+  return { url: server.url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, server };
+}
+
+async function writeEvidence(service: Service, n: number): Promise<string[]> {
+  const ids = [];
+  for (let i = 0; i < n; i++) {
+    const reply = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: evidenceRecord('change_event', { identity: 'alice@example.com', resource: 'github.com/acme/app', environment: 'production' }) });
+    ids.push(reply.json.record_id as string);
+  }
+  await service.server.service.store.ledger.integrate();
+  return ids;
+}
+
+async function govctl(service: Pick<Service, 'url' | 'apiKey'>, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const io = createMemoryIO();
+  const home = tempDir();
+  const code = await main(args, { io, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: service.url, SERVICE_API_KEY: service.apiKey, ...env }, cwd: home });
+  return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
+}
+
+/** Canonical JSON as docs/ledger.md states it (keys sorted, no white space), written here for the forged entries. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v);
+}
+
+/** A proxy on 127.0.0.1 that passes everything through, rewriting the text bodies `rewrite` changes. */
+async function rewritingProxy(target: string, rewrite: (path: string, body: string) => string): Promise<string> {
+  const proxy = createServer((req, res) => {
+    const upstream = request(new URL(req.url!, target), { method: req.method, headers: { ...req.headers, 'accept-encoding': 'identity' } }, (reply) => {
+      const chunks: Buffer[] = [];
+      reply.on('data', (chunk: Buffer) => chunks.push(chunk));
+      reply.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        // tiles are bytes, passed as they are; everything else is UTF-8 text
+        const body = req.url!.includes('/ledger/tile/') ? raw : Buffer.from(rewrite(req.url!, raw.toString('utf8')), 'utf8');
+        const headers = { ...reply.headers, 'content-length': String(body.length) };
+        delete headers['transfer-encoding'];
+        res.writeHead(reply.statusCode!, headers);
+        res.end(body);
+      });
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+  closers.push(() => new Promise((done) => proxy.close(() => done())));
+  return `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+}
+
+describe('govctl ledger audit against a dishonest service', () => {
+  it("names an exported record whose payload a second, later \"payload\" member replaces for every JSON reader (2)", async () => {
+    const service = await newService();
+    const [target] = await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim() };
+    expect((await govctl(service, ['ledger', 'audit', '--json'], env)).code).toBe(0);
+    let rewritten = 0;
+    const url = await rewritingProxy(service.url, (path, body) => {
+      if (!path.includes('grc/evidence/export')) return body;
+      return body
+        .split('\n')
+        .map((line) => {
+          if (!line.includes(`"record_id":"${target}"`)) return line;
+          rewritten += 1;
+          // the committed payload stays where it was; a member after "source" overrides it
+          return line.replace(/\}$/, ',"p\\u0061yload":{"forged":true}}');
+        })
+        .join('\n');
+    });
+    const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+    expect(rewritten).toBe(1);
+    // what any JSON reader of that export line sees is not the committed record
+    expect(audit.code).toBe(2);
+    expect(JSON.parse(audit.stdout).problems).toEqual([`leaf 0: evidence ${target} as returned is not what the log committed to (changed in storage)`]);
+  });
+});
+
+describe('a record changed after it was logged, then logged again under the same id', () => {
+  it('ledger prove proves it at its new leaf (a documented limit), ledger verify sees only growth, ledger audit names it (2)', async () => {
+    const service = await newService();
+    const [target] = await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim() };
+    const state = join(tempDir(), 'state.json');
+    expect((await govctl(service, ['ledger', 'verify', '--state', state], env)).code).toBe(0);
+
+    // Someone with write access to the database (not to the key) changes the record, moves the
+    // old leaf's lookup column aside and appends a leaf committing to the changed record; the
+    // service integrates and signs it with the next write.
+    const db = new Database(service.dbPath);
+    db.prepare("UPDATE evidence SET environment = 'staging' WHERE record_id = ?").run(target);
+    const changed = (await call(service, 'GET', wsPath(service.workspaceId, `grc/evidence/${target}`))).text;
+    const record = JSON.parse(changed) as Record<string, unknown>;
+    const old = db.prepare('SELECT ws_key, entry FROM ledger_leaves WHERE record_id = ?').get(target) as { ws_key: number; entry: Buffer };
+    const entry = JSON.parse(old.entry.toString()) as Record<string, string>;
+    const forged = canonical({ ...entry, sha256: createHash('sha256').update(canonical(record)).digest('hex') });
+    db.prepare("UPDATE ledger_leaves SET record_id = 'moved-aside' WHERE record_id = ?").run(target);
+    db.prepare("INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES ((? << 40) + 2, ?, 2, 'evidence', ?, ?)").run(old.ws_key, old.ws_key, target, Buffer.from(forged));
+    db.close();
+    await writeEvidence(service, 1);
+
+    const prove = await govctl(service, ['ledger', 'prove', target!, '--json'], env);
+    expect(prove.code, prove.stderr).toBe(0);
+    expect(JSON.parse(prove.stdout)).toMatchObject({ leaf_index: 2, tree_size: 4 });
+    expect((await govctl(service, ['ledger', 'verify', '--state', state], env)).code).toBe(0);
+    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    expect(JSON.parse(audit.stdout).problems).toEqual([
+      `leaf 2: evidence ${target} is logged again (first at leaf 0)`,
+      `leaf 0: evidence ${target} as returned is not what the log committed to (changed in storage)`,
+    ]);
+  });
+});
+
+describe('govctl ledger checkpoint and the signature lines of a note, judged as an independent verifier judges them', () => {
+  it('ignores lines of other keys and a line under the log name with another key id, and refuses a bad or malformed line (2)', { timeout: 60_000 }, async () => {
+    const service = await newService();
+    await writeEvidence(service, 3);
+    const vkey = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
+    const note = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
+    const line = note.split('\n').find((l) => l.startsWith('\u2014 '))!;
+    const [, name, b64] = line.split(' ') as [string, string, string];
+    const flipped = (at: number) => {
+      const raw = Buffer.from(b64, 'base64');
+      raw[at]! ^= 1;
+      return `\u2014 ${name} ${raw.toString('base64')}`;
+    };
+    const variants: [string, string, boolean][] = [
+      ['as served', note, true],
+      ['a line by another key', `${note}\u2014 witness.example/w9 AAAAAAE=\n`, true],
+      ['the log name with another key id, beside the real line', `${note}${flipped(0)}\n`, true],
+      ['only the log name with another key id', note.replace(line, flipped(0)), false],
+      ['a second line by the log key that does not verify', `${note}${flipped(10)}\n`, false],
+      ['a line that is not base64', `${note}\u2014 witness.example/w9 not-base64\n`, false],
+      ['a line without its newline', note.slice(0, -1), false],
+      ['carriage returns', note.replace(/\n/g, '\r\n'), false],
+      ['the text changed (size)', note.replace(/\n3\n/, '\n2\n'), false],
+    ];
+    let served = note;
+    const url = await rewritingProxy(service.url, (path, body) => (path.endsWith('ledger/checkpoint') ? served : body));
+    for (const [what, variant, expected] of variants) {
+      served = variant;
+      const independent = await runPythonJson<{ accepted: boolean; why: string }>(join(import.meta.dirname, 'ledger_note_judge.py'), { vkey, note: variant });
+      const result = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'checkpoint'], { GOVCTL_LEDGER_KEY: vkey });
+      expect({ what, independent: independent.accepted }).toEqual({ what, independent: expected });
+      expect({ what, code: result.code }).toEqual({ what, code: expected ? 0 : 2 });
+    }
+  });
+
+  it("refuses another workspace's checkpoint under the pinned key (2), though one seed signs both", async () => {
+    const service = await newService();
+    await writeEvidence(service, 1);
+    const pinned = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
+    const other = await provision(service.dbPath, { orgName: 'o2', workspaceName: 'w2' });
+    const b = { url: service.url, apiKey: other.api_key };
+    await call(b, 'POST', wsPath(other.workspace_id, 'grc/evidence'), { body: evidenceRecord('change_event') });
+    await service.server.service.store.ledger.integrate();
+    const otherKey = (await call(b, 'GET', wsPath(other.workspace_id, 'ledger/key'))).text.trim();
+    expect(otherKey.split('+')[2]).toBe(pinned.split('+')[2]);
+    for (const args of [['ledger', 'checkpoint'], ['ledger', 'audit'], ['ledger', 'verify', '--state', join(tempDir(), 's.json')]]) {
+      const result = await govctl(b, args, { GOVCTL_LEDGER_KEY: pinned });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/does not verify with the pinned log key .*: the note carries no signature by a known key/);
+    }
+  });
+});
+
+describe('logged leaves edited in the database and the tree rebuilt by a restart', () => {
+  it('a rebuilt tree the restarted service signs passes prove and audit, and verify --state names it (2)', async () => {
+    const service = await newService();
+    const [target] = await writeEvidence(service, 3);
+    const vkey = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
+    const env = { GOVCTL_LEDGER_KEY: vkey };
+    const st = join(tempDir(), 's.json');
+    expect((await govctl(service, ['ledger', 'verify', '--state', st], env)).code).toBe(0);
+    await service.server.close();
+    const db = new Database(service.dbPath);
+    db.prepare("UPDATE evidence SET environment = 'staging' WHERE record_id = ?").run(target);
+    db.close();
+    // the changed record's body as the service returns it, for the forged entry's sha256
+    const s2 = await startServer({ host: '127.0.0.1', port: 0, db: service.dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(service.dbPath)), integration: 'manual' } });
+    closers.push(() => s2.close());
+    const svc2 = { ...service, url: s2.url, server: s2 };
+    const changed = (await call(svc2, 'GET', wsPath(service.workspaceId, `grc/evidence/${target}`))).text;
+    await s2.close();
+    const db2 = new Database(service.dbPath);
+    const old = db2.prepare('SELECT entry FROM ledger_leaves WHERE record_id = ?').get(target) as { entry: Buffer };
+    const entry = JSON.parse(old.entry.toString());
+    db2.prepare('UPDATE ledger_leaves SET entry = ? WHERE record_id = ?').run(Buffer.from(canonical({ ...entry, sha256: createHash('sha256').update(canonical(JSON.parse(changed))).digest('hex') })), target);
+    db2.exec('DELETE FROM ledger_nodes; DELETE FROM ledger_checkpoints; DELETE FROM ledger_cosignatures; UPDATE ledger_state SET integrated_size = 0');
+    db2.close();
+    const s3 = await startServer({ host: '127.0.0.1', port: 0, db: service.dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(service.dbPath)), integration: 'manual' } });
+    closers.push(() => s3.close());
+    const svc3 = { ...service, url: s3.url, server: s3 };
+    await writeEvidence(svc3, 1);
+    // nothing kept: the log agrees with itself and with the changed record
+    expect((await govctl(svc3, ['ledger', 'prove', target!], env)).code).toBe(0);
+    expect((await govctl(svc3, ['ledger', 'audit'], env)).code).toBe(0);
+    const verify = await govctl(svc3, ['ledger', 'verify', '--state', st], env);
+    expect(verify.code).toBe(2);
+    expect(verify.stderr).toMatch(/the tree of size 4 does not extend the one of size 3: the log's history was rewritten/);
+  });
+});
