@@ -125,6 +125,9 @@ function holdsNumber(value: unknown): boolean {
   return false;
 }
 
+/** How an export line's payload member starts (the members before it never hold it unescaped). */
+const PAYLOAD_MEMBER = ',"payload":';
+
 /**
  * The SHA-256 (hex) of the canonical JSON an export line would have if its `payload` text is
  * already canonical (as the service stores it): the other members, read with JSON.parse (exact
@@ -137,7 +140,8 @@ function holdsNumber(value: unknown): boolean {
  * the line the slow way (lossless parse, canonicalize), which decides.
  */
 function quickDigest(line: string, record: Record<string, unknown>): string | undefined {
-  const start = line.indexOf(',"payload":');
+  const start = line.indexOf(PAYLOAD_MEMBER);
+  const textStart = start + PAYLOAD_MEMBER.length;
   // the members after the payload are strings, booleans and a list of strings: none holds `,"client_sig":` or `,"source":` unescaped
   const end = line.lastIndexOf(record.client_sig !== undefined ? ',"client_sig":' : ',"source":');
   if (start === -1 || end <= start) return undefined;
@@ -146,7 +150,7 @@ function quickDigest(line: string, record: Record<string, unknown>): string | un
   // a `,"payload":` found inside another member, would otherwise pass the committed text while the
   // line says something else).
   try {
-    if ((JSON.parse(`${line.slice(0, start + 11)}${SLICE_SENTINEL}${line.slice(end)}`) as Record<string, unknown>).payload !== SLICE_SENTINEL_VALUE) return undefined;
+    if ((JSON.parse(`${line.slice(0, textStart)}${SLICE_SENTINEL}${line.slice(end)}`) as Record<string, unknown>).payload !== SLICE_SENTINEL_VALUE) return undefined;
   } catch {
     return undefined;
   }
@@ -161,7 +165,7 @@ function quickDigest(line: string, record: Record<string, unknown>): string | un
   }
   const head = canonicalize(before);
   const tail = canonicalize(after);
-  const text = `${head === '{}' ? '{' : `${head.slice(0, -1)},`}"payload":${line.slice(start + 11, end)}${tail === '{}' ? '}' : `,${tail.slice(1)}`}`;
+  const text = `${head === '{}' ? '{' : `${head.slice(0, -1)},`}"payload":${line.slice(textStart, end)}${tail === '{}' ? '}' : `,${tail.slice(1)}`}`;
   return sha256Hex(text);
 }
 
