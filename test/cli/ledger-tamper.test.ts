@@ -4,48 +4,20 @@
  * proxy on 127.0.0.1 stands for a dishonest service).
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';
-import { createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
+import { provision } from '../../src/server/index.js';
+import { ledgerServices, type LedgerService } from '../helpers/ledger-services.js';
 import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 import { runPythonJson } from '../helpers/python.js';
 
-interface Service {
-  url: string;
-  apiKey: string;
-  workspaceId: string;
-  dbPath: string;
-  server: RunningServer;
-}
+type Service = LedgerService;
 
-const dirs: string[] = [];
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'govctl-ledger-tamper-'));
-  dirs.push(dir);
-  return dir;
-}
-
-async function newService(): Promise<Service> {
-  const dir = tempDir();
-  const dbPath = join(dir, 'server.db');
-  const identity = await provision(dbPath, { orgName: 'o', workspaceName: 'w' });
-  createLedgerKey(ledgerKeyPath(dbPath));
-  const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(dbPath)), integration: 'manual' } });
-  closers.push(() => server.close());
-  return { url: server.url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, server };
-}
+const { tempDir, newService, serve, stop, onCleanup } = ledgerServices('govctl-ledger-tamper');
 
 async function writeEvidence(service: Service, n: number): Promise<string[]> {
   const ids = [];
@@ -91,7 +63,7 @@ async function rewritingProxy(target: string, rewrite: (path: string, body: stri
     req.pipe(upstream);
   });
   await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
-  closers.push(() => new Promise((done) => proxy.close(() => done())));
+  onCleanup(() => new Promise((done) => proxy.close(() => done())));
   return `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
 }
 
@@ -219,25 +191,21 @@ describe('logged leaves edited in the database and the tree rebuilt by a restart
     const env = { GOVCTL_LEDGER_KEY: vkey };
     const st = join(tempDir(), 's.json');
     expect((await govctl(service, ['ledger', 'verify', '--state', st], env)).code).toBe(0);
-    await service.server.close();
+    await stop(service);
     const db = new Database(service.dbPath);
     db.prepare("UPDATE evidence SET environment = 'staging' WHERE record_id = ?").run(target);
     db.close();
     // the changed record's body as the service returns it, for the forged entry's sha256
-    const s2 = await startServer({ host: '127.0.0.1', port: 0, db: service.dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(service.dbPath)), integration: 'manual' } });
-    closers.push(() => s2.close());
-    const svc2 = { ...service, url: s2.url, server: s2 };
+    const svc2 = await serve(service.dbPath, service.identity);
     const changed = (await call(svc2, 'GET', wsPath(service.workspaceId, `grc/evidence/${target}`))).text;
-    await s2.close();
+    await stop(svc2);
     const db2 = new Database(service.dbPath);
     const old = db2.prepare('SELECT entry FROM ledger_leaves WHERE record_id = ?').get(target) as { entry: Buffer };
     const entry = JSON.parse(old.entry.toString());
     db2.prepare('UPDATE ledger_leaves SET entry = ? WHERE record_id = ?').run(Buffer.from(canonical({ ...entry, sha256: createHash('sha256').update(canonical(JSON.parse(changed))).digest('hex') })), target);
     db2.exec('DELETE FROM ledger_nodes; DELETE FROM ledger_checkpoints; DELETE FROM ledger_cosignatures; UPDATE ledger_state SET integrated_size = 0');
     db2.close();
-    const s3 = await startServer({ host: '127.0.0.1', port: 0, db: service.dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(service.dbPath)), integration: 'manual' } });
-    closers.push(() => s3.close());
-    const svc3 = { ...service, url: s3.url, server: s3 };
+    const svc3 = await serve(service.dbPath, service.identity);
     await writeEvidence(svc3, 1);
     // nothing kept: the log agrees with itself and with the changed record
     expect((await govctl(svc3, ['ledger', 'prove', target!], env)).code).toBe(0);

@@ -4,57 +4,21 @@
  * rollback to an older copy, a fork into two copies, a signature by another key, a missing
  * witness — each must exit 2 and name the problem.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CosignatureSigner, SigningKey } from '../../src/core/index.js';
 import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';
-import { addWitness, createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
+import { addWitness, createLedgerKey, ledgerKeyPath, provision } from '../../src/server/index.js';
+import { ledgerServices, type LedgerService } from '../helpers/ledger-services.js';
 import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 import { sqliteOf } from '../helpers/sqlite-store.js';
 
-interface Service {
-  url: string;
-  apiKey: string;
-  workspaceId: string;
-  dbPath: string;
-  server: RunningServer;
-}
+type Service = LedgerService;
 
-const dirs: string[] = [];
-const running: RunningServer[] = [];
-afterEach(async () => {
-  for (const server of running.splice(0)) await server.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'govctl-ledger-cli-'));
-  dirs.push(dir);
-  return dir;
-}
-
-async function serve(dbPath: string, identity: { api_key: string; workspace_id: string }, keyFile = ledgerKeyPath(dbPath)): Promise<Service> {
-  const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(keyFile), integration: 'manual' } });
-  running.push(server);
-  return { url: server.url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, server };
-}
-
-async function newService(): Promise<Service & { identity: { api_key: string; workspace_id: string }; dir: string }> {
-  const dir = tempDir();
-  const dbPath = join(dir, 'server.db');
-  const identity = await provision(dbPath, { orgName: 'o', workspaceName: 'w' });
-  createLedgerKey(ledgerKeyPath(dbPath));
-  return { ...(await serve(dbPath, identity)), identity, dir };
-}
-
-async function stop(service: Service): Promise<void> {
-  await service.server.close();
-  running.splice(running.indexOf(service.server), 1);
-}
+const { tempDir, serve, newService, stop } = ledgerServices('govctl-ledger-cli');
 
 async function write(service: Service, n = 1, kind: 'evidence' | 'attestation' = 'evidence'): Promise<string[]> {
   const ids = [];

@@ -1,0 +1,77 @@
+/**
+ * `govctl serve` in-process on 127.0.0.1 over a new database file with a log key, integrating only
+ * when a test says so (`integration: 'manual'`): the fixture of the ledger command tests. Every
+ * service, directory and extra resource a test makes is stopped or removed after it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import { createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
+
+export interface LedgerService {
+  url: string;
+  apiKey: string;
+  workspaceId: string;
+  dbPath: string;
+  server: RunningServer;
+}
+
+export interface Identity {
+  api_key: string;
+  workspace_id: string;
+}
+
+export interface LedgerServices {
+  /** a new temporary directory, removed after the test */
+  tempDir(): string;
+  /** a service over `dbPath`, signing with the key in `keyFile` (default: the database's own) */
+  serve(dbPath: string, identity: Identity, keyFile?: string): Promise<LedgerService>;
+  /** a service over a new provisioned database with a new log key */
+  newService(): Promise<LedgerService & { identity: Identity; dir: string }>;
+  /** stops a service before the test ends (a restart, a rollback) */
+  stop(service: LedgerService): Promise<void>;
+  /** runs `close` after the test (a proxy, a server of its own) */
+  onCleanup(close: () => Promise<void>): void;
+}
+
+/** The fixture for one test file; `prefix` names its temporary directories. */
+export function ledgerServices(prefix: string): LedgerServices {
+  const dirs: string[] = [];
+  const running: RunningServer[] = [];
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0)) await close();
+    for (const server of running.splice(0)) await server.close();
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const tempDir = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+    dirs.push(dir);
+    return dir;
+  };
+  const serve = async (dbPath: string, identity: Identity, keyFile = ledgerKeyPath(dbPath)): Promise<LedgerService> => {
+    const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(keyFile), integration: 'manual' } });
+    running.push(server);
+    return { url: server.url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, server };
+  };
+  return {
+    tempDir,
+    serve,
+    async newService() {
+      const dir = tempDir();
+      const dbPath = join(dir, 'server.db');
+      const identity = await provision(dbPath, { orgName: 'o', workspaceName: 'w' });
+      createLedgerKey(ledgerKeyPath(dbPath));
+      return { ...(await serve(dbPath, identity)), identity, dir };
+    },
+    async stop(service) {
+      await service.server.close();
+      running.splice(running.indexOf(service.server), 1);
+    },
+    onCleanup(close) {
+      closers.push(close);
+    },
+  };
+}
