@@ -9,6 +9,13 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
+/** Runs `script` as CommonJS in a new node beside the package (its own `govctl`); its stdout parsed as JSON, stderr empty. */
+async function runCommonJs(script: string): Promise<unknown> {
+  const run = await execa(process.execPath, ['--input-type=commonjs', '-e', script], { cwd: root, reject: false, timeout: 20_000, env: { NODE_OPTIONS: '' } });
+  expect(run.stderr).toBe('');
+  return JSON.parse(run.stdout);
+}
+
 describe('package exports', () => {
   it('require() loads govctl, govctl/core and govctl/server (Node ≥ 20.19 requires ES modules), the same classes import gives', async () => {
     const script = [
@@ -18,9 +25,7 @@ describe('package exports', () => {
       '  sameClass: esm.GovernanceClient === client.GovernanceClient && esm.SigningKey === core.SigningKey,',
       '})));',
     ].join('\n');
-    const run = await execa(process.execPath, ['--input-type=commonjs', '-e', script], { cwd: root, reject: false, timeout: 20_000, env: { NODE_OPTIONS: '' } });
-    expect(run.stderr).toBe('');
-    expect(JSON.parse(run.stdout)).toEqual({ client: 'function', core: 'function', server: 'function', sameClass: true });
+    expect(await runCommonJs(script)).toEqual({ client: 'function', core: 'function', server: 'function', sameClass: true });
   });
 
   it('keeps the classes\' own names in the build, so that an inspected error reads ValidationError, not _ValidationError', async () => {
@@ -31,8 +36,6 @@ describe('package exports', () => {
       '  console.log(JSON.stringify({ error: error.constructor.name, network: NetworkError.name, client: GovernanceClient.name, inspected: inspect(error).split(":")[0] }));',
       '});',
     ].join('\n');
-    const run = await execa(process.execPath, ['--input-type=commonjs', '-e', script], { cwd: root, reject: false, timeout: 20_000, env: { NODE_OPTIONS: '' } });
-    expect(run.stderr).toBe('');
-    expect(JSON.parse(run.stdout)).toEqual({ error: 'ValidationError', network: 'NetworkError', client: 'GovernanceClient', inspected: 'ValidationError' });
+    expect(await runCommonJs(script)).toEqual({ error: 'ValidationError', network: 'NetworkError', client: 'GovernanceClient', inspected: 'ValidationError' });
   });
 });

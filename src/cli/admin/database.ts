@@ -26,13 +26,21 @@ export function dbOption(): Option {
   return new Option('--db <file|url>', `the service database: a SQLite file or a postgres:// URL (default: $${DATABASE_URL_ENV})`);
 }
 
+/** What a command asks for when it is given no database: the flag to give, and what to give it. */
+export interface DatabaseFlag {
+  flag: string;
+  hint: string;
+}
+
+export const DB_FLAG: DatabaseFlag = { flag: '--db FILE|URL', hint: 'give the SQLite file or postgres:// URL `govctl serve` uses' };
+
 /**
  * The database a command works on: `--db` when given, else DATABASE_URL, which must be a
  * PostgreSQL URL (hosting platforms set it to one; a file is given with --db). `serve` passes
  * `fallback` (its data-dir file) for when neither is set; the admin commands require one.
  * @returns a resolved file path or a PostgreSQL URL (see {@link databasePath})
  */
-export function databaseLocation(given: string | undefined, deps: Pick<Factory, 'env' | 'cwd'>, mustExist: boolean, command: string, flag = '--db FILE|URL'): string {
+export function databaseLocation(given: string | undefined, deps: Pick<Factory, 'env' | 'cwd'>, mustExist: boolean, command: string, { flag, hint }: DatabaseFlag = DB_FLAG): string {
   if (given !== undefined) return databasePath(given, deps.cwd, mustExist);
   const fromEnv = deps.env[DATABASE_URL_ENV];
   if (fromEnv !== undefined && fromEnv !== '') {
@@ -44,8 +52,6 @@ export function databaseLocation(given: string | undefined, deps: Pick<Factory, 
     }
     return databasePath(fromEnv, deps.cwd, mustExist);
   }
-  // migrate's --to is the copy's target, always PostgreSQL: the hint of the other commands (the database serve uses) would point at the source
-  const hint = flag.startsWith('--to') ? 'give the postgres:// URL of the empty PostgreSQL database to copy into' : 'give the SQLite file or postgres:// URL `govctl serve` uses';
   throw new UsageError(`${command} needs ${flag} (or ${DATABASE_URL_ENV})`, { field: flag.split(' ')[0], hint });
 }
 

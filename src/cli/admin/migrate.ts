@@ -11,7 +11,7 @@ import type { Factory } from '../factory.js';
 import { startProgress } from '../progress.js';
 import { printJson, printTable, type Column } from '../render.js';
 import { displayPath } from '../settings.js';
-import { DATABASE_URL_ENV, databaseLocation, displayDatabase, mapDatabaseError, loadServer } from './database.js';
+import { DATABASE_URL_ENV, DB_FLAG, databaseLocation, displayDatabase, mapDatabaseError, loadServer } from './database.js';
 import { isPostgresLocation } from '../../server/store/location.js';
 import type { CopyResult, WorkspaceLogComparison } from '../../server/store/sqlite-to-postgres.js';
 
@@ -61,12 +61,16 @@ export function createAdminMigrateCommand(factory: Factory): Command {
 }
 
 export async function run(options: AdminMigrateOptions, deps: Factory): Promise<void> {
-  const from = databaseLocation(options.from, deps, true, 'admin migrate', '--from FILE');
+  const from = databaseLocation(options.from, deps, true, 'admin migrate', { ...DB_FLAG, flag: '--from FILE' });
   if (isPostgresLocation(from)) throw new UsageError('--from must be a SQLite database file', { field: '--from', hint: 'the PostgreSQL database goes in --to' });
   if (options.to !== undefined && !isPostgresLocation(options.to)) {
     throw new UsageError('--to must be a postgres:// URL', { field: '--to', hint: 'e.g. --to postgres://govctl@db.internal/govctl (the database must exist)' });
   }
-  const to = options.to ?? databaseLocation(undefined, deps, false, 'admin migrate', '--to URL');
+  const to = options.to ?? databaseLocation(undefined, deps, false, 'admin migrate', {
+    flag: '--to URL',
+    // the copy's target, always PostgreSQL: the other commands' hint (the database serve uses) would name the source
+    hint: 'give the postgres:// URL of the empty PostgreSQL database to copy into',
+  });
   const server = await loadServer();
   const progress = await startProgress(deps, { label: 'migrating', total: undefined, unit: 'items', detail: '{table}', fields: { table: '' } });
   let result: CopyResult;
