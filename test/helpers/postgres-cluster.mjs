@@ -17,6 +17,7 @@ import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, 
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Where Debian and Ubuntu's postgresql-15 package puts the server binaries. */
 const DEFAULT_BIN_DIRS = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'];
@@ -161,6 +162,18 @@ export async function startCluster({ settings = {}, pristine = undefined } = {})
   return cluster;
 }
 
+/**
+ * Starts the watchdog that stops the server at `pid` if this process ends without stopping it
+ * (postgres-watchdog.mjs): detached, so that it outlives a killed test run or benchmark.
+ */
+function watch(pid) {
+  const watchdog = spawn(process.execPath, [fileURLToPath(new URL('./postgres-watchdog.mjs', import.meta.url)), String(process.pid), String(pid)], {
+    stdio: 'ignore',
+    detached: true,
+  });
+  watchdog.unref();
+}
+
 export class PostgresCluster {
   /** @type {number | null} */
   pid = null;
@@ -214,6 +227,7 @@ export class PostgresCluster {
       if (ready === true) {
         this.#exited = exited;
         this.pid = child.pid;
+        watch(child.pid);
         return;
       }
       if (ready === 'timeout') {
