@@ -43,10 +43,15 @@ function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** A proxy on 127.0.0.1 that passes everything through, rewriting the text bodies `rewrite` changes. */
-async function rewritingProxy(target: string, rewrite: (path: string, body: string) => string): Promise<string> {
+/**
+ * A proxy on 127.0.0.1 that passes everything through, rewriting the text bodies `rewrite` changes
+ * (and, with `redirect`, the URL asked of the service).
+ */
+async function rewritingProxy(target: string, rewrite: (path: string, body: string) => string, redirect: (url: URL) => void = () => {}): Promise<string> {
   const proxy = createServer((req, res) => {
-    const upstream = request(new URL(req.url!, target), { method: req.method, headers: { ...req.headers, 'accept-encoding': 'identity' } }, (reply) => {
+    const url = new URL(req.url!, target);
+    redirect(url);
+    const upstream = request(url, { method: req.method, headers: { ...req.headers, 'accept-encoding': 'identity' } }, (reply) => {
       const chunks: Buffer[] = [];
       reply.on('data', (chunk: Buffer) => chunks.push(chunk));
       reply.on('end', () => {
@@ -213,5 +218,51 @@ describe('logged leaves edited in the database and the tree rebuilt by a restart
     const verify = await govctl(svc3, ['ledger', 'verify', '--state', st], env);
     expect(verify.code).toBe(2);
     expect(verify.stderr).toMatch(/the tree of size 4 does not extend the one of size 3: the log's history was rewritten/);
+  });
+});
+
+describe('govctl ledger audit against a service that pages for ever', () => {
+  it('stops reading an export and a list that come back to a page they returned, and says so (2)', { timeout: 60_000 }, async () => {
+    const service = await newService();
+    const records = Array.from({ length: 260 }, () => evidenceRecord('change_event'));
+    expect((await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence/batch'), { body: { records } })).status).toBe(200);
+    await service.server.service.store.ledger.integrate();
+    const env = { GOVCTL_LEDGER_KEY: (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim() };
+    expect((await govctl(service, ['ledger', 'audit', '--json'], env)).code).toBe(0);
+    // The proxy drops where to continue from, so every page is the first; the attestation list's
+    // cursor always says there is more.
+    const url = await rewritingProxy(
+      service.url,
+      (path, body) => (path.includes('/attestations?') ? JSON.stringify({ ...JSON.parse(body), next_cursor: 'again' }) : body),
+      (asked) => {
+        asked.searchParams.delete('after');
+        asked.searchParams.delete('cursor');
+      },
+    );
+    const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    const problems = JSON.parse(audit.stdout).problems as string[];
+    expect(problems).toContainEqual(expect.stringMatching(/^the evidence export came back to a page it had returned \(after rec_\S+\): stopped reading it$/));
+    expect(problems).toContain('the attestation list came back to a page it had returned (after again): stopped reading it');
+    // the first page's records, returned twice, are named as such
+    expect(problems).toContainEqual(expect.stringMatching(/^leaf \d+: evidence rec_\S+ is returned more than once$/));
+  });
+
+  it('stops reading an export that never ends, past the tree size and 100 000 records more (2)', { timeout: 60_000 }, async () => {
+    const service = await newService();
+    await writeEvidence(service, 1);
+    const env = { GOVCTL_LEDGER_KEY: (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim() };
+    // every export page is 250 records made up here, each continuing after a new one (the service
+    // is asked for its first page each time)
+    let pages = 0;
+    const url = await rewritingProxy(service.url, (path, body) => {
+      if (!path.includes('grc/evidence/export')) return body;
+      pages += 1;
+      return Array.from({ length: 250 }, (_, i) => JSON.stringify({ record_id: `rec_made_up_${pages}_${i}` })).join('\n') + '\n';
+    }, (asked) => asked.searchParams.delete('after'));
+    const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    expect(JSON.parse(audit.stdout).problems).toContain('the service returned 100250 records for a log of size 1: stopped reading (each record is returned once)');
+    expect(pages).toBe(402);
   });
 });

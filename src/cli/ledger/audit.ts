@@ -94,6 +94,13 @@ const ALL_TIME = '0000-01-01T00:00:00+23:59';
  */
 const MAX_LOOKUPS = 1000;
 
+/**
+ * Records the service may return beyond the audited tree's size (those written while the audit
+ * runs) before the audit stops reading. An honest service returns each stored record once, so one
+ * that pages on past this is looping or making records up, and the audit must still end.
+ */
+const MAX_EXTRA_RECORDS = 100_000;
+
 const KIND_EVIDENCE = 0;
 const KIND_ATTESTATION = 1;
 /** a leaf whose entry did not parse: no record is expected for it */
@@ -357,11 +364,32 @@ export async function auditLog(
     return index;
   };
 
+  /**
+   * Whether to read on after `position` (the export's last record id, the list's cursor): not
+   * when the service answers a position it answered before (it would loop for ever) or has
+   * returned far more records than the tree holds. Named past the cap on listed problems (at
+   * most two such lines): that the audit stopped matters more than its 200th duplicate.
+   */
+  const positions = new Set<string>();
+  const readOn = (source: string, position: string): boolean => {
+    if (positions.has(`${source}\u0000${position}`)) {
+      problems.push(`the ${source} came back to a page it had returned (after ${terminalText(position)}): stopped reading it`);
+      return false;
+    }
+    if (checked > size + MAX_EXTRA_RECORDS) {
+      problems.push(`the service returned ${checked} records for a log of size ${size}: stopped reading (each record is returned once)`);
+      return false;
+    }
+    positions.add(`${source}\u0000${position}`);
+    return true;
+  };
+
   // Evidence: the export, all time, the next page asked for while this one is checked.
   let page: Promise<EvidenceExportPage> | undefined = api.exportEvidence({ limit: EVIDENCE_PAGE });
   while (page !== undefined) {
     const current: EvidenceExportPage = await page;
-    page = current.count >= EVIDENCE_PAGE && current.lastRecordId !== undefined ? api.exportEvidence({ limit: EVIDENCE_PAGE, after: current.lastRecordId }) : undefined;
+    const more = current.count >= EVIDENCE_PAGE && current.lastRecordId !== undefined && readOn('evidence export', current.lastRecordId);
+    page = more ? api.exportEvidence({ limit: EVIDENCE_PAGE, after: current.lastRecordId }) : undefined;
     page?.catch(() => {}); // awaited on the next turn
     const text = current.text;
     for (let start = 0; start < text.length; ) {
@@ -438,6 +466,7 @@ export async function auditLog(
       } else problem(`leaf ${index}: attestation ${terminalText(id)} carries no attestation record`);
     }
     onProgress({ phase: 'records', done: checked, total: size });
+    if (cursor !== undefined && !readOn('attestation list', cursor)) cursor = undefined;
   }
 
   // Every leaf's record returned?
