@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { CATALOGUE } from '../../src/core/index.js';
+import { CATALOGUE, MAX_NAME_LENGTH, validateAttestation } from '../../src/core/index.js';
 import { recordToolSchema } from '../../src/cli/mcp/schemas.js';
 import { connectMcpInProcess } from '../helpers/mcp.js';
 
@@ -33,6 +33,36 @@ describe('record tool schemas', () => {
       }
     }
     expect(checked).toBeGreaterThan(20);
+  });
+});
+
+describe('name arguments', () => {
+  it('take at most as many characters as validation does (MAX_NAME_LENGTH), in the record tools and push_attestation', async () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const { client, close } = await connectMcpInProcess({ GOVCTL_BASE_URL: 'local' });
+    try {
+      const { tools } = await client.listTools();
+      /** Whether the tool's example with one name argument of each length passes its schema. */
+      const names = (tool: string, args: Record<string, (name: string) => unknown>) => {
+        const schema = tools.find((t) => t.name === tool)!.inputSchema;
+        const validate = ajv.compile(schema);
+        const example = (schema as { examples: Record<string, unknown>[] }).examples[0]!;
+        return Object.entries(args).map(([name, value]) => {
+          const at = (length: number) => validate({ ...example, [name]: value('a'.repeat(length)) });
+          return { name: `${tool}.${name}`, fits: at(MAX_NAME_LENGTH), over: at(MAX_NAME_LENGTH + 1) };
+        });
+      };
+      const text = (name: string) => name;
+      const attestation = names('push_attestation', { tool_name: text, system_name: text, agent_name: text, authorised_by: (identity) => ({ identity }) });
+      const records = [...CATALOGUE.keys()].flatMap((type) => names(`record_${type}`, { system_name: text }));
+      expect(records.length).toBe(CATALOGUE.size);
+      for (const { name, fits, over } of [...attestation, ...records]) expect({ name, fits, over }).toEqual({ name, fits: true, over: false });
+    } finally {
+      await close();
+    }
+    // and the core refuses the same length
+    expect(validateAttestation({ system_name: 'a'.repeat(MAX_NAME_LENGTH + 1) }).some((issue) => issue.path === 'system_name' && issue.code === 'range')).toBe(true);
   });
 });
 

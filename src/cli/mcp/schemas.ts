@@ -5,7 +5,7 @@
  * defaults. An argument object is mapped back to the parts `buildRecord` takes, and a validation
  * issue's path back to the argument the agent gave.
  */
-import { EXAMPLE_SYSTEM, exampleSelection, type FieldSpec, type RecordTypeSpec, type TopInputSpec } from '../../core/index.js';
+import { EXAMPLE_SYSTEM, MAX_NAME_LENGTH, exampleSelection, type FieldSpec, type RecordTypeSpec, type TopInputSpec } from '../../core/index.js';
 import { recordFlags, type FlagBinding } from '../evidence/record-flags.js';
 
 /** A JSON Schema object (draft 2020-12 keywords only), as MCP's `inputSchema` carries it. */
@@ -170,6 +170,7 @@ export function recordToolSchema(spec: RecordTypeSpec): RecordToolSchema {
   properties[SYSTEM_ARGUMENT] = {
     type: 'string',
     minLength: 1,
+    maxLength: MAX_NAME_LENGTH,
     description: `the AI system the record is about${fillsField ? ` (also fills payload.${fillsField.field.wire})` : ''}; default: the configured system (SERVICE_SYSTEM_NAME or --system)`,
   };
   if (spec.fields.some((field) => field.wire === ART5_FIELD)) {

@@ -10,6 +10,7 @@ import {
   CATALOGUE,
   CLIENT_SIG_ALGO,
   FRAMEWORKS,
+  MAX_NAME_LENGTH,
   RECORD_TYPES,
   RISK_TIERS,
   buildAttestation,
@@ -238,7 +239,7 @@ const pushAttestation: Tool = {
   inputSchema: {
     type: 'object',
     properties: {
-      tool_name: { type: 'string', minLength: 1, description: 'the tool or agent step that ran' },
+      tool_name: { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'the tool or agent step that ran' },
       input_text: TEXT_SCHEMA('input'),
       input_hash: HASH_SCHEMA('input'),
       output_text: TEXT_SCHEMA('output'),
@@ -248,7 +249,7 @@ const pushAttestation: Tool = {
       authorised_by: {
         type: 'object',
         properties: {
-          identity: { type: 'string', minLength: 1, description: 'who authorised the run (e-mail)' },
+          identity: { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'who authorised the run (e-mail)' },
           role: { type: 'string' },
           session_id: { type: 'string' },
         },
@@ -256,8 +257,8 @@ const pushAttestation: Tool = {
         additionalProperties: false,
         description: 'who authorised the run (default: authorisedBy from the configuration)',
       },
-      system_name: { type: 'string', minLength: 1, description: 'the AI system (default: the configured system)' },
-      agent_name: { type: 'string', minLength: 1, description: 'the agent (default: the configured agent, else the system)' },
+      system_name: { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'the AI system (default: the configured system)' },
+      agent_name: { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'the agent (default: the configured agent, else the system)' },
     },
     required: ['tool_name'],
     additionalProperties: false,
