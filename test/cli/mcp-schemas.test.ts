@@ -47,7 +47,7 @@ describe('name arguments', () => {
       const names = (tool: string, args: Record<string, (name: string) => unknown>) => {
         const schema = tools.find((t) => t.name === tool)!.inputSchema;
         const validate = ajv.compile(schema);
-        const example = (schema as { examples: Record<string, unknown>[] }).examples[0]!;
+        const example = (schema as unknown as { examples: Record<string, unknown>[] }).examples[0]!;
         return Object.entries(args).map(([name, value]) => {
           const at = (length: number) => validate({ ...example, [name]: value('a'.repeat(length)) });
           return { name: `${tool}.${name}`, fits: at(MAX_NAME_LENGTH), over: at(MAX_NAME_LENGTH + 1) };
