@@ -266,3 +266,29 @@ describe('govctl ledger audit against a service that pages for ever', () => {
     expect(pages).toBe(402);
   });
 });
+
+describe('govctl ledger audit against a service that states more than its records support', () => {
+  it('names a framework in the posture brief and in the gates that the control catalogue does not hold (2)', async () => {
+    const service = await newService();
+    await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim() };
+    expect((await govctl(service, ['ledger', 'audit', '--json'], env)).code).toBe(0);
+    const url = await rewritingProxy(service.url, (path, body) => {
+      if (path.includes('grc/posture-brief')) {
+        const brief = JSON.parse(body) as { frameworks: unknown[] };
+        return JSON.stringify({ ...brief, frameworks: [...brief.frameworks, { framework: 'made_up_act', score_pct: 100 }] });
+      }
+      if (path.includes('grc/gates/check')) {
+        const gates = JSON.parse(body) as { results: unknown[] };
+        return JSON.stringify({ ...gates, results: [...gates.results, { framework: 'made_up_act', threshold_pct: 80, status: 'passing' }] });
+      }
+      return body;
+    });
+    const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    expect(JSON.parse(audit.stdout).problems).toEqual([
+      "posture: the service states a framework made_up_act that this govctl's control catalogue does not hold",
+      "gates: the service judges a framework made_up_act that this govctl's control catalogue does not hold",
+    ]);
+  });
+});

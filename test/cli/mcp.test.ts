@@ -341,6 +341,7 @@ describe('govctl mcp --http', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(foreign.status).toBe(403);
+    expect(await foreign.text()).not.toContain('evil.example');
     // A name that resolves here but is not this server's (DNS rebinding) is refused too.
     const rebound = await new Promise<number>((resolve, reject) => {
       const target = new URL(url);

@@ -529,10 +529,18 @@ export async function auditLog(
       problem(`posture: ${own.framework} is ${stated ? String(stated.score_pct) : 'missing'} % at the service, ${own.score_pct} % from the verified records`);
     }
   }
+  for (const stated of brief.frameworks ?? []) {
+    if (!scores.frameworks.some((own) => own.framework === stated.framework)) {
+      problem(`posture: the service states a framework ${terminalText(String(stated.framework))} that this govctl's control catalogue does not hold`);
+    }
+  }
   const gates = parseJsonLossless((await api.workspaceText('GET', 'grc/gates/check')).body) as { results?: { framework: string; threshold_pct: unknown; status: string }[] };
   for (const result of gates.results ?? []) {
     const own = byFramework.find((f) => f.framework === result.framework);
-    if (!own) continue;
+    if (!own) {
+      problem(`gates: the service judges a framework ${terminalText(String(result.framework))} that this govctl's control catalogue does not hold`);
+      continue;
+    }
     const passing = own.score_pct >= Number(result.threshold_pct);
     if ((result.status === 'passing') !== passing) {
       problem(`gates: ${result.framework} is ${result.status} at the service, ${passing ? 'passing' : 'failing'} from the verified records (${own.score_pct} % vs ${String(result.threshold_pct)} %)`);

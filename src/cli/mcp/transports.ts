@@ -109,7 +109,10 @@ export async function serveHttp(deps: Factory, options: HttpOptions): Promise<vo
     // is what keeps a page, rebound by DNS to this address or not, from acting with the keys.
     const origin = req.headers.origin;
     if (origin !== undefined && !allowedOrigins.includes(origin)) {
-      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'forbidden', message: `origin ${origin} is not allowed` }));
+      // the Origin is not repeated: a reply carries nothing the sender chose
+      res
+        .writeHead(403, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: 'forbidden', message: 'the request names an Origin other than this server: only its own pages and clients that send no Origin may use it' }));
       return;
     }
     // Stateless (a server per request): no stream the server could write to later (GET) and no
