@@ -1,12 +1,15 @@
 /**
  * The PostgreSQL test harness itself: the shared cluster is durable, local-only and unprivileged;
  * each file's database is its own; a crashed cluster restarts with what it committed; a stopped
- * one leaves nothing behind; missing binaries fail loudly.
+ * one leaves nothing behind, and one whose owner was killed is stopped; missing binaries fail loudly.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { createInterface } from 'node:readline';
+import { describe, expect, inject, it } from 'vitest';
 import { findBinDir, PostgresMissingError } from '../../helpers/postgres-cluster.mjs';
 import { clusterUrl, freshDatabase, startCluster, withClient } from '../../helpers/postgres.js';
 
@@ -61,6 +64,33 @@ describe('a private cluster', () => {
       await cluster.stop();
       expect(existsSync(dir)).toBe(false);
       expect(pid === null || !existsSync(`/proc/${pid}`)).toBe(true);
+    }
+  });
+
+  it('stops a cluster whose owner was killed without stopping it (the watchdog)', { timeout: 30_000 }, async () => {
+    // a process that starts a cluster and waits, standing for a benchmark or a test run
+    const script = `const { startCluster } = await import(${JSON.stringify(new URL('../../helpers/postgres-cluster.mjs', import.meta.url).href)});
+      const cluster = await startCluster({ pristine: ${JSON.stringify(inject('postgresPristine'))} });
+      process.stdout.write(JSON.stringify({ pid: cluster.pid, dir: cluster.dir }) + '\\n');
+      setInterval(() => {}, 1000);`;
+    const owner = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const [line] = (await once(createInterface({ input: owner.stdout! }), 'line')) as [string];
+    const { pid, dir } = JSON.parse(line) as { pid: number; dir: string };
+    try {
+      expect(existsSync(`/proc/${pid}`)).toBe(true);
+      owner.kill('SIGKILL');
+      // the watchdog looks every 0.5 s and gives the server 5 s before SIGKILL: bounded here at 20 s
+      const deadline = Date.now() + 20_000;
+      while (existsSync(`/proc/${pid}`) && Date.now() < deadline) await new Promise((done) => setTimeout(done, 100));
+      expect(existsSync(`/proc/${pid}`)).toBe(false);
+    } finally {
+      owner.kill('SIGKILL');
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone, as expected
+      }
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
