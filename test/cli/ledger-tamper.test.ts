@@ -29,6 +29,11 @@ async function writeEvidence(service: Service, n: number): Promise<string[]> {
   return ids;
 }
 
+/** The workspace's log verifier key, as the service publishes it. */
+async function logKey(service: Pick<Service, 'url' | 'apiKey' | 'workspaceId'>): Promise<string> {
+  return (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
+}
+
 async function govctl(service: Pick<Service, 'url' | 'apiKey'>, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   const io = createMemoryIO();
   const home = tempDir();
@@ -76,7 +81,7 @@ describe('govctl ledger audit against a dishonest service', () => {
   it("names an exported record whose payload a second, later \"payload\" member replaces for every JSON reader (2)", async () => {
     const service = await newService();
     const [target] = await writeEvidence(service, 2);
-    const env = { GOVCTL_LEDGER_KEY: (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim() };
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
     expect((await govctl(service, ['ledger', 'audit', '--json'], env)).code).toBe(0);
     let rewritten = 0;
     const url = await rewritingProxy(service.url, (path, body) => {
@@ -103,7 +108,7 @@ describe('a record changed after it was logged, then logged again under the same
   it('ledger prove proves it at its new leaf (a documented limit), ledger verify sees only growth, ledger audit names it (2)', async () => {
     const service = await newService();
     const [target] = await writeEvidence(service, 2);
-    const env = { GOVCTL_LEDGER_KEY: (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim() };
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
     const state = join(tempDir(), 'state.json');
     expect((await govctl(service, ['ledger', 'verify', '--state', state], env)).code).toBe(0);
 
@@ -139,7 +144,7 @@ describe('govctl ledger checkpoint and the signature lines of a note, judged as 
   it('ignores lines of other keys and a line under the log name with another key id, and refuses a bad or malformed line (2)', { timeout: 60_000 }, async () => {
     const service = await newService();
     await writeEvidence(service, 3);
-    const vkey = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
+    const vkey = await logKey(service);
     const note = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
     const line = note.split('\n').find((l) => l.startsWith('\u2014 '))!;
     const [, name, b64] = line.split(' ') as [string, string, string];
@@ -173,12 +178,12 @@ describe('govctl ledger checkpoint and the signature lines of a note, judged as 
   it("refuses another workspace's checkpoint under the pinned key (2), though one seed signs both", async () => {
     const service = await newService();
     await writeEvidence(service, 1);
-    const pinned = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
+    const pinned = await logKey(service);
     const other = await provision(service.dbPath, { orgName: 'o2', workspaceName: 'w2' });
     const b = { url: service.url, apiKey: other.api_key };
     await call(b, 'POST', wsPath(other.workspace_id, 'grc/evidence'), { body: evidenceRecord('change_event') });
     await service.server.service.store.ledger.integrate();
-    const otherKey = (await call(b, 'GET', wsPath(other.workspace_id, 'ledger/key'))).text.trim();
+    const otherKey = await logKey({ ...b, workspaceId: other.workspace_id });
     expect(otherKey.split('+')[2]).toBe(pinned.split('+')[2]);
     for (const args of [['ledger', 'checkpoint'], ['ledger', 'audit'], ['ledger', 'verify', '--state', join(tempDir(), 's.json')]]) {
       const result = await govctl(b, args, { GOVCTL_LEDGER_KEY: pinned });
@@ -192,7 +197,7 @@ describe('logged leaves edited in the database and the tree rebuilt by a restart
   it('a rebuilt tree the restarted service signs passes prove and audit, and verify --state names it (2)', async () => {
     const service = await newService();
     const [target] = await writeEvidence(service, 3);
-    const vkey = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
+    const vkey = await logKey(service);
     const env = { GOVCTL_LEDGER_KEY: vkey };
     const st = join(tempDir(), 's.json');
     expect((await govctl(service, ['ledger', 'verify', '--state', st], env)).code).toBe(0);
@@ -227,7 +232,7 @@ describe('govctl ledger audit against a service that pages for ever', () => {
     const records = Array.from({ length: 260 }, () => evidenceRecord('change_event'));
     expect((await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence/batch'), { body: { records } })).status).toBe(200);
     await service.server.service.store.ledger.integrate();
-    const env = { GOVCTL_LEDGER_KEY: (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim() };
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
     expect((await govctl(service, ['ledger', 'audit', '--json'], env)).code).toBe(0);
     // The proxy drops where to continue from, so every page is the first; the attestation list's
     // cursor always says there is more.
@@ -251,7 +256,7 @@ describe('govctl ledger audit against a service that pages for ever', () => {
   it('stops reading an export that never ends, past the tree size and 100 000 records more (2)', { timeout: 60_000 }, async () => {
     const service = await newService();
     await writeEvidence(service, 1);
-    const env = { GOVCTL_LEDGER_KEY: (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim() };
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
     // every export page is 250 records made up here, each continuing after a new one (the service
     // is asked for its first page each time)
     let pages = 0;
@@ -271,7 +276,7 @@ describe('govctl ledger audit against a service that states more than its record
   it('names a framework in the posture brief and in the gates that the control catalogue does not hold (2)', async () => {
     const service = await newService();
     await writeEvidence(service, 2);
-    const env = { GOVCTL_LEDGER_KEY: (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim() };
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
     expect((await govctl(service, ['ledger', 'audit', '--json'], env)).code).toBe(0);
     const url = await rewritingProxy(service.url, (path, body) => {
       if (path.includes('grc/posture-brief')) {

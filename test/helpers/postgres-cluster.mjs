@@ -74,7 +74,8 @@ async function freePort() {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function alive(pid) {
+/** Whether a process exists (one of another user's counts: EPERM). */
+export function alive(pid) {
   try {
     process.kill(pid, 0);
     return true;

@@ -5,17 +5,11 @@
  * the server — killed, crashed, a timeout — it shuts the server down (SIGQUIT, then SIGKILL for
  * whatever is left after 5 s). It exits as soon as the postmaster has gone, whoever stopped it.
  */
+import { alive } from './postgres-cluster.mjs';
+
 const [owner, postmaster] = process.argv.slice(2).map(Number);
 if (!Number.isSafeInteger(owner) || !Number.isSafeInteger(postmaster)) throw new Error('usage: postgres-watchdog.mjs OWNER_PID POSTMASTER_PID');
 
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === 'EPERM';
-  }
-};
 
 const timer = setInterval(() => {
   if (!alive(postmaster)) process.exit(0);
