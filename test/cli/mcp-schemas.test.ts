@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { CATALOGUE, MAX_NAME_LENGTH, validateAttestation } from '../../src/core/index.js';
+import { CATALOGUE, isDateTime, MAX_NAME_LENGTH, validateAttestation } from '../../src/core/index.js';
 import { recordToolSchema } from '../../src/cli/mcp/schemas.js';
 import { connectMcpInProcess } from '../helpers/mcp.js';
 
@@ -63,6 +63,51 @@ describe('name arguments', () => {
     }
     // and the core refuses the same length
     expect(validateAttestation({ system_name: 'a'.repeat(MAX_NAME_LENGTH + 1) }).some((issue) => issue.path === 'system_name' && issue.code === 'range')).toBe(true);
+  });
+});
+
+describe('date-time arguments', () => {
+  /** Taken by the service, and not: each said again by the schemas (with a format checker). */
+  const TAKEN = ['2026-01-31T09:30:00Z', '2026-01-31T09:30:00.123456789+02:00', '2026-01-31T23:59:59-0500', '2024-02-29T00:00:00Z'];
+  const REFUSED = [
+    '2026-01-31t09:30:00Z', // lower-case t: RFC 3339 allows it
+    '2026-01-31T09:30:00z', // lower-case z: idem
+    '2026-01-31 09:30:00Z', // a space for the T: idem
+    '2016-12-31T23:59:60Z', // a leap second: idem
+    '2026-01-31T09:30:00+02', // an offset without minutes
+    '2026-01-31T09:30:00.1234567890Z', // ten fraction digits
+    '2026-01-31T24:00:00Z',
+    '2026-02-30T09:30:00Z',
+    '2026-01-31T09:30:00', // no zone
+    '2026-01-31',
+  ];
+
+  it('are taken by the schemas only in forms the service takes (format date-time and the pattern validation uses)', async () => {
+    for (const value of TAKEN) expect(isDateTime(value), value).toBe(true);
+    for (const value of REFUSED) expect(isDateTime(value), value).toBe(false);
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const { client, close } = await connectMcpInProcess({ GOVCTL_BASE_URL: 'local' });
+    try {
+      const { tools } = await client.listTools();
+      let fields = 0;
+      for (const tool of tools) {
+        const schema = tool.inputSchema as unknown as { properties: Record<string, { format?: string }>; examples?: Record<string, unknown>[] };
+        const example = schema.examples?.[0];
+        if (example === undefined) continue;
+        const validate = ajv.compile(schema);
+        for (const [name, property] of Object.entries(schema.properties)) {
+          if (property.format !== 'date-time') continue;
+          fields += 1;
+          for (const value of TAKEN) expect(validate({ ...example, [name]: value }), `${tool.name}.${name} = ${value}`).toBe(true);
+          for (const value of REFUSED) expect(validate({ ...example, [name]: value }), `${tool.name}.${name} = ${value}`).toBe(false);
+        }
+      }
+      // push_attestation's executed_at and each record tool's occurred_at at least
+      expect(fields).toBeGreaterThan(CATALOGUE.size);
+    } finally {
+      await close();
+    }
   });
 });
 

@@ -5,13 +5,20 @@
  * defaults. An argument object is mapped back to the parts `buildRecord` takes, and a validation
  * issue's path back to the argument the agent gave.
  */
-import { EXAMPLE_SYSTEM, MAX_NAME_LENGTH, exampleSelection, type FieldSpec, type RecordTypeSpec, type TopInputSpec } from '../../core/index.js';
+import { DATE_TIME_PATTERN, EXAMPLE_SYSTEM, MAX_NAME_LENGTH, exampleSelection, type FieldSpec, type RecordTypeSpec, type TopInputSpec } from '../../core/index.js';
 import { recordFlags, type FlagBinding } from '../evidence/record-flags.js';
 
 /** A JSON Schema object (draft 2020-12 keywords only), as MCP's `inputSchema` carries it. */
 export type JsonSchema = { [keyword: string]: unknown };
 
 /** The argument that names the system; a configured system fills it when absent. */
+/**
+ * What a date-time argument takes: RFC 3339's `format`, narrowed by the pattern validation uses
+ * (core's DATE_TIME_PATTERN). The format alone admits a lower-case t or z, a space for the T and a
+ * leap second, which the service refuses; an agent that checks its arguments is not surprised.
+ */
+export const DATE_TIME_SCHEMA = { type: 'string', format: 'date-time', pattern: DATE_TIME_PATTERN } as const;
+
 export const SYSTEM_ARGUMENT = 'system_name';
 /** Every record tool's: compute the controls, store nothing. */
 export const DRY_RUN_ARGUMENT = 'dry_run';
@@ -82,8 +89,7 @@ function fieldSchema(field: FieldSpec, required: boolean): JsonSchema {
       schema.format = 'date';
       break;
     case 'datetime':
-      schema.type = 'string';
-      schema.format = 'date-time';
+      Object.assign(schema, DATE_TIME_SCHEMA);
       break;
   }
   if (field.enum) {
@@ -147,7 +153,7 @@ export function recordToolSchema(spec: RecordTypeSpec): RecordToolSchema {
       case 'top': {
         const schema: JsonSchema = { type: 'string', description: binding.input.description };
         if (binding.input.enum) schema.enum = [...binding.input.enum];
-        if (binding.input.kind === 'datetime') schema.format = 'date-time';
+        if (binding.input.kind === 'datetime') Object.assign(schema, DATE_TIME_SCHEMA);
         if (binding.input.required && !binding.input.enum) schema.minLength = 1;
         properties[binding.argument] = schema;
         if (binding.input.required) required.push(binding.argument);
@@ -156,7 +162,7 @@ export function recordToolSchema(spec: RecordTypeSpec): RecordToolSchema {
       }
       case 'common': {
         const schema: JsonSchema = { type: 'string', description: COMMON_DESCRIPTIONS[binding.member] };
-        if (binding.member === 'occurred_at') schema.format = 'date-time';
+        if (binding.member === 'occurred_at') Object.assign(schema, DATE_TIME_SCHEMA);
         if (binding.member === 'environment') schema.enum = ['production', 'staging', 'development'];
         properties[binding.argument] = schema;
         break;

@@ -33,6 +33,7 @@ import { verifyOne } from '../evidence/verify.js';
 import { createLedgerTools } from './ledger-tools.js';
 import {
   ART5_CONFIRMATION_ARGUMENT,
+  DATE_TIME_SCHEMA,
   DRY_RUN_ARGUMENT,
   SYSTEM_ARGUMENT,
   argumentForPath,
@@ -245,7 +246,7 @@ const pushAttestation: Tool = {
       output_text: TEXT_SCHEMA('output'),
       output_hash: HASH_SCHEMA('output'),
       model_id: { type: 'string', description: 'the model that ran' },
-      executed_at: { type: 'string', format: 'date-time', description: 'when it ran, ISO 8601 (default: now)' },
+      executed_at: { ...DATE_TIME_SCHEMA, description: 'when it ran, ISO 8601 (default: now)' },
       authorised_by: {
         type: 'object',
         properties: {

@@ -9,7 +9,15 @@ import { ENVIRONMENTS, RECORD_TYPES, type FieldSpec, type Payload, type RecordTy
 /** Longest accepted system, tool or agent name. */
 export const MAX_NAME_LENGTH = 256;
 
-const DATETIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))$/;
+/**
+ * The date-times validation takes, as a regular expression's text (the MCP tools' JSON Schemas
+ * carry it as their `pattern`, beside `format: date-time`): `YYYY-MM-DDThh:mm`, then optionally
+ * `:ss` and up to nine fraction digits, then `Z` or an offset `±hh:mm` (the colon optional);
+ * hours 00-23, minutes and seconds 00-59 (no leap second), offsets within ±23:59, upper-case
+ * `T` and `Z`. Whether the day exists is isDateTime's check (isCalendarDay).
+ */
+export const DATE_TIME_PATTERN = '^(\\d{4})-(\\d{2})-(\\d{2})T(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d{1,9})?)?(?:Z|[+-](?:[01]\\d|2[0-3]):?[0-5]\\d)$';
+const DATETIME = new RegExp(DATE_TIME_PATTERN);
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const HEX64 = /^[0-9a-fA-F]{64}$/;
 
@@ -25,14 +33,12 @@ function isCalendarDay(year: number, month: number, day: number): boolean {
   return day <= days;
 }
 
-/** An RFC 3339 date-time with real calendar fields: hours 00-23, minutes and seconds 00-59, offsets within ±23:59. */
+/** An RFC 3339 date-time with real calendar fields (DATE_TIME_PATTERN, on a day that exists). */
 export function isDateTime(value: unknown): value is string {
   if (typeof value !== 'string') return false;
   const m = DATETIME.exec(value);
   if (m === null) return false;
   if (!isCalendarDay(Number(m[1]), Number(m[2]), Number(m[3]))) return false;
-  if (Number(m[4]) > 23 || Number(m[5]) > 59 || (m[6] !== undefined && Number(m[6]) > 59)) return false;
-  if (m[7] !== undefined && (Number(m[7]) > 23 || Number(m[8]) > 59)) return false;
   return !Number.isNaN(Date.parse(value));
 }
 
