@@ -1,7 +1,8 @@
 /**
  * The MCP record tools' input schemas say what validation refuses, so that an agent checking its
  * arguments against the schema is not surprised by the service: a required string or list may not
- * be empty. And their errors say each problem once. In-process, from the same catalogue the tools
+ * be empty, a name may not be longer, and a date-time may not take a form the service refuses. And
+ * their errors say each problem once. In-process, from the same catalogue the tools
  * are made of, on the embedded store.
  */
 import { describe, expect, it } from 'vitest';

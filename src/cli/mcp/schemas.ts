@@ -11,7 +11,6 @@ import { recordFlags, type FlagBinding } from '../evidence/record-flags.js';
 /** A JSON Schema object (draft 2020-12 keywords only), as MCP's `inputSchema` carries it. */
 export type JsonSchema = { [keyword: string]: unknown };
 
-/** The argument that names the system; a configured system fills it when absent. */
 /**
  * What a date-time argument takes: RFC 3339's `format`, narrowed by the pattern validation uses
  * (core's DATE_TIME_PATTERN). The format alone admits a lower-case t or z, a space for the T and a
@@ -19,6 +18,7 @@ export type JsonSchema = { [keyword: string]: unknown };
  */
 export const DATE_TIME_SCHEMA = { type: 'string', format: 'date-time', pattern: DATE_TIME_PATTERN } as const;
 
+/** The argument that names the system; a configured system fills it when absent. */
 export const SYSTEM_ARGUMENT = 'system_name';
 /** Every record tool's: compute the controls, store nothing. */
 export const DRY_RUN_ARGUMENT = 'dry_run';
