@@ -8,16 +8,14 @@ import { createServer, request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { createMemoryIO } from '../../src/cli/io.js';
 import { provision } from '../../src/server/index.js';
-import { ledgerServices, type LedgerService } from '../helpers/ledger-services.js';
+import { ledgerServices, logKey, type LedgerService } from '../helpers/ledger-services.js';
 import { call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 import { runPythonJson } from '../helpers/python.js';
 
 type Service = LedgerService;
 
-const { tempDir, newService, serve, stop, onCleanup } = ledgerServices('govctl-ledger-tamper');
+const { tempDir, newService, serve, stop, onCleanup, govctl } = ledgerServices('govctl-ledger-tamper');
 
 async function writeEvidence(service: Service, n: number): Promise<string[]> {
   const ids = [];
@@ -29,17 +27,7 @@ async function writeEvidence(service: Service, n: number): Promise<string[]> {
   return ids;
 }
 
-/** The workspace's log verifier key, as the service publishes it. */
-async function logKey(service: Pick<Service, 'url' | 'apiKey' | 'workspaceId'>): Promise<string> {
-  return (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
-}
 
-async function govctl(service: Pick<Service, 'url' | 'apiKey'>, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = createMemoryIO();
-  const home = tempDir();
-  const code = await main(args, { io, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: service.url, SERVICE_API_KEY: service.apiKey, ...env }, cwd: home });
-  return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
-}
 
 /** Canonical JSON as docs/ledger.md states it (keys sorted, no white space), written here for the forged entries. */
 function canonical(v: unknown): string {

@@ -12,13 +12,13 @@ import { CosignatureSigner, SigningKey } from '../../src/core/index.js';
 import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { addWitness, createLedgerKey, ledgerKeyPath, provision } from '../../src/server/index.js';
-import { ledgerServices, type LedgerService } from '../helpers/ledger-services.js';
+import { ledgerServices, logKey, type LedgerService } from '../helpers/ledger-services.js';
 import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 import { sqliteOf } from '../helpers/sqlite-store.js';
 
 type Service = LedgerService;
 
-const { tempDir, serve, newService, stop } = ledgerServices('govctl-ledger-cli');
+const { tempDir, serve, newService, stop, govctl } = ledgerServices('govctl-ledger-cli');
 
 async function write(service: Service, n = 1, kind: 'evidence' | 'attestation' = 'evidence'): Promise<string[]> {
   const ids = [];
@@ -34,16 +34,7 @@ async function write(service: Service, n = 1, kind: 'evidence' | 'attestation' =
   return ids;
 }
 
-async function logKey(service: Service): Promise<string> {
-  return (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
-}
 
-async function govctl(service: Pick<Service, 'url' | 'apiKey'>, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = createMemoryIO();
-  const home = tempDir();
-  const code = await main(args, { io, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: service.url, SERVICE_API_KEY: service.apiKey, ...env }, cwd: home });
-  return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
-}
 
 function tamper(dbPath: string, sql: string, ...params: unknown[]): void {
   const db = new Database(dbPath);

@@ -7,7 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
+import { createMemoryIO } from '../../src/cli/io.js';
+import { main } from '../../src/cli/main.js';
 import { createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
+import { call, wsPath } from './service-requests.js';
 
 export interface LedgerService {
   url: string;
@@ -33,6 +36,13 @@ export interface LedgerServices {
   stop(service: LedgerService): Promise<void>;
   /** runs `close` after the test (a proxy, a server of its own) */
   onCleanup(close: () => Promise<void>): void;
+  /** `govctl args` in-process against `service`, in a home directory of its own */
+  govctl(service: Pick<LedgerService, 'url' | 'apiKey'>, args: string[], env?: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }>;
+}
+
+/** The workspace's log verifier key, as the service publishes it. */
+export async function logKey(service: Pick<LedgerService, 'url' | 'apiKey' | 'workspaceId'>): Promise<string> {
+  return (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/key'))).text.trim();
 }
 
 /** The fixture for one test file; `prefix` names its temporary directories. */
@@ -72,6 +82,12 @@ export function ledgerServices(prefix: string): LedgerServices {
     },
     onCleanup(close) {
       closers.push(close);
+    },
+    async govctl(service, args, env = {}) {
+      const io = createMemoryIO();
+      const home = tempDir();
+      const code = await main(args, { io, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: service.url, SERVICE_API_KEY: service.apiKey, ...env }, cwd: home });
+      return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
     },
   };
 }
