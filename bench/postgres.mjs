@@ -259,7 +259,7 @@ function reportPair(name, runs, unit, per = 1, target) {
 /**
  * --statements: pg_stat_statements on the bench database, reset before part 1's evidence POST
  * (`reset`) and read after it (`report`): each statement's calls and, per evidence POST (the
- * admission statement runs once per request), its execution and planning time and WAL records.
+ * admission function's budget upsert runs once per request), its execution and planning time and WAL records.
  */
 async function statements(url, step) {
   const { default: pg } = await import('pg');
@@ -276,8 +276,12 @@ async function statements(url, step) {
          FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
         ORDER BY total_exec_time + total_plan_time DESC LIMIT 12`,
     );
-    // one admission statement per request (postgres/budget.ts ADMIT)
-    const requests = rows.find((row) => row.query.includes('INSERT INTO budget_windows') && row.query.includes('api_keys'))?.calls;
+    // the admission function's budget upsert runs once per admitted request (migrations.ts, govctl_admit)
+    const { rows: counted } = await client.query(
+      `SELECT sum(calls)::float8 AS calls FROM pg_stat_statements
+        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query LIKE 'INSERT INTO budget_windows AS w%VALUES%'`,
+    );
+    const requests = counted[0]?.calls;
     if (!requests) return report.note('--statements: no admission statement was recorded');
     const us = (ms) => ((ms * 1000) / requests).toFixed(1);
     for (const [i, row] of rows.entries()) {

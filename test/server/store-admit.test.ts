@@ -164,6 +164,62 @@ describe.each(backends)('Store.admit ($name)', (backend) => {
     }
   });
 
+  it('answers each of many requests arriving at once on its own, counted in their arrival order', async () => {
+    const now = 7_000_000;
+    const one = await a.identity.provision({}, now);
+    const two = await a.identity.provision({}, now);
+    const revoked = (await a.identity.createApiKey(one.workspace_id, null, null, now))!;
+    await a.identity.revokeApiKey(revoked.key_id, now);
+    const expired = (await a.identity.createApiKey(two.workspace_id, null, now, now - 1))!;
+    const limiter = new FixedWindowLimiter();
+    const limits = { maxRequests: 4, maxRecords: 3 };
+    // [key, records, path], all sent before any is answered
+    const sent: [string, number, string | undefined][] = [
+      [one.api_key, 1, one.workspace_id],
+      [two.api_key, 2, undefined],
+      [revoked.api_key, 1, undefined],
+      [one.api_key, 2, undefined],
+      [`${one.api_key.slice(0, -1)}x`, 0, undefined],
+      [one.api_key, 0, two.workspace_id],
+      [one.api_key, 0, `${one.workspace_id}\u0000`],
+      [expired.api_key, 0, undefined],
+      [two.api_key, 2, two.workspace_id],
+      [one.api_key, 1, undefined],
+      [one.api_key, 0, undefined],
+      [one.api_key, 1, undefined],
+    ];
+    const got = await Promise.all(sent.map(([key, records, path]) => a.admit(query(key, now, { ...limits, records, ...(path !== undefined ? { pathWorkspaceId: path } : {}) }))));
+    const expected = sent.map(([key, n, path]) => {
+      const owner = key === one.api_key ? one : key === two.api_key ? two : null;
+      if (owner === null) return { auth: null };
+      const auth = expect.objectContaining({ workspaceId: owner.workspace_id });
+      if (path !== undefined && path !== owner.workspace_id) return { auth, counted: false };
+      const requests = limiter.hit(owner.workspace_id, limits.maxRequests, now);
+      const records = n > 0 && !requests.exceeded ? limiter.chargeRecords(owner.workspace_id, n, limits.maxRecords, now) : null;
+      return { auth, counted: true, requests, records };
+    });
+    expect(got).toEqual(expected);
+  });
+
+  it('lets two replicas admit requests of the same workspaces at once, in opposite orders, without a deadlock', async () => {
+    const now = 9_000_000;
+    const [one, two] = await Promise.all([a.identity.provision({}, now), a.identity.provision({}, now)]);
+    const rounds = 200;
+    const admissions: Promise<unknown>[] = [];
+    for (let round = 0; round < rounds; round++) {
+      for (const [replica, first, second] of [[a, one, two], [b, two, one]] as const) {
+        for (const owner of [first, second, first, second]) admissions.push(replica.admit(query(owner.api_key, now, { maxRequests: BIG })));
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const settled = await Promise.allSettled(admissions);
+    expect(settled.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+    // each workspace was counted rounds × 4 times: the next request is one more
+    for (const owner of [one, two]) {
+      expect(await a.admit(query(owner.api_key, now, { maxRequests: BIG }))).toMatchObject({ requests: { remaining: BIG - rounds * 4 - 1 } });
+    }
+  });
+
   it('refuses a record charge over the budget whole, charging nothing', async () => {
     const { workspace_id: ws, api_key: key } = await a.identity.provision({}, Date.now());
     expect(await a.budget.chargeRecords(ws, 8, 10, 0)).toMatchObject({ exceeded: false, remaining: 2 });

@@ -55,8 +55,8 @@ export interface IdentityStore {
 }
 
 /**
- * What the auth hook asks of the store for each request, answered in one step (for PostgreSQL one
- * statement, docs/decisions.md "A request admitted in one statement"): the key checked, then,
+ * What the auth hook asks of the store for each request, answered in one step (on PostgreSQL one
+ * statement for the requests that arrive together, docs/decisions.md "Requests admitted in batches"): the key checked, then,
  * only for a valid key of the workspace the path names, one request counted and the records the
  * request carries charged.
  */

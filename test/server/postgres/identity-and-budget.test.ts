@@ -64,3 +64,32 @@ describe('API keys across replicas', () => {
     expect(JSON.stringify(keys)).not.toContain(provisioned.api_key);
   });
 });
+
+describe('admission in batches', () => {
+  it('admits the requests that arrive while a batch is in flight together, in one statement', async () => {
+    const provisioned = await a.identity.provision({}, Date.now());
+    const sent: string[] = [];
+    const query = a.pool.query.bind(a.pool) as (...args: unknown[]) => Promise<unknown>;
+    (a.pool as { query: unknown }).query = (...args: unknown[]) => {
+      const config = args[0] as { name?: string };
+      if (config.name === 'govctl_admit') sent.push(String((args[0] as { values: unknown[][] }).values[0]!.length));
+      return query(...args);
+    };
+    try {
+      const at = Date.now();
+      const admit = () => a.admit({ apiKey: provisioned.api_key, nowMs: at, budgetNowMs: at, maxRequests: 100, records: 0, maxRecords: 100 });
+      // sent together: one statement
+      const first = await Promise.all(Array.from({ length: 25 }, admit));
+      // one request alone; the 24 that arrive while its statement is in flight go in the next one
+      const alone = admit();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(sent).toEqual(['25', '1']);
+      await Promise.all([alone, ...Array.from({ length: 24 }, admit)]);
+      expect(sent).toEqual(['25', '1', '24']);
+      expect(first.every((admission) => admission.auth !== null && admission.counted)).toBe(true);
+      expect(await admit()).toMatchObject({ requests: { remaining: 100 - 51 } });
+    } finally {
+      (a.pool as { query: unknown }).query = query;
+    }
+  });
+});

@@ -6,12 +6,12 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { SchemaVersionError } from '../../../src/server/store/errors.js';
-import { migrate, SCHEMA_VERSION } from '../../../src/server/store/postgres/migrations.js';
+import { migrate, MIGRATIONS, SCHEMA_VERSION } from '../../../src/server/store/postgres/migrations.js';
 import { freshDatabase, withClient } from '../../helpers/postgres.js';
 
 const SCHEMA_SQL = readFileSync(new URL('../../../src/server/store/postgres/schema.sql', import.meta.url), 'utf8');
 
-/** Every table's columns, every index and constraint, as the catalog describes them. */
+/** Every table's columns, every index, constraint and function, as the catalog describes them. */
 async function catalog(url: string): Promise<unknown> {
   return withClient(url, async (client) => {
     const columns = await client.query(
@@ -23,7 +23,11 @@ async function catalog(url: string): Promise<unknown> {
       `SELECT c.conrelid::regclass::text AS table_name, c.conname, pg_get_constraintdef(c.oid) AS def
        FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = 'public' ORDER BY 1, 2`,
     );
-    return { columns: columns.rows, indexes: indexes.rows, constraints: constraints.rows };
+    // a function's text as written, its indentation aside
+    const functions = await client.query(
+      "SELECT p.proname, regexp_replace(pg_get_functiondef(p.oid), '\\s+', ' ', 'g') AS def FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace ORDER BY 1",
+    );
+    return { columns: columns.rows, indexes: indexes.rows, constraints: constraints.rows, functions: functions.rows };
   });
 }
 
@@ -34,6 +38,7 @@ describe('PostgreSQL migrations', () => {
     await withClient(written, (client) => client.query(SCHEMA_SQL));
     const expected = await catalog(written);
     expect((expected as { columns: unknown[] }).columns.length).toBeGreaterThan(100);
+    expect((expected as { functions: unknown[] }).functions).toHaveLength(1);
     expect(await catalog(migrated)).toEqual(expected);
   });
 
@@ -43,9 +48,10 @@ describe('PostgreSQL migrations', () => {
     await Promise.all(clients.map((client) => client.connect()));
     try {
       const applied = await Promise.all(clients.map((client) => migrate(client)));
-      expect(applied.flat()).toEqual([SCHEMA_VERSION]);
-      const { rows } = await clients[0]!.query('SELECT version FROM schema_migrations');
-      expect(rows).toEqual([{ version: SCHEMA_VERSION }]);
+      const versions = MIGRATIONS.map((migration) => migration.version);
+      expect(applied.flat()).toEqual(versions);
+      const { rows } = await clients[0]!.query('SELECT version FROM schema_migrations ORDER BY version');
+      expect(rows).toEqual(versions.map((version) => ({ version })));
     } finally {
       await Promise.all(clients.map((client) => client.end()));
     }
@@ -58,7 +64,7 @@ describe('PostgreSQL migrations', () => {
       await client.query("INSERT INTO schema_migrations (version, name, applied_ms) VALUES ($1, 'from the future', 0)", [SCHEMA_VERSION + 1]);
       await expect(migrate(client)).rejects.toThrow(SchemaVersionError);
       const { rows } = await client.query('SELECT count(*)::int AS n FROM schema_migrations');
-      expect(rows[0].n).toBe(2);
+      expect(rows[0].n).toBe(MIGRATIONS.length + 1);
     });
   });
 });

@@ -2,8 +2,9 @@
  * Per-workspace budgets shared by every replica: one row per workspace holding its current fixed
  * window (start, requests, records), changed by one `INSERT … ON CONFLICT … DO UPDATE … RETURNING`
  * per request, which PostgreSQL runs under the row's lock. A request's count (and the records of a
- * single-record write) is that upsert inside the statement that reads its API key (ADMIT); a
- * batch's records are charged by a statement of their own (CHARGE). The rule is FixedWindowLimiter's
+ * single-record write) is that upsert, run right after its API key is read, by the admission
+ * function (govctl_admit, migrations.ts version 2) for a batch of requests at once; a batch
+ * endpoint's records are charged by a statement of their own (CHARGE). The rule is FixedWindowLimiter's
  * (memory-budget.ts): a window lasts RATE_LIMIT_WINDOW_MS from the first request after the last one ended.
  *
  * Precision: counts are exact across replicas (every request and every record is counted once,
@@ -15,13 +16,14 @@ import type pg from 'pg';
 import { RATE_LIMIT_WINDOW_MS } from '../memory-budget.js';
 import { authContext, hashApiKey } from '../api-keys.js';
 import type { AdmitQuery, Admission, BudgetState, BudgetStore } from '../store.js';
+import { holdsNul } from './pool.js';
 
 /** `w` is the row before this statement (the alias), $2 now, $3 the window length. */
 const ENDED = 'w.start_ms + $3::bigint <= $2::bigint';
 
 /**
- * Each count is its own statement and commits without waiting for the WAL flush
- * (`synchronous_commit = off` for its transaction alone, set inside the statement): a request
+ * Counts commit without waiting for the WAL flush (`synchronous_commit = off` for their
+ * transaction alone, set inside the statement here and in the admission function): a request
  * must not wait for an fsync to be counted, and a crash of PostgreSQL forgets at most the last
  * fraction of a second of counts (wal_writer_delay), which only ever lets a few more requests in.
  */
@@ -39,39 +41,9 @@ const CHARGE = `
     last_ok  = (CASE WHEN ${ENDED} THEN 0 ELSE w.records END) + $4 <= $5
   RETURNING start_ms, records, last_ok`;
 
-/**
- * One request admitted in one statement (docs/decisions.md, "A request admitted in one statement"):
- * its key's row read by hash ($1) with its workspace's org; only when the key is valid at $2
- * (not revoked, not expired) and of the path's workspace ($3, NULL when the path names none), the
- * workspace's window counts one request at $4 (window $5, most $6 requests) and charges $7 records
- * (most $8 a window) when the request is within its budget and they all fit; else none (refused
- * whole). The key's row comes back whatever happened, the window's only when it was counted.
- */
-const A_ENDED = 'w.start_ms + $5::bigint <= $4::bigint';
-const A_REQUESTS = `(CASE WHEN ${A_ENDED} THEN 0 ELSE w.requests END)`;
-const A_RECORDS = `(CASE WHEN ${A_ENDED} THEN 0 ELSE w.records END)`;
-const A_OK = `(${A_REQUESTS} + 1 <= $6::bigint AND ${A_RECORDS} + $7::bigint <= $8::bigint)`;
-const ADMIT = `
-  WITH k AS (
-    SELECT k.key_id, k.key_hash, k.workspace_id, k.user_id, ws.org_id, k.revoked_ms, k.expires_ms
-      FROM api_keys k JOIN workspaces ws ON ws.workspace_id = k.workspace_id WHERE k.key_hash = $1
-  ), b AS (
-    INSERT INTO budget_windows AS w (workspace_id, start_ms, requests, records, last_ok)
-      SELECT k.workspace_id, $4::bigint, 1,
-             CASE WHEN 1 <= $6::bigint AND $7::bigint <= $8::bigint THEN $7::bigint ELSE 0 END,
-             1 <= $6::bigint AND $7::bigint <= $8::bigint
-        FROM k, ${NO_FLUSH}
-       WHERE k.revoked_ms IS NULL AND (k.expires_ms IS NULL OR k.expires_ms > $2::bigint) AND ($3::text IS NULL OR k.workspace_id = $3::text)
-    ON CONFLICT (workspace_id) DO UPDATE SET
-      start_ms = CASE WHEN ${A_ENDED} THEN $4::bigint ELSE w.start_ms END,
-      requests = ${A_REQUESTS} + 1,
-      records  = ${A_RECORDS} + CASE WHEN ${A_OK} THEN $7::bigint ELSE 0 END,
-      last_ok  = ${A_OK}
-    RETURNING start_ms, requests, records, last_ok
-  )
-  SELECT k.*, b.start_ms, b.requests, b.records, b.last_ok FROM k LEFT JOIN b ON true`;
-
+/** The admission function's row for one request whose key was found (migrations.ts, version 2). */
 interface AdmitRow {
+  ord: number;
   key_id: string;
   key_hash: Buffer;
   workspace_id: string;
@@ -85,7 +57,21 @@ interface AdmitRow {
   last_ok: boolean | null;
 }
 
+/** Requests in one admission statement at most; more wait for the next. */
+const MAX_BATCH = 500;
+
+interface PendingAdmission {
+  readonly query: AdmitQuery;
+  readonly hash: Buffer;
+  readonly resolve: (admission: Admission) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 export class PgBudgetStore implements BudgetStore {
+  #queue: PendingAdmission[] = [];
+  #running: Promise<void> | null = null;
+  #closed = false;
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly windowMs: number = RATE_LIMIT_WINDOW_MS,
@@ -95,16 +81,55 @@ export class PgBudgetStore implements BudgetStore {
     return Math.ceil((this.windowMs - (nowMs - startMs)) / 1000);
   }
 
-  /** Store.admit: one round trip to the database per request. */
-  async admit(query: AdmitQuery): Promise<Admission> {
-    const hash = hashApiKey(query.apiKey);
-    const { budgetNowMs: nowMs, maxRequests, maxRecords } = query;
-    const { rows } = await this.pool.query<AdmitRow>({
-      name: 'govctl_admit',
-      text: ADMIT,
-      values: [hash, query.nowMs, query.pathWorkspaceId ?? null, nowMs, this.windowMs, maxRequests, query.records, maxRecords],
+  /**
+   * Store.admit. Requests that arrive while a batch is in flight are admitted together in the next
+   * one: one statement, one round trip and one transaction for the whole batch (govctl_admit), each
+   * request still checked and counted on its own, in its arrival order within its workspace. A
+   * batch is sent after the request arrived, so a revocation or expiry committed before it applies.
+   */
+  admit(query: AdmitQuery): Promise<Admission> {
+    if (this.#closed) return Promise.reject(new Error('the store is closed'));
+    return new Promise<Admission>((resolve, reject) => {
+      this.#queue.push({ query, hash: hashApiKey(query.apiKey), resolve, reject });
+      // the next turn: the requests whose headers were read in this turn join the batch
+      if (this.#running === null) this.#running = new Promise<void>((done) => setImmediate(() => void this.#drain().then(done)));
     });
-    const row = rows[0];
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) await this.#admitBatch(this.#queue.splice(0, MAX_BATCH));
+    this.#running = null;
+  }
+
+  async #admitBatch(batch: readonly PendingAdmission[]): Promise<void> {
+    let rows: AdmitRow[];
+    try {
+      ({ rows } = await this.pool.query<AdmitRow>({
+        name: 'govctl_admit',
+        text: 'SELECT * FROM govctl_admit($1::bytea[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint, $6::bigint[], $7::bigint[], $8::bigint[])',
+        values: [
+          batch.map((item) => item.hash),
+          batch.map((item) => item.query.nowMs),
+          // no workspace ID holds U+0000 (nor is empty): such a path names none, and counts nothing
+          batch.map(({ query: { pathWorkspaceId: path } }) => (path === undefined ? null : holdsNul(path) ? '' : path)),
+          batch.map((item) => item.query.budgetNowMs),
+          this.windowMs,
+          batch.map((item) => item.query.maxRequests),
+          batch.map((item) => item.query.records),
+          batch.map((item) => item.query.maxRecords),
+        ],
+      }));
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    const found = new Map<number, AdmitRow>();
+    for (const row of rows) found.set(row.ord, row);
+    batch.forEach((item, i) => item.resolve(this.#admission(item, found.get(i + 1))));
+  }
+
+  #admission({ query, hash }: PendingAdmission, row: AdmitRow | undefined): Admission {
+    const { budgetNowMs: nowMs, maxRequests, maxRecords } = query;
     // the hash matched in an index; compared again in constant time, as the SQLite backend does
     if (!row || !timingSafeEqual(row.key_hash, hash)) return { auth: null };
     if (row.revoked_ms !== null || (row.expires_ms !== null && row.expires_ms <= query.nowMs)) return { auth: null };
@@ -119,6 +144,12 @@ export class PgBudgetStore implements BudgetStore {
       ? { exceeded: false, remaining: maxRecords - charged, resetSeconds }
       : { exceeded: true, remaining: Math.max(0, maxRecords - charged), resetSeconds };
     return { auth, counted: true, requests, records };
+  }
+
+  /** Admits what is queued, then refuses new requests. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    while (this.#running !== null) await this.#running;
   }
 
   async chargeRecords(workspaceId: string, n: number, maxRecords: number, nowMs: number): Promise<BudgetState> {

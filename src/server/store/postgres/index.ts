@@ -3,7 +3,8 @@
  * serve` on one database. Everything that must hold across replicas is decided by the database:
  *
  * - API keys and budgets: each request's key row read, and its workspace's budget row counted by an
- *   upsert, in one statement (budget.ts, admit): a revocation applies at once everywhere;
+ *   upsert, in one statement for the requests that arrive together (budget.ts, admit): a revocation
+ *   applies at once everywhere;
  * - idempotency keys and a workspace's log indexes: written under the workspace's log-head row
  *   lock, taken by each group commit (writer.ts), the primary keys as the backstop;
  * - the log's integration: one replica at a time, under a lease row (lease.ts, ledger.ts).
@@ -350,6 +351,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.budget.close();
     await this.writer.close();
     await this.ledger.close();
     await this.pool.end();

@@ -255,6 +255,69 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'admission in batches: govctl_admit counts a batch of requests in one statement',
+    sql: `
+      -- Admission (budget.ts): a batch of requests in one statement. Each request's key is read by
+      -- its hash; a valid key (not revoked, not expired at its now_ms, of the path's workspace when
+      -- the path names one) counts one request in its workspace's window and charges its records
+      -- when it is within its budget and they all fit (else none). Requests are taken in workspace
+      -- order, then in the batch's order, so batches lock budget rows in one order and never deadlock.
+      -- The counts need no WAL flush: synchronous_commit is off for this transaction alone.
+      CREATE FUNCTION govctl_admit(
+        p_hash bytea[], p_now_ms bigint[], p_path_ws text[], p_budget_now_ms bigint[],
+        p_window_ms bigint, p_max_requests bigint[], p_records bigint[], p_max_records bigint[]
+      ) RETURNS TABLE (
+        ord integer, key_id text, key_hash bytea, workspace_id text, user_id text, org_id text,
+        revoked_ms bigint, expires_ms bigint, start_ms bigint, requests bigint, records bigint, last_ok boolean
+      ) LANGUAGE plpgsql AS $$
+      #variable_conflict use_column
+      DECLARE
+        k record;
+        b_now bigint;
+        max_requests bigint;
+        n_records bigint;
+        max_records bigint;
+      BEGIN
+        PERFORM set_config('synchronous_commit', 'off', true);
+        FOR k IN
+          SELECT a.i, ak.key_id, ak.key_hash, ak.workspace_id, ak.user_id, ws.org_id, ak.revoked_ms, ak.expires_ms
+            FROM unnest(p_hash) WITH ORDINALITY AS a (hash, i)
+            JOIN api_keys ak ON ak.key_hash = a.hash
+            JOIN workspaces ws ON ws.workspace_id = ak.workspace_id
+           ORDER BY ak.workspace_id COLLATE "C", a.i
+        LOOP
+          ord := k.i; key_id := k.key_id; key_hash := k.key_hash; workspace_id := k.workspace_id;
+          user_id := k.user_id; org_id := k.org_id; revoked_ms := k.revoked_ms; expires_ms := k.expires_ms;
+          start_ms := NULL; requests := NULL; records := NULL; last_ok := NULL;
+          IF k.revoked_ms IS NULL AND (k.expires_ms IS NULL OR k.expires_ms > p_now_ms[k.i])
+             AND (p_path_ws[k.i] IS NULL OR k.workspace_id = p_path_ws[k.i]) THEN
+            b_now := p_budget_now_ms[k.i];
+            max_requests := p_max_requests[k.i];
+            n_records := p_records[k.i];
+            max_records := p_max_records[k.i];
+            INSERT INTO budget_windows AS w (workspace_id, start_ms, requests, records, last_ok)
+              VALUES (k.workspace_id, b_now, 1,
+                      CASE WHEN 1 <= max_requests AND n_records <= max_records THEN n_records ELSE 0 END,
+                      1 <= max_requests AND n_records <= max_records)
+            ON CONFLICT (workspace_id) DO UPDATE SET
+              start_ms = CASE WHEN w.start_ms + p_window_ms <= b_now THEN b_now ELSE w.start_ms END,
+              requests = (CASE WHEN w.start_ms + p_window_ms <= b_now THEN 0 ELSE w.requests END) + 1,
+              records  = (CASE WHEN w.start_ms + p_window_ms <= b_now THEN 0 ELSE w.records END)
+                         + CASE WHEN (CASE WHEN w.start_ms + p_window_ms <= b_now THEN 0 ELSE w.requests END) + 1 <= max_requests
+                                 AND (CASE WHEN w.start_ms + p_window_ms <= b_now THEN 0 ELSE w.records END) + n_records <= max_records
+                                THEN n_records ELSE 0 END,
+              last_ok  = (CASE WHEN w.start_ms + p_window_ms <= b_now THEN 0 ELSE w.requests END) + 1 <= max_requests
+                         AND (CASE WHEN w.start_ms + p_window_ms <= b_now THEN 0 ELSE w.records END) + n_records <= max_records
+            RETURNING w.start_ms, w.requests, w.records, w.last_ok INTO start_ms, requests, records, last_ok;
+          END IF;
+          RETURN NEXT;
+        END LOOP;
+      END
+      $$;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */
