@@ -3,7 +3,7 @@
  * The PostgreSQL backend against SQLite, in the same run (issue 15), and two replicas on one
  * PostgreSQL database with each process's CPU per request.
  *
- *   node bench/postgres.mjs [--quick] [--duration S] [--connections N] [--no-pin] [--keep]
+ *   node bench/postgres.mjs [--quick] [--duration S] [--connections N] [--saturating-connections N] [--no-pin] [--keep]
  *   node bench/postgres.mjs --quick --only evidence --cpu-prof   # iteration: part 1's evidence POST, profiled
  *
  * Parts:
@@ -12,10 +12,16 @@
  *    signed single attestations and batches of 100 (figures and ratios). The service side gets the
  *    same CPU on both: `govctl serve` AND PostgreSQL pinned to core 1 (SQLite runs inside the
  *    service process), autocannon on core 0.
+ *    A rate is what a service sustains at full load, so the result is measured with enough clients
+ *    to keep each service's core busy (--saturating-connections, default 160; each figure says how
+ *    many cores the service side used, and a run that did not saturate both says so). The same
+ *    load with few clients (--connections, default 10) is reported beside it: there a PostgreSQL
+ *    replica is bound by its round trips' latency, not by CPU.
  * 2. Two replicas on the PostgreSQL database, nothing pinned (two replicas, PostgreSQL and the load
- *    generator share the 2 cores): the total evidence POST rate over two workspaces, each replica
- *    taking writes of both, and each process's CPU per request: each replica's, and PostgreSQL's
- *    (the postmaster with its children, live and reaped, from /proc). docs/deploy.md projects from
+ *    generator share the 2 cores), each with --saturating-connections clients: the total evidence
+ *    POST rate over two workspaces, each replica taking writes of both, and each process's CPU per
+ *    request: each replica's, and PostgreSQL's (the postmaster with its children, live and reaped,
+ *    from /proc). docs/deploy.md projects from
  *    these how many replicas a PostgreSQL of a given size can feed.
  *
  * The PostgreSQL cluster is the tests' throw-away one (test/helpers/postgres-cluster.mjs: fsync and
@@ -45,10 +51,12 @@ import { loadDetails, loadProblem, mergeLoads, runLoad } from './lib/load.mjs';
 import { evidenceBodies, signedAttestations } from './lib/records.mjs';
 import { startServe } from './lib/serve.mjs';
 
-const USAGE = `node bench/postgres.mjs [--quick] [--duration S] [--connections N] [--data-dir DIR] [--no-pin] [--keep]
+const USAGE = `node bench/postgres.mjs [--quick] [--duration S] [--connections N] [--saturating-connections N] [--data-dir DIR] [--no-pin] [--keep]
   --quick        short smoke run: 2 s per slice, one slice per target
   --duration S   seconds per load and target (default 8, quick 2), in two alternated slices (quick: one)
-  --connections  autocannon connections per target (default 10; two replicas: this many per replica)
+  --connections  autocannon connections per target with few clients (default 10; two replicas: this many per replica)
+  --saturating-connections N
+                 connections for the evidence POST result, enough to keep each service's core busy (default 160)
   --data-dir DIR where databases, the cluster and logs go (default .bench-data/)
   --no-pin       do not pin processes to cores with taskset
   --no-snapshot  load the code from dist/ in place (default: a copy in the run directory, safe from rebuilds)
@@ -61,7 +69,7 @@ const USAGE = `node bench/postgres.mjs [--quick] [--duration S] [--connections N
                  the run: it costs some of PostgreSQL's CPU, so the rates of such a run are not results)`;
 
 const options = parseOptions(
-  { keep: { type: 'boolean', default: false }, 'quiet-wait': { type: 'string' }, only: { type: 'string' }, 'cpu-prof': { type: 'boolean', default: false }, socket: { type: 'boolean', default: false }, statements: { type: 'boolean', default: false } },
+  { keep: { type: 'boolean', default: false }, 'saturating-connections': { type: 'string' }, 'quiet-wait': { type: 'string' }, only: { type: 'string' }, 'cpu-prof': { type: 'boolean', default: false }, socket: { type: 'boolean', default: false }, statements: { type: 'boolean', default: false } },
   USAGE,
 );
 if (options.only !== undefined && options.only !== 'evidence') throw new Error(`--only takes evidence, not ${options.only}`);
@@ -69,6 +77,9 @@ const evidenceOnly = options.only === 'evidence';
 const quick = options.quick;
 const durationS = positiveNumber(options.duration, 'duration', quick ? 2 : 8);
 const connections = positiveNumber(options.connections, 'connections', 10);
+const saturatingConnections = positiveNumber(options['saturating-connections'], 'saturating-connections', 160);
+/** The service side's CPU (cores) at or above which a pinned run counts as saturated. */
+const SATURATED = 0.9;
 const quietWaitS = options['quiet-wait'] === undefined ? 120 : Number(options['quiet-wait']);
 const rounds = quick ? 1 : 2;
 const sliceS = durationS / rounds;
@@ -93,6 +104,7 @@ const report = new Report('postgres', {
   quick,
   duration_s: durationS,
   connections,
+  saturating_connections: saturatingConnections,
   data_dir: run.dir,
   postgres: postgresVersion(),
   postgres_connection: options.socket ? 'unix socket' : 'tcp 127.0.0.1',
@@ -183,12 +195,15 @@ async function startService(label, db, { cpu, logKey, identityFile, profile = fa
   return { ...handle.info, pid: handle.pid, handle };
 }
 
+const defaultConnections = connections;
+
 /**
  * A load against two targets (SQLite's service and PostgreSQL's), warm-ups first, then `rounds`
  * slices alternated so that a drift of the machine's speed hits both alike; each target's slices
- * merged, with the CPU of its processes over them.
+ * merged, with the CPU of its processes over them. `shape.connections`: clients per target (default --connections).
  */
 async function compare(label, targets, shape) {
+  const connections = shape.connections ?? defaultConnections;
   for (const target of targets) {
     await quiet();
     progress(`${label}: warm-up ${target.name} (${warmupS} s)`);
@@ -236,8 +251,16 @@ function cpuDetails(measured, requests) {
   };
 }
 
-/** A PostgreSQL figure against SQLite's: both rates as figures, the ratio, CPU per request. */
-function reportPair(name, runs, unit, per = 1, target) {
+/** The cores the service side (the service, and PostgreSQL when it is one) used over a run. */
+function serviceCores(measured) {
+  return (measured.cpu.service + (measured.cpu.postgres ?? 0)) / measured.wallS;
+}
+
+/**
+ * A PostgreSQL figure against SQLite's: both rates as figures, the ratio, CPU per request.
+ * `saturation`: the result is a capacity, so each service side must have kept its core busy.
+ */
+function reportPair(name, runs, unit, per = 1, target, { saturation = false } = {}) {
   const sqlite = runs.sqlite;
   const pg = runs.postgres;
   const problem = loadProblem(pg.load) ?? loadProblem(sqlite.load);
@@ -247,12 +270,17 @@ function reportPair(name, runs, unit, per = 1, target) {
     return;
   }
   const pgCpu = cpuPerRequest(pg, pg.load.ok * per);
+  if (saturation) {
+    const idle = ['sqlite', 'postgres'].filter((k) => serviceCores(runs[k]) < SATURATED).map((k) => `${k} ${serviceCores(runs[k]).toFixed(2)}`);
+    if (idle.length > 0) report.note(`${name}: not saturated (service side cores: ${idle.join(', ')}, below ${SATURATED}): the ratio is not one of capacities; raise --saturating-connections`);
+  }
   const details = { postgres: { ...loadDetails(pg.load), ...cpuDetails(pg, pg.load.ok * per) }, sqlite: { ...loadDetails(sqlite.load), ...cpuDetails(sqlite, sqlite.load.ok * per) } };
   if (target === undefined) {
     report.figure(`postgres_${name}`, pg.load.rps * per, unit, { ...details, note: `ratio ${(pg.load.rps / sqlite.load.rps).toFixed(2)} vs SQLite; CPU per ${per > 1 ? 'item' : 'request'}: service ${pgCpu.service} ms, PostgreSQL ${pgCpu.postgres} ms` });
   } else {
     report.result({ name: `postgres_${name}`, value: pg.load.rps * per, unit, baselineValue: sqlite.load.rps * per, baselineLabel: `SQLite ${name.replace(/_/g, ' ')}`, target, details });
-    report.figure(`postgres_${name}_cpu`, pgCpu.service + pgCpu.postgres, `ms CPU per ${per > 1 ? 'item' : 'request'}`, { note: `service ${pgCpu.service} ms + PostgreSQL ${pgCpu.postgres} ms` });
+    const cores = `service side ${serviceCores(pg).toFixed(2)} cores (SQLite's ${serviceCores(sqlite).toFixed(2)}), ${pg.load.connections} connections`;
+    report.figure(`postgres_${name}_cpu`, pgCpu.service + pgCpu.postgres, `ms CPU per ${per > 1 ? 'item' : 'request'}`, { note: `service ${pgCpu.service} ms + PostgreSQL ${pgCpu.postgres} ms; ${cores}` });
   }
 }
 
@@ -320,16 +348,23 @@ try {
   const evidence = evidenceBodies(200);
   const ok = (_s, body) => body.includes('"detail":"ok"');
   if (options.statements) await statements(tcpUrl, 'reset');
-  const evidenceRuns = await compare('evidence POST', [target('sqlite', sqlite, 'grc/evidence', ok, { bodies: evidence }), target('postgres', pg, 'grc/evidence', ok, { bodies: evidence })], {});
-  reportPair('evidence_post_rate', evidenceRuns, 'req/s', 1, 0.5);
+  const evidenceTargets = () => [target('sqlite', sqlite, 'grc/evidence', ok, { bodies: evidence }), target('postgres', pg, 'grc/evidence', ok, { bodies: evidence })];
+  // the result: each service at full load
+  const evidenceRuns = await compare('evidence POST', evidenceTargets(), { connections: saturatingConnections });
+  reportPair('evidence_post_rate', evidenceRuns, 'req/s', 1, 0.5, { saturation: true });
   if (options.statements) await statements(tcpUrl, 'report');
+  // few clients: a replica waits on its round trips, not its CPU
+  const fewRuns = await compare(`evidence POST, ${connections} connections`, evidenceTargets(), {});
+  reportPair('evidence_post_rate_few_clients', fewRuns, 'req/s');
 
-  // The same load with the replica alone on its core and PostgreSQL on the other, beside the load
-  // generator: a replica and its database on separate CPUs, as deployed (a figure, not the result:
+  // The same loads with the replica alone on its core and PostgreSQL on the other, beside the load
+  // generator: a replica and its database on separate CPUs, as deployed (figures, not the result:
   // PostgreSQL gets CPU here that SQLite's service does not).
   pinPostgres(String(LOAD_CPU));
-  const separateRuns = await compare('evidence POST (PostgreSQL on the load core)', [target('sqlite', sqlite, 'grc/evidence', ok, { bodies: evidence }), target('postgres', pg, 'grc/evidence', ok, { bodies: evidence })], {});
+  const separateRuns = await compare('evidence POST (PostgreSQL on the load core)', evidenceTargets(), { connections: saturatingConnections });
   reportPair('evidence_post_rate_database_apart', separateRuns, 'req/s');
+  const separateFew = await compare(`evidence POST (PostgreSQL on the load core), ${connections} connections`, evidenceTargets(), {});
+  reportPair('evidence_post_rate_database_apart_few_clients', separateFew, 'req/s');
   pinPostgres(String(SERVER_CPU));
 
   if (evidenceOnly) throw new StopAfterEvidence();
@@ -380,7 +415,8 @@ try {
   ];
   // each replica takes writes of both workspaces: connections / 2 per (replica, workspace)
   const lanes = replicas.flatMap((replica) => workspaces.map((ws) => ({ url: replica.url, path: `${prefix(ws)}/grc/evidence`, headers: auth(ws), check: ok })));
-  const perLane = Math.max(1, Math.floor(connections / 2));
+  // each replica at full load, as the result's one replica was
+  const perLane = Math.max(1, Math.floor(saturatingConnections / workspaces.length));
   const twoLoad = () => Promise.all(lanes.map((lane) => runLoad({ ...lane, bodies: evidence, connections: perLane, durationS: sliceS * rounds, maxRequests })));
   await quiet();
   progress(`two replicas: warm-up (${warmupS} s)`);
@@ -398,7 +434,7 @@ try {
     report.figure('two_replicas_evidence_post_rate', rate, 'req/s', {
       ...cpuDetails(two, requests),
       requests_per_replica: perReplica,
-      note: `ratio ${(rate / evidenceRuns.postgres.load.rps).toFixed(2)} vs one replica pinned to one core with PostgreSQL; the two replicas, PostgreSQL and the load generator share 2 cores`,
+      note: `ratio ${(rate / evidenceRuns.postgres.load.rps).toFixed(2)} vs one replica pinned to one core with PostgreSQL (the result's run); the two replicas, PostgreSQL and the load generator share 2 cores`,
     });
     // each replica's CPU per request it served; PostgreSQL's per request of both
     report.figure('two_replicas_replica_a_cpu_per_request', (two.cpu.replica_a * 1000) / perReplica[0], 'ms');
