@@ -195,30 +195,28 @@ async function startService(label, db, { cpu, logKey, identityFile, profile = fa
   return { ...handle.info, pid: handle.pid, handle };
 }
 
-const defaultConnections = connections;
-
 /**
  * A load against two targets (SQLite's service and PostgreSQL's), warm-ups first, then `rounds`
  * slices alternated so that a drift of the machine's speed hits both alike; each target's slices
  * merged, with the CPU of its processes over them. `shape.connections`: clients per target (default --connections).
  */
 async function compare(label, targets, shape) {
-  const connections = shape.connections ?? defaultConnections;
+  const clients = shape.connections ?? connections;
   for (const target of targets) {
     await quiet();
     progress(`${label}: warm-up ${target.name} (${warmupS} s)`);
-    await runLoad({ ...target.load, bodies: target.warmupBodies ?? target.bodies, connections, durationS: warmupS, maxRequests });
+    await runLoad({ ...target.load, bodies: target.warmupBodies ?? target.bodies, connections: clients, durationS: warmupS, maxRequests });
   }
   const slices = Object.fromEntries(targets.map((t) => [t.name, []]));
   const next = Object.fromEntries(targets.map((t) => [t.name, 0]));
   for (let round_ = 0; round_ < rounds; round_ += 1) {
     for (const target of targets) {
       await quiet();
-      progress(`${label}: ${target.name}${rounds > 1 ? ` slice ${round_ + 1}/${rounds}` : ''} for ${sliceS} s, ${connections} connections`);
+      progress(`${label}: ${target.name}${rounds > 1 ? ` slice ${round_ + 1}/${rounds}` : ''} for ${sliceS} s, ${clients} connections`);
       // bodies that may reach the service once only (signed attestations) are shared out
-      const cap = shape.once ? Math.min(Math.floor(target.bodies.length / rounds), target.bodies.length - next[target.name] - connections) : maxRequests;
+      const cap = shape.once ? Math.min(Math.floor(target.bodies.length / rounds), target.bodies.length - next[target.name] - clients) : maxRequests;
       const measured = await withCpu({ service: target.pid }, target.postgres, () =>
-        runLoad({ ...target.load, bodies: target.bodies, firstBody: shape.once ? next[target.name] : 0, connections, durationS: sliceS, maxRequests: cap }),
+        runLoad({ ...target.load, bodies: target.bodies, firstBody: shape.once ? next[target.name] : 0, connections: clients, durationS: sliceS, maxRequests: cap }),
       );
       if (shape.once) next[target.name] += measured.result.bodiesSent;
       slices[target.name].push(measured);

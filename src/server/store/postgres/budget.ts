@@ -16,6 +16,7 @@ import type pg from 'pg';
 import { RATE_LIMIT_WINDOW_MS } from '../memory-budget.js';
 import { authContext, hashApiKey } from '../api-keys.js';
 import type { AdmitQuery, Admission, BudgetState, BudgetStore } from '../store.js';
+import { Batches } from './batches.js';
 import { holdsNul } from './pool.js';
 
 /** `w` is the row before this statement (the alias), $2 now, $3 the window length. */
@@ -68,9 +69,7 @@ interface PendingAdmission {
 }
 
 export class PgBudgetStore implements BudgetStore {
-  #queue: PendingAdmission[] = [];
-  #running: Promise<void> | null = null;
-  #closed = false;
+  readonly #batches = new Batches<PendingAdmission>(MAX_BATCH, (batch) => this.#admitBatch(batch));
 
   constructor(
     private readonly pool: pg.Pool,
@@ -88,17 +87,8 @@ export class PgBudgetStore implements BudgetStore {
    * batch is sent after the request arrived, so a revocation or expiry committed before it applies.
    */
   admit(query: AdmitQuery): Promise<Admission> {
-    if (this.#closed) return Promise.reject(new Error('the store is closed'));
-    return new Promise<Admission>((resolve, reject) => {
-      this.#queue.push({ query, hash: hashApiKey(query.apiKey), resolve, reject });
-      // the next turn: the requests whose headers were read in this turn join the batch
-      if (this.#running === null) this.#running = new Promise<void>((done) => setImmediate(() => void this.#drain().then(done)));
-    });
-  }
-
-  async #drain(): Promise<void> {
-    while (this.#queue.length > 0) await this.#admitBatch(this.#queue.splice(0, MAX_BATCH));
-    this.#running = null;
+    if (this.#batches.closed) return Promise.reject(new Error('the store is closed'));
+    return new Promise<Admission>((resolve, reject) => this.#batches.add({ query, hash: hashApiKey(query.apiKey), resolve, reject }));
   }
 
   async #admitBatch(batch: readonly PendingAdmission[]): Promise<void> {
@@ -148,8 +138,7 @@ export class PgBudgetStore implements BudgetStore {
 
   /** Admits what is queued, then refuses new requests. */
   async close(): Promise<void> {
-    this.#closed = true;
-    while (this.#running !== null) await this.#running;
+    await this.#batches.close();
   }
 
   async chargeRecords(workspaceId: string, n: number, maxRecords: number, nowMs: number): Promise<BudgetState> {

@@ -24,6 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { Batches } from './batches.js';
 import { storeError } from './pool.js';
 
 /** A stored log leaf, written with its record. */
@@ -172,9 +173,7 @@ interface QueuedWrite {
 const MAX_GROUP = 2000;
 
 export class PgGroupCommitWriter {
-  #queue: QueuedWrite[] = [];
-  #running: Promise<void> | null = null;
-  #closed = false;
+  readonly #batches = new Batches<QueuedWrite>(MAX_GROUP, (group) => this.#commit(group));
 
   constructor(
     private readonly pool: pg.Pool,
@@ -183,7 +182,7 @@ export class PgGroupCommitWriter {
 
   /** Number of writes waiting for the next group. */
   get pending(): number {
-    return this.#queue.length;
+    return this.#batches.pending;
   }
 
   /**
@@ -196,20 +195,8 @@ export class PgGroupCommitWriter {
     work: (group: Group) => Promise<T | Deferred<T>> | T | Deferred<T>,
     claimed: readonly { workspaceId: string; key: string }[] = [],
   ): Promise<T> {
-    if (this.#closed) return Promise.reject(new Error('the store is closed'));
-    return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ wsKeys, claimed, work, resolve: resolve as (value: unknown) => void, reject });
-      // The next turn, not at once: the writes of requests parsed in this turn join the group.
-      if (this.#running === null) this.#running = new Promise<void>((done) => setImmediate(() => this.#drain().then(done)));
-    });
-  }
-
-  async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const group = this.#queue.splice(0, MAX_GROUP);
-      await this.#commit(group);
-    }
-    this.#running = null;
+    if (this.#batches.closed) return Promise.reject(new Error('the store is closed'));
+    return new Promise<T>((resolve, reject) => this.#batches.add({ wsKeys, claimed, work, resolve: resolve as (value: unknown) => void, reject }));
   }
 
   async #commit(items: readonly QueuedWrite[]): Promise<void> {
@@ -306,7 +293,6 @@ export class PgGroupCommitWriter {
 
   /** Commits what is queued, then refuses new writes. */
   async close(): Promise<void> {
-    this.#closed = true;
-    while (this.#running !== null) await this.#running;
+    await this.#batches.close();
   }
 }
