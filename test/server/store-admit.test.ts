@@ -201,6 +201,41 @@ describe.each(backends)('Store.admit ($name)', (backend) => {
     expect(got).toEqual(expected);
   });
 
+  it('counts a batch in which a window ends part-way, request by request, as FixedWindowLimiter does', async () => {
+    const now = 8_000_000;
+    const [one, two] = await Promise.all([a.identity.provision({}, now), a.identity.provision({}, now)]);
+    const limiter = new FixedWindowLimiter();
+    const limits = { maxRequests: 3, maxRecords: 4 };
+    // [owner, at, records], all sent before any is answered; each workspace's times rise in arrival order
+    const sent: [typeof one, number, number][] = [
+      [one, now, 2],
+      [two, now, 1],
+      [one, now + 10, 2],
+      [one, now + 20, 1],
+      [two, now + 60_000, 4],
+      [one, now + 30, 0],
+      [one, now + 60_000, 3],
+      [two, now + 60_001, 1],
+      [one, now + 60_001, 2],
+      [one, now + 60_002, 0],
+      [one, now + 60_003, 1],
+    ];
+    const got = await Promise.all(sent.map(([owner, at, records]) => a.admit(query(owner.api_key, at, { ...limits, records }))));
+    const expected = sent.map(([owner, at, n]) => {
+      const requests = limiter.hit(owner.workspace_id, limits.maxRequests, at);
+      const records = n > 0 && !requests.exceeded ? limiter.chargeRecords(owner.workspace_id, n, limits.maxRecords, at) : null;
+      return { auth: expect.objectContaining({ workspaceId: owner.workspace_id }), counted: true, requests, records };
+    });
+    expect(got).toEqual(expected);
+    // the batch left each workspace's row as its last request found it: a lone request continues from there
+    for (const owner of [one, two]) {
+      const at = now + 60_004;
+      const requests = limiter.hit(owner.workspace_id, limits.maxRequests, at);
+      const records = requests.exceeded ? null : limiter.chargeRecords(owner.workspace_id, 1, limits.maxRecords, at);
+      expect(await b.admit(query(owner.api_key, at, { ...limits, records: 1 }))).toEqual({ auth: expect.anything(), counted: true, requests, records });
+    }
+  });
+
   it('lets two replicas admit requests of the same workspaces at once, in opposite orders, without a deadlock', async () => {
     const now = 9_000_000;
     const [one, two] = await Promise.all([a.identity.provision({}, now), a.identity.provision({}, now)]);

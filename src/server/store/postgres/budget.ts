@@ -1,11 +1,12 @@
 /**
  * Per-workspace budgets shared by every replica: one row per workspace holding its current fixed
- * window (start, requests, records), changed by one `INSERT … ON CONFLICT … DO UPDATE … RETURNING`
- * per request, which PostgreSQL runs under the row's lock. A request's count (and the records of a
- * single-record write) is that upsert, run right after its API key is read, by the admission
- * function (govctl_admit, migrations.ts version 2) for a batch of requests at once; a batch
- * endpoint's records are charged by a statement of their own (CHARGE). The rule is FixedWindowLimiter's
- * (memory-budget.ts): a window lasts RATE_LIMIT_WINDOW_MS from the first request after the last one ended.
+ * window (start, requests, records). A request's count (and the records of a single-record write)
+ * is taken by the admission function (govctl_admit, migrations.ts version 3) for a batch of
+ * requests at once, right after their API keys are read: it locks each workspace's row, counts
+ * that workspace's requests one by one in variables, and writes the row once. A batch endpoint's
+ * records are charged by a statement of their own (CHARGE: one `INSERT … ON CONFLICT … DO UPDATE
+ * … RETURNING`, run under the row's lock). The rule is FixedWindowLimiter's (memory-budget.ts): a
+ * window lasts RATE_LIMIT_WINDOW_MS from the first request after the last one ended.
  *
  * Precision: counts are exact across replicas (every request and every record is counted once,
  * in the order the row lock grants). Window edges are set by the clock of the replica whose request
@@ -42,7 +43,7 @@ const CHARGE = `
     last_ok  = (CASE WHEN ${ENDED} THEN 0 ELSE w.records END) + $4 <= $5
   RETURNING start_ms, records, last_ok`;
 
-/** The admission function's row for one request whose key was found (migrations.ts, version 2). */
+/** The admission function's row for one request whose key was found (migrations.ts, version 3). */
 interface AdmitRow {
   ord: number;
   key_id: string;

@@ -1,4 +1,4 @@
--- The PostgreSQL backend's schema as migrations.ts leaves it (schema version 2), for reading.
+-- The PostgreSQL backend's schema as migrations.ts leaves it (schema version 3), for reading.
 -- migrations.ts is the source; test/server/postgres/schema.test.ts checks that migrating an empty
 -- database yields exactly this schema.
 
@@ -243,8 +243,10 @@ CREATE TABLE leases (
 -- its hash; a valid key (not revoked, not expired at its now_ms, of the path's workspace when
 -- the path names one) counts one request in its workspace's window and charges its records
 -- when it is within its budget and they all fit (else none). Requests are taken in workspace
--- order, then in the batch's order, so batches lock budget rows in one order and never deadlock.
--- The counts need no WAL flush: synchronous_commit is off for this transaction alone.
+-- order, then in the batch's order: a workspace's budget row is locked (FOR UPDATE; a missing
+-- one is created first, as a window already ended) at its first counted request, counted in
+-- variables, and written once after its last, so batches lock rows in one order and never
+-- deadlock. The counts need no WAL flush: synchronous_commit is off for this transaction alone.
 CREATE FUNCTION govctl_admit(
   p_hash bytea[], p_now_ms bigint[], p_path_ws text[], p_budget_now_ms bigint[],
   p_window_ms bigint, p_max_requests bigint[], p_records bigint[], p_max_records bigint[]
@@ -256,9 +258,12 @@ CREATE FUNCTION govctl_admit(
 DECLARE
   k record;
   b_now bigint;
-  max_requests bigint;
-  n_records bigint;
-  max_records bigint;
+  -- the workspace being counted, and its window as counted so far in this batch
+  b_ws text := NULL;
+  b_start bigint;
+  b_requests bigint;
+  b_records bigint;
+  b_ok boolean;
 BEGIN
   PERFORM set_config('synchronous_commit', 'off', true);
   FOR k IN
@@ -273,26 +278,37 @@ BEGIN
     start_ms := NULL; requests := NULL; records := NULL; last_ok := NULL;
     IF k.revoked_ms IS NULL AND (k.expires_ms IS NULL OR k.expires_ms > p_now_ms[k.i])
        AND (p_path_ws[k.i] IS NULL OR k.workspace_id = p_path_ws[k.i]) THEN
+      IF b_ws IS DISTINCT FROM k.workspace_id THEN
+        IF b_ws IS NOT NULL THEN
+          UPDATE budget_windows AS w SET start_ms = b_start, requests = b_requests, records = b_records, last_ok = b_ok
+           WHERE w.workspace_id = b_ws;
+        END IF;
+        b_ws := k.workspace_id;
+        SELECT w.start_ms, w.requests, w.records, w.last_ok INTO b_start, b_requests, b_records, b_ok
+          FROM budget_windows AS w WHERE w.workspace_id = b_ws FOR UPDATE;
+        IF NOT FOUND THEN
+          INSERT INTO budget_windows AS w (workspace_id, start_ms, requests, records, last_ok)
+            VALUES (b_ws, -9223372036854775807, 0, 0, true) ON CONFLICT DO NOTHING;
+          SELECT w.start_ms, w.requests, w.records, w.last_ok INTO b_start, b_requests, b_records, b_ok
+            FROM budget_windows AS w WHERE w.workspace_id = b_ws FOR UPDATE;
+        END IF;
+      END IF;
       b_now := p_budget_now_ms[k.i];
-      max_requests := p_max_requests[k.i];
-      n_records := p_records[k.i];
-      max_records := p_max_records[k.i];
-      INSERT INTO budget_windows AS w (workspace_id, start_ms, requests, records, last_ok)
-        VALUES (k.workspace_id, b_now, 1,
-                CASE WHEN 1 <= max_requests AND n_records <= max_records THEN n_records ELSE 0 END,
-                1 <= max_requests AND n_records <= max_records)
-      ON CONFLICT (workspace_id) DO UPDATE SET
-        start_ms = CASE WHEN w.start_ms + p_window_ms <= b_now THEN b_now ELSE w.start_ms END,
-        requests = (CASE WHEN w.start_ms + p_window_ms <= b_now THEN 0 ELSE w.requests END) + 1,
-        records  = (CASE WHEN w.start_ms + p_window_ms <= b_now THEN 0 ELSE w.records END)
-                   + CASE WHEN (CASE WHEN w.start_ms + p_window_ms <= b_now THEN 0 ELSE w.requests END) + 1 <= max_requests
-                           AND (CASE WHEN w.start_ms + p_window_ms <= b_now THEN 0 ELSE w.records END) + n_records <= max_records
-                          THEN n_records ELSE 0 END,
-        last_ok  = (CASE WHEN w.start_ms + p_window_ms <= b_now THEN 0 ELSE w.requests END) + 1 <= max_requests
-                   AND (CASE WHEN w.start_ms + p_window_ms <= b_now THEN 0 ELSE w.records END) + n_records <= max_records
-      RETURNING w.start_ms, w.requests, w.records, w.last_ok INTO start_ms, requests, records, last_ok;
+      IF b_start + p_window_ms <= b_now THEN
+        b_start := b_now; b_requests := 0; b_records := 0;
+      END IF;
+      b_requests := b_requests + 1;
+      b_ok := b_requests <= p_max_requests[k.i] AND b_records + p_records[k.i] <= p_max_records[k.i];
+      IF b_ok THEN
+        b_records := b_records + p_records[k.i];
+      END IF;
+      start_ms := b_start; requests := b_requests; records := b_records; last_ok := b_ok;
     END IF;
     RETURN NEXT;
   END LOOP;
+  IF b_ws IS NOT NULL THEN
+    UPDATE budget_windows AS w SET start_ms = b_start, requests = b_requests, records = b_records, last_ok = b_ok
+     WHERE w.workspace_id = b_ws;
+  END IF;
 END
 $$;
