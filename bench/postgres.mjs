@@ -51,9 +51,10 @@ import { loadDetails, loadProblem, mergeLoads, runLoad } from './lib/load.mjs';
 import { evidenceBodies, signedAttestations } from './lib/records.mjs';
 import { startServe } from './lib/serve.mjs';
 
-const USAGE = `node bench/postgres.mjs [--quick] [--duration S] [--connections N] [--saturating-connections N] [--data-dir DIR] [--no-pin] [--keep]
+const USAGE = `node bench/postgres.mjs [--quick] [--duration S] [--slices N] [--connections N] [--saturating-connections N] [--data-dir DIR] [--no-pin] [--keep]
   --quick        short smoke run: 2 s per slice, one slice per target
-  --duration S   seconds per load and target (default 8, quick 2), in two alternated slices (quick: one)
+  --duration S   seconds per load and target (default 8, quick 2), in --slices alternated slices
+  --slices N     slices each load's duration is cut into, alternated between the targets (default 4, quick 1)
   --connections  autocannon connections per target with few clients (default 10; two replicas: this many per replica)
   --saturating-connections N
                  connections for the evidence POST result, enough to keep each service's core busy (default 160)
@@ -69,7 +70,7 @@ const USAGE = `node bench/postgres.mjs [--quick] [--duration S] [--connections N
                  the run: it costs some of PostgreSQL's CPU, so the rates of such a run are not results)`;
 
 const options = parseOptions(
-  { keep: { type: 'boolean', default: false }, 'saturating-connections': { type: 'string' }, 'quiet-wait': { type: 'string' }, only: { type: 'string' }, 'cpu-prof': { type: 'boolean', default: false }, socket: { type: 'boolean', default: false }, statements: { type: 'boolean', default: false } },
+  { slices: { type: 'string' }, keep: { type: 'boolean', default: false }, 'saturating-connections': { type: 'string' }, 'quiet-wait': { type: 'string' }, only: { type: 'string' }, 'cpu-prof': { type: 'boolean', default: false }, socket: { type: 'boolean', default: false }, statements: { type: 'boolean', default: false } },
   USAGE,
 );
 if (options.only !== undefined && options.only !== 'evidence') throw new Error(`--only takes evidence, not ${options.only}`);
@@ -81,7 +82,10 @@ const saturatingConnections = positiveNumber(options['saturating-connections'], 
 /** The service side's CPU (cores) at or above which a pinned run counts as saturated. */
 const SATURATED = 0.9;
 const quietWaitS = options['quiet-wait'] === undefined ? 120 : Number(options['quiet-wait']);
-const rounds = quick ? 1 : 2;
+// Alternated slices: this machine's speed moves by a fifth within seconds and by 3x within an hour,
+// so each target's figure is the sum of several short slices taken in turn with the other's.
+const rounds = positiveNumber(options.slices, 'slices', quick ? 1 : 4);
+if (!Number.isInteger(rounds)) throw new Error(`--slices takes a whole number, not ${options.slices}`);
 const sliceS = durationS / rounds;
 const warmupS = quick ? 1 : 2;
 const maxRequests = 1_000_000;
@@ -285,8 +289,10 @@ function reportPair(name, runs, unit, per = 1, target, { saturation = false } = 
 /**
  * --statements: pg_stat_statements on the bench database, reset before part 1's evidence POST
  * (`reset`) and read after it (`report`): each statement's calls and, per evidence POST (the
- * admission function's budget upsert runs once per request), its execution and planning time and WAL records.
+ * evidence rows stored in between), its execution and planning time and WAL records.
  */
+let evidenceAtReset = 0;
+const countEvidence = async (client) => (await client.query('SELECT count(*)::float8 AS n FROM evidence')).rows[0].n;
 async function statements(url, step) {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
@@ -295,6 +301,7 @@ async function statements(url, step) {
     if (step === 'reset') {
       await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
       await client.query('SELECT pg_stat_statements_reset()');
+      evidenceAtReset = await countEvidence(client);
       return;
     }
     const { rows } = await client.query(
@@ -302,13 +309,8 @@ async function statements(url, step) {
          FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
         ORDER BY total_exec_time + total_plan_time DESC LIMIT 12`,
     );
-    // the admission function's budget upsert runs once per admitted request (migrations.ts, govctl_admit)
-    const { rows: counted } = await client.query(
-      `SELECT sum(calls)::float8 AS calls FROM pg_stat_statements
-        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query LIKE 'INSERT INTO budget_windows AS w%VALUES%'`,
-    );
-    const requests = counted[0]?.calls;
-    if (!requests) return report.note('--statements: no admission statement was recorded');
+    const requests = (await countEvidence(client)) - evidenceAtReset;
+    if (!requests) return report.note('--statements: no evidence was stored');
     const us = (ms) => ((ms * 1000) / requests).toFixed(1);
     for (const [i, row] of rows.entries()) {
       report.figure(`statement_${i + 1}`, (row.exec_ms * 1000) / requests, 'µs per evidence POST', {
