@@ -116,7 +116,15 @@ export class PgBudgetStore implements BudgetStore {
     }
     const found = new Map<number, AdmitRow>();
     for (const row of rows) found.set(row.ord, row);
-    batch.forEach((item, i) => item.resolve(this.#admission(item, found.get(i + 1))));
+    // each request settled on its own: one that cannot be answered must not leave the others, or
+    // the batches after them (Batches waits for this one), waiting for ever
+    batch.forEach((item, i) => {
+      try {
+        item.resolve(this.#admission(item, found.get(i + 1)));
+      } catch (error) {
+        item.reject(error);
+      }
+    });
   }
 
   #admission({ query, hash }: PendingAdmission, row: AdmitRow | undefined): Admission {
