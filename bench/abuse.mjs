@@ -40,11 +40,15 @@ function vmHwmMb(pid) {
 function call(agent, url, method, path, apiKey, body) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const req = request(url + path, { method, agent, headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      const chunks = [];
-      res.on('data', (chunk) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started, text: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = request(
+      url + path,
+      { method, agent, headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) } },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -81,7 +85,12 @@ async function main() {
 
     // 1. never-read pipelining of a 1 MB record
     const agent = new Agent({ keepAlive: true });
-    const big = { record_type: 'change_event', system_name: 'big', occurred_at: new Date().toISOString(), payload: { type: 'deployment', by: 'ci@example.com', description: 'x'.repeat(1_000_000), environment: 'production', system: 'big' } };
+    const big = {
+      record_type: 'change_event',
+      system_name: 'big',
+      occurred_at: new Date().toISOString(),
+      payload: { type: 'deployment', by: 'ci@example.com', description: 'x'.repeat(1_000_000), environment: 'production', system: 'big' },
+    };
     const stored = await call(agent, url, 'POST', `/api/workspaces/${hog.workspace_id}/governance/grc/evidence`, hog.api_key, JSON.stringify(big));
     const recordId = JSON.parse(stored.text).record_id;
     const rssBefore = vmHwmMb(pid);
@@ -104,7 +113,15 @@ async function main() {
     const batches = Array.from({ length: 8 }, (_, b) =>
       JSON.stringify({
         records: Array.from({ length: 1000 }, (_, i) => {
-          const record = { system_name: 'hog', agent_name: 'hog', tool_name: `t-${b}-${i}`, input_hash: 'a'.repeat(64), output_hash: 'b'.repeat(64), schema_version: 2, executed_at: new Date().toISOString() };
+          const record = {
+            system_name: 'hog',
+            agent_name: 'hog',
+            tool_name: `t-${b}-${i}`,
+            input_hash: 'a'.repeat(64),
+            output_hash: 'b'.repeat(64),
+            schema_version: 2,
+            executed_at: new Date().toISOString(),
+          };
           return { ...record, ...core.signWitness(record, hog.workspace_id, key) };
         }),
       }),
@@ -115,7 +132,14 @@ async function main() {
     const hogAgent = new Agent({ keepAlive: true, maxSockets: 4 });
     const loops = Array.from({ length: 4 }, async (_, c) => {
       for (let i = c; Date.now() < end; i += 4) {
-        const reply = await call(hogAgent, url, 'POST', `/api/workspaces/${hog.workspace_id}/governance/attestations/batch`, hog.api_key, batches[i % batches.length]);
+        const reply = await call(
+          hogAgent,
+          url,
+          'POST',
+          `/api/workspaces/${hog.workspace_id}/governance/attestations/batch`,
+          hog.api_key,
+          batches[i % batches.length],
+        );
         if (reply.status === 200) records += 1000;
         else if (reply.status === 429) limited += 1;
       }

@@ -48,7 +48,9 @@ const runDir = mkdtempSync(join(ROOT, '.bench-data', 'bulk-'));
 const results = [];
 function report(name, value, unit, ratio, target, pass, extra = '') {
   results.push({ name, value, unit, ratio, target, pass });
-  console.log(`${name}: ${typeof value === 'number' ? Math.round(value * 100) / 100 : value} ${unit}${ratio !== undefined ? ` (ratio ${ratio.toFixed(3)}${extra})` : extra}, target ${target} ${pass ? 'PASS' : 'FAIL'}`);
+  console.log(
+    `${name}: ${typeof value === 'number' ? Math.round(value * 100) / 100 : value} ${unit}${ratio !== undefined ? ` (ratio ${ratio.toFixed(3)}${extra})` : extra}, target ${target} ${pass ? 'PASS' : 'FAIL'}`,
+  );
 }
 const note = (text) => console.log(`  ${text}`);
 
@@ -60,7 +62,11 @@ function govctl(args, { env = {}, stdout = 'ignore' } = {}) {
 /** `govctl serve` on a free port with its default limits; resolves once it listens. */
 function serve(db) {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0'], { cwd: runDir, env: { PATH: process.env.PATH, HOME: runDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0'], {
+      cwd: runDir,
+      env: { PATH: process.env.PATH, HOME: runDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let seen = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -75,11 +81,12 @@ function serve(db) {
           url,
           pid: child.pid,
           peakRss: () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024,
-          stop: () => new Promise((done) => {
-            child.once('close', done);
-            child.kill('SIGTERM');
-            setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-          }),
+          stop: () =>
+            new Promise((done) => {
+              child.once('close', done);
+              child.kill('SIGTERM');
+              setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+            }),
         });
       }
     };
@@ -90,7 +97,13 @@ function serve(db) {
 
 /** Provisions a service database with `govctl admin init`; its identity and API key. */
 function provision(db) {
-  return JSON.parse(execFileSync(process.execPath, [BIN, 'admin', 'init', '--db', db, '--json'], { cwd: runDir, env: { PATH: process.env.PATH, HOME: runDir }, encoding: 'utf8' }));
+  return JSON.parse(
+    execFileSync(process.execPath, [BIN, 'admin', 'init', '--db', db, '--json'], {
+      cwd: runDir,
+      env: { PATH: process.env.PATH, HOME: runDir },
+      encoding: 'utf8',
+    }),
+  );
 }
 
 function countEvidence(db) {
@@ -128,7 +141,12 @@ async function main() {
   const db = join(runDir, 'service.db');
   const identity = provision(db);
   const service = await serve(db);
-  const env = { SERVICE_BASE_URL: service.url, SERVICE_API_KEY: identity.api_key, SERVICE_SIGNING_KEY: SIGNING_KEY, SERVICE_WORKSPACE_ID: identity.workspace_id };
+  const env = {
+    SERVICE_BASE_URL: service.url,
+    SERVICE_API_KEY: identity.api_key,
+    SERVICE_SIGNING_KEY: SIGNING_KEY,
+    SERVICE_WORKSPACE_ID: identity.workspace_id,
+  };
   try {
     console.error('importing into govctl serve …');
     const remote = await govctl(['evidence', 'import', input], { env });
@@ -158,7 +176,9 @@ async function main() {
   const exportDb = join(runDir, 'export.db');
   const exportIdentity = provision(exportDb);
   console.error(`seeding ${M} records …`);
-  await runChild(join(ROOT, 'bench', 'lib', 'seed-evidence.mjs'), ['--db', exportDb, '--workspace', exportIdentity.workspace_id, '--count', String(M)], { timeoutMs: STEP_TIMEOUT_MS });
+  await runChild(join(ROOT, 'bench', 'lib', 'seed-evidence.mjs'), ['--db', exportDb, '--workspace', exportIdentity.workspace_id, '--count', String(M)], {
+    timeoutMs: STEP_TIMEOUT_MS,
+  });
   const exporter = await serve(exportDb);
   try {
     console.error('exporting …');

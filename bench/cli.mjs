@@ -217,8 +217,16 @@ try {
   const dataDir = join(run.dir, 'local-store');
   const localEnv = cleanEnv({ GOVCTL_DATA_DIR: dataDir });
   const seedFile = join(run.dir, 'seed.ndjson');
-  writeFileSync(seedFile, `${evidenceRecords(20, { occurredAt: new Date().toISOString() }).map((r) => JSON.stringify(r)).join('\n')}\n`);
-  for (const [where, env, extra] of [['service', serviceEnv, []], ['embedded store', localEnv, ['--base-url', 'local']]]) {
+  writeFileSync(
+    seedFile,
+    `${evidenceRecords(20, { occurredAt: new Date().toISOString() })
+      .map((r) => JSON.stringify(r))
+      .join('\n')}\n`,
+  );
+  for (const [where, env, extra] of [
+    ['service', serviceEnv, []],
+    ['embedded store', localEnv, ['--base-url', 'local']],
+  ]) {
     const seeded = spawnSync(node, [DIST.bin, 'evidence', 'import', seedFile, '--json', ...extra], { env, encoding: 'utf8' });
     if (seeded.status !== 0) throw new Error(`seeding the ${where} failed (exit ${seeded.status}): ${seeded.stderr}`);
   }
@@ -282,7 +290,7 @@ async function measureThroughput({ url, apiKey, workspaceId, serviceEnv }) {
     progress(`writing a ${(attestSize / 1024 ** 2).toFixed(0)} MiB attest input (kept in ${run.base} for later runs)`);
     const stream = createWriteStream(inputFile);
     const block = randomBytes(16 * 1024 ** 2);
-    for (let written = 0; written < attestSize; ) {
+    for (let written = 0; written < attestSize;) {
       const n = Math.min(block.length, attestSize - written);
       block.writeUInt32LE(written >>> 0, 0); // blocks differ
       if (!stream.write(n === block.length ? Buffer.from(block) : block.subarray(0, n))) await once(stream, 'drain');
@@ -341,7 +349,13 @@ async function measureThroughput({ url, apiKey, workspaceId, serviceEnv }) {
       baselineValue: attestSize / opensslBest / 1e6,
       baselineLabel: '`openssl dgst -sha256`',
       target: 0.85,
-      details: { input_bytes: attestSize, govctl_times_s: govctlTimes.map((t) => round(t, 3)), openssl_times_s: opensslTimes.map((t) => round(t, 3)), answer: answer.slice(0, 300), other_cpu: attestOtherCores === null ? null : round(attestOtherCores, 2) },
+      details: {
+        input_bytes: attestSize,
+        govctl_times_s: govctlTimes.map((t) => round(t, 3)),
+        openssl_times_s: opensslTimes.map((t) => round(t, 3)),
+        answer: answer.slice(0, 300),
+        other_cpu: attestOtherCores === null ? null : round(attestOtherCores, 2),
+      },
     });
   }
 
@@ -359,12 +373,16 @@ async function measureThroughput({ url, apiKey, workspaceId, serviceEnv }) {
     serverPid: service.pid,
     check: (_s, body) => body.includes('"detail":"ok"'),
   };
-  const post = await measureQuietly('evidence POST load', async () => {
-    progress('evidence POST: warm-up (2 s)');
-    await runLoad({ ...target, durationS: 2, maxRequests: 1_000_000 });
-    progress(`evidence POST: ${durationS} s, ${connections} connections (autocannon)`);
-    return runLoad({ ...target, durationS, maxRequests: 1_000_000 });
-  }, (r) => r.otherCpu);
+  const post = await measureQuietly(
+    'evidence POST load',
+    async () => {
+      progress('evidence POST: warm-up (2 s)');
+      await runLoad({ ...target, durationS: 2, maxRequests: 1_000_000 });
+      progress(`evidence POST: ${durationS} s, ${connections} connections (autocannon)`);
+      return runLoad({ ...target, durationS, maxRequests: 1_000_000 });
+    },
+    (r) => r.otherCpu,
+  );
   const postProblem = loadProblem(post);
   if (postProblem) throw new Error(`the evidence POST load failed: ${postProblem}`);
   report.figure('service_evidence_post_rate', post.rps, 'req/s', loadDetails(post));

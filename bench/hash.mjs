@@ -43,7 +43,7 @@ try {
   // Random 16 MiB block, repeated: incompressible enough, and fast to write.
   const block = randomBytes(16 * 1024 * 1024);
   const fd = openSync(file, 'w');
-  for (let written = 0; written < size; ) {
+  for (let written = 0; written < size;) {
     const n = Math.min(block.length, size - written);
     writeSync(fd, block, 0, n);
     written += n;

@@ -19,7 +19,21 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DIST, LIB_DIR, SERVER_CPU, Report, memoryOf, parseOptions, pinLoadGenerator, positiveNumber, progress, requireBuild, runChild, runDirectory, snapshotCode } from './lib/harness.mjs';
+import {
+  DIST,
+  LIB_DIR,
+  SERVER_CPU,
+  Report,
+  memoryOf,
+  parseOptions,
+  pinLoadGenerator,
+  positiveNumber,
+  progress,
+  requireBuild,
+  runChild,
+  runDirectory,
+  snapshotCode,
+} from './lib/harness.mjs';
 import { signedAttestations } from './lib/records.mjs';
 import { startServe } from './lib/serve.mjs';
 import { timedRun } from './lib/timed-run.mjs';
@@ -49,7 +63,10 @@ const db = join(run.dir, 'audit.db');
 const serveLog = join(run.dir, 'serve.log');
 
 /** Lines of the service's log so far (one JSON line per request after the listening line). */
-const logLines = () => readFileSync(serveLog, 'utf8').split('\n').filter((line) => line.startsWith('{')).length;
+const logLines = () =>
+  readFileSync(serveLog, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('{')).length;
 
 /** Runs govctl to completion under /usr/bin/time (lib/timed-run.mjs), its stdout kept. */
 function timedGovctl(args, env) {
@@ -75,7 +92,10 @@ try {
   const { workspaceId } = service.info;
   await service.stop();
   progress(`seeding ${N - A} evidence records`);
-  await runChild(join(LIB_DIR, 'seed-evidence.mjs'), ['--db', db, '--workspace', workspaceId, '--count', String(N - A)], { timeoutMs: STEP_TIMEOUT_MS, logFile: join(run.dir, 'seed.log') });
+  await runChild(join(LIB_DIR, 'seed-evidence.mjs'), ['--db', db, '--workspace', workspaceId, '--count', String(N - A)], {
+    timeoutMs: STEP_TIMEOUT_MS,
+    logFile: join(run.dir, 'seed.log'),
+  });
   service = await startServe({ db, cpu: SERVER_CPU, logFile: serveLog, timeoutMs: STEP_TIMEOUT_MS });
 
   progress(`posting ${A} signed attestations`);
@@ -117,12 +137,32 @@ try {
     throw new Error(`ledger audit printed no JSON (exit ${audit.code}): ${audit.stderr}`);
   }
   if (audit.code !== 0 || verdict.verified !== true || verdict.records !== N) {
-    throw new Error(`ledger audit did not verify all ${N} records (exit ${audit.code}, ${verdict.records} records): ${JSON.stringify(verdict.problems?.slice(0, 5))} ${audit.stderr}`);
+    throw new Error(
+      `ledger audit did not verify all ${N} records (exit ${audit.code}, ${verdict.records} records): ${JSON.stringify(verdict.problems?.slice(0, 5))} ${audit.stderr}`,
+    );
   }
   const rate = N / audit.seconds;
-  report.result({ name: 'ledger_audit_rate', value: rate, unit: 'records/s', baselineValue: TARGET_RATE, baselineLabel: `limit ${TARGET_RATE} records/s`, target: 1, op: '>=' });
-  report.result({ name: 'ledger_audit_peak_rss', value: audit.peakRss / 1e6, unit: 'MB', baselineValue: TARGET_RSS / 1e6, baselineLabel: `limit ${TARGET_RSS / 1e6} MB`, target: 1, op: '<' });
-  report.figure('ledger_audit_seconds', audit.seconds, 's', { note: `${verdict.evidence} evidence, ${verdict.attestations} attestations, whole process (start-up included)` });
+  report.result({
+    name: 'ledger_audit_rate',
+    value: rate,
+    unit: 'records/s',
+    baselineValue: TARGET_RATE,
+    baselineLabel: `limit ${TARGET_RATE} records/s`,
+    target: 1,
+    op: '>=',
+  });
+  report.result({
+    name: 'ledger_audit_peak_rss',
+    value: audit.peakRss / 1e6,
+    unit: 'MB',
+    baselineValue: TARGET_RSS / 1e6,
+    baselineLabel: `limit ${TARGET_RSS / 1e6} MB`,
+    target: 1,
+    op: '<',
+  });
+  report.figure('ledger_audit_seconds', audit.seconds, 's', {
+    note: `${verdict.evidence} evidence, ${verdict.attestations} attestations, whole process (start-up included)`,
+  });
   report.figure('ledger_audit_requests', requests, 'requests', { note: 'lines of the service request log during the audit' });
   const serviceMemory = memoryOf(service.pid);
   if (serviceMemory?.hwm) report.figure('service_peak_rss', serviceMemory.hwm / 1e6, 'MB');

@@ -15,7 +15,20 @@
  * here on core 0. Every load is bounded by time and request count and targets 127.0.0.1.
  */
 import { join } from 'node:path';
-import { LIB_DIR, Report, SERVER_CPU, parseOptions, pinLoadGenerator, positiveNumber, progress, requireBuild, runDirectory, startChild, snapshotCode, DIST } from './lib/harness.mjs';
+import {
+  LIB_DIR,
+  Report,
+  SERVER_CPU,
+  parseOptions,
+  pinLoadGenerator,
+  positiveNumber,
+  progress,
+  requireBuild,
+  runDirectory,
+  startChild,
+  snapshotCode,
+  DIST,
+} from './lib/harness.mjs';
 import { loadDetails, loadProblem, runLoad } from './lib/load.mjs';
 import { evidenceBodies } from './lib/records.mjs';
 
@@ -114,7 +127,16 @@ try {
     });
     const problem = loadProblem(result);
     if (problem) report.note(`${name}: ${problem}`);
-    report.result({ name, value: result.latency.p99, unit: 'ms', baselineValue: 5, baselineLabel: 'limit 5 ms', target: 1, op: '<', details: loadDetails(result) });
+    report.result({
+      name,
+      value: result.latency.p99,
+      unit: 'ms',
+      baselineValue: 5,
+      baselineLabel: 'limit 5 ms',
+      target: 1,
+      op: '<',
+      details: loadDetails(result),
+    });
   }
   await big.stop();
 } catch (error) {

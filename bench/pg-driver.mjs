@@ -52,7 +52,8 @@ try {
         const client = await pool.connect();
         try {
           await client.query('BEGIN');
-          for (let i = 0; i < ids.length; i++) await client.query({ name: 'ins', text: 'INSERT INTO t (id, h) VALUES ($1, $2) RETURNING seq', values: [ids[i], hs[i]] });
+          for (let i = 0; i < ids.length; i++)
+            await client.query({ name: 'ins', text: 'INSERT INTO t (id, h) VALUES ($1, $2) RETURNING seq', values: [ids[i], hs[i]] });
           await client.query('COMMIT');
         } finally {
           client.release();
@@ -79,7 +80,10 @@ try {
       start = performance.now();
       for (let i = 0; i < N / 10; i++) {
         const ids = Array.from({ length: 10 }, (_, j) => `${name}-${round}-g${i}-${j}`);
-        await driver.group(ids, ids.map(() => randomBytes(32)));
+        await driver.group(
+          ids,
+          ids.map(() => randomBytes(32)),
+        );
       }
       totals[name].group10 += performance.now() - start;
       start = performance.now();

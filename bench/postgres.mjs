@@ -70,7 +70,16 @@ const USAGE = `node bench/postgres.mjs [--quick] [--duration S] [--slices N] [--
                  the run: it costs some of PostgreSQL's CPU, so the rates of such a run are not results)`;
 
 const options = parseOptions(
-  { slices: { type: 'string' }, keep: { type: 'boolean', default: false }, 'saturating-connections': { type: 'string' }, 'quiet-wait': { type: 'string' }, only: { type: 'string' }, 'cpu-prof': { type: 'boolean', default: false }, socket: { type: 'boolean', default: false }, statements: { type: 'boolean', default: false } },
+  {
+    slices: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    'saturating-connections': { type: 'string' },
+    'quiet-wait': { type: 'string' },
+    only: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+    socket: { type: 'boolean', default: false },
+    statements: { type: 'boolean', default: false },
+  },
   USAGE,
 );
 if (options.only !== undefined && options.only !== 'evidence') throw new Error(`--only takes evidence, not ${options.only}`);
@@ -112,9 +121,7 @@ const report = new Report('postgres', {
   data_dir: run.dir,
   postgres: postgresVersion(),
   postgres_connection: options.socket ? 'unix socket' : 'tcp 127.0.0.1',
-  layout: pinned
-    ? 'part 1: govctl serve and PostgreSQL on core 1, autocannon on core 0 (taskset); part 2 (two replicas): nothing pinned'
-    : 'not pinned',
+  layout: pinned ? 'part 1: govctl serve and PostgreSQL on core 1, autocannon on core 0 (taskset); part 2 (two replicas): nothing pinned' : 'not pinned',
 });
 const core = await import(DIST.core);
 const services = [];
@@ -136,7 +143,10 @@ function postgresVersion() {
 /** The postmaster's live children (backends and auxiliary processes). */
 function postgresChildren() {
   try {
-    return execFileSync('pgrep', ['-P', String(cluster.pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    return execFileSync('pgrep', ['-P', String(cluster.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
@@ -165,7 +175,12 @@ function postgresCpuSeconds() {
  * every other process on the machine used (cores).
  */
 async function withCpu(pids, withPostgres, measure) {
-  const before = { machine: machineBusySeconds(), self: process.cpuUsage(), pids: Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSecondsOf(pid)])), pg: withPostgres ? postgresCpuSeconds() : 0 };
+  const before = {
+    machine: machineBusySeconds(),
+    self: process.cpuUsage(),
+    pids: Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSecondsOf(pid)])),
+    pg: withPostgres ? postgresCpuSeconds() : 0,
+  };
   const t0 = process.hrtime.bigint();
   const result = await measure();
   const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
@@ -220,7 +235,14 @@ async function compare(label, targets, shape) {
       // bodies that may reach the service once only (signed attestations) are shared out
       const cap = shape.once ? Math.min(Math.floor(target.bodies.length / rounds), target.bodies.length - next[target.name] - clients) : maxRequests;
       const measured = await withCpu({ service: target.pid }, target.postgres, () =>
-        runLoad({ ...target.load, bodies: target.bodies, firstBody: shape.once ? next[target.name] : 0, connections: clients, durationS: sliceS, maxRequests: cap }),
+        runLoad({
+          ...target.load,
+          bodies: target.bodies,
+          firstBody: shape.once ? next[target.name] : 0,
+          connections: clients,
+          durationS: sliceS,
+          maxRequests: cap,
+        }),
       );
       if (shape.once) next[target.name] += measured.result.bodiesSent;
       slices[target.name].push(measured);
@@ -235,7 +257,8 @@ async function compare(label, targets, shape) {
     const wallS = parts.reduce((a, p) => a + p.wallS, 0);
     const other = parts.some((p) => p.otherCores === null) ? null : parts.reduce((a, p) => a + p.otherCores * p.wallS, 0) / wallS;
     out[target.name] = { load: merged, cpu, wallS, otherCores: other };
-    if (other !== null && other > NOISY) report.note(`${label} (${target.name}): other processes used ${other.toFixed(2)} cores during the run; the figure is noisy`);
+    if (other !== null && other > NOISY)
+      report.note(`${label} (${target.name}): other processes used ${other.toFixed(2)} cores during the run; the figure is noisy`);
   }
   return out;
 }
@@ -266,7 +289,11 @@ function reportPair(name, runs, unit, per = 1, target, { saturation = false } = 
   const sqlite = runs.sqlite;
   const pg = runs.postgres;
   const problem = loadProblem(pg.load) ?? loadProblem(sqlite.load);
-  report.figure(`sqlite_${name}`, sqlite.load.rps * per, unit, { ...loadDetails(sqlite.load), ...cpuDetails(sqlite, sqlite.load.ok * per), note: `service ${cpuPerRequest(sqlite, sqlite.load.ok * per).service} ms CPU per ${per > 1 ? 'item' : 'request'}` });
+  report.figure(`sqlite_${name}`, sqlite.load.rps * per, unit, {
+    ...loadDetails(sqlite.load),
+    ...cpuDetails(sqlite, sqlite.load.ok * per),
+    note: `service ${cpuPerRequest(sqlite, sqlite.load.ok * per).service} ms CPU per ${per > 1 ? 'item' : 'request'}`,
+  });
   if (problem) {
     report.failed(`postgres_${name}`, problem);
     return;
@@ -274,15 +301,34 @@ function reportPair(name, runs, unit, per = 1, target, { saturation = false } = 
   const pgCpu = cpuPerRequest(pg, pg.load.ok * per);
   if (saturation) {
     const idle = ['sqlite', 'postgres'].filter((k) => serviceCores(runs[k]) < SATURATED).map((k) => `${k} ${serviceCores(runs[k]).toFixed(2)}`);
-    if (idle.length > 0) report.note(`${name}: not saturated (service side cores: ${idle.join(', ')}, below ${SATURATED}): the ratio is not one of capacities; raise --saturating-connections`);
+    if (idle.length > 0)
+      report.note(
+        `${name}: not saturated (service side cores: ${idle.join(', ')}, below ${SATURATED}): the ratio is not one of capacities; raise --saturating-connections`,
+      );
   }
-  const details = { postgres: { ...loadDetails(pg.load), ...cpuDetails(pg, pg.load.ok * per) }, sqlite: { ...loadDetails(sqlite.load), ...cpuDetails(sqlite, sqlite.load.ok * per) } };
+  const details = {
+    postgres: { ...loadDetails(pg.load), ...cpuDetails(pg, pg.load.ok * per) },
+    sqlite: { ...loadDetails(sqlite.load), ...cpuDetails(sqlite, sqlite.load.ok * per) },
+  };
   if (target === undefined) {
-    report.figure(`postgres_${name}`, pg.load.rps * per, unit, { ...details, note: `ratio ${(pg.load.rps / sqlite.load.rps).toFixed(2)} vs SQLite; CPU per ${per > 1 ? 'item' : 'request'}: service ${pgCpu.service} ms, PostgreSQL ${pgCpu.postgres} ms` });
+    report.figure(`postgres_${name}`, pg.load.rps * per, unit, {
+      ...details,
+      note: `ratio ${(pg.load.rps / sqlite.load.rps).toFixed(2)} vs SQLite; CPU per ${per > 1 ? 'item' : 'request'}: service ${pgCpu.service} ms, PostgreSQL ${pgCpu.postgres} ms`,
+    });
   } else {
-    report.result({ name: `postgres_${name}`, value: pg.load.rps * per, unit, baselineValue: sqlite.load.rps * per, baselineLabel: `SQLite ${name.replace(/_/g, ' ')}`, target, details });
+    report.result({
+      name: `postgres_${name}`,
+      value: pg.load.rps * per,
+      unit,
+      baselineValue: sqlite.load.rps * per,
+      baselineLabel: `SQLite ${name.replace(/_/g, ' ')}`,
+      target,
+      details,
+    });
     const cores = `service side ${serviceCores(pg).toFixed(2)} cores (SQLite's ${serviceCores(sqlite).toFixed(2)}), ${pg.load.connections} connections`;
-    report.figure(`postgres_${name}_cpu`, pgCpu.service + pgCpu.postgres, `ms CPU per ${per > 1 ? 'item' : 'request'}`, { note: `service ${pgCpu.service} ms + PostgreSQL ${pgCpu.postgres} ms; ${cores}` });
+    report.figure(`postgres_${name}_cpu`, pgCpu.service + pgCpu.postgres, `ms CPU per ${per > 1 ? 'item' : 'request'}`, {
+      note: `service ${pgCpu.service} ms + PostgreSQL ${pgCpu.postgres} ms; ${cores}`,
+    });
   }
 }
 
@@ -348,7 +394,10 @@ try {
   const evidence = evidenceBodies(200);
   const ok = (_s, body) => body.includes('"detail":"ok"');
   if (options.statements) await statements(tcpUrl, 'reset');
-  const evidenceTargets = () => [target('sqlite', sqlite, 'grc/evidence', ok, { bodies: evidence }), target('postgres', pg, 'grc/evidence', ok, { bodies: evidence })];
+  const evidenceTargets = () => [
+    target('sqlite', sqlite, 'grc/evidence', ok, { bodies: evidence }),
+    target('postgres', pg, 'grc/evidence', ok, { bodies: evidence }),
+  ];
   // the result: each service at full load
   const evidenceRuns = await compare('evidence POST', evidenceTargets(), { connections: saturatingConnections });
   reportPair('evidence_post_rate', evidenceRuns, 'req/s', 1, 0.5, { saturation: true });
@@ -378,7 +427,10 @@ try {
   const witnessed = (_s, body) => body.includes('"trust_tier":"witnessed"');
   const singleTargets = [sqlite, pg].map((service, i) => {
     const all = signedFor(service, singles + warm);
-    return target(i === 0 ? 'sqlite' : 'postgres', service, 'attestations/external', witnessed, { bodies: all.slice(0, singles), warmupBodies: all.slice(singles) });
+    return target(i === 0 ? 'sqlite' : 'postgres', service, 'attestations/external', witnessed, {
+      bodies: all.slice(0, singles),
+      warmupBodies: all.slice(singles),
+    });
   });
   const singleRuns = await compare('single attestation POST', singleTargets, { once: true });
   reportPair('single_attestation_rate', singleRuns, 'req/s');
@@ -391,7 +443,10 @@ try {
     const signed = signedAttestations(core, key, service.workspaceId, (batchCount + warmBatches) * BATCH);
     const all = [];
     for (let b = 0; b < batchCount + warmBatches; b += 1) all.push(Buffer.from(JSON.stringify({ records: signed.slice(b * BATCH, (b + 1) * BATCH) })));
-    return target(i === 0 ? 'sqlite' : 'postgres', service, 'attestations/batch', (_s, body) => body.includes(`"accepted":${BATCH},"rejected":0`), { bodies: all.slice(0, batchCount), warmupBodies: all.slice(batchCount) });
+    return target(i === 0 ? 'sqlite' : 'postgres', service, 'attestations/batch', (_s, body) => body.includes(`"accepted":${BATCH},"rejected":0`), {
+      bodies: all.slice(0, batchCount),
+      warmupBodies: all.slice(batchCount),
+    });
   });
   const batchRuns = await compare('attestation batch POST', batchTargets, { once: true });
   reportPair('batch_attestation_rate', batchRuns, 'attestations/s', BATCH);
@@ -403,7 +458,10 @@ try {
   pinPostgres(`${LOAD_CPU},${SERVER_CPU}`);
   if (pinned) spawnSync('taskset', ['-a', '-p', '-c', `${LOAD_CPU},${SERVER_CPU}`, String(process.pid)], { stdio: 'ignore' });
   const second = JSON.parse(
-    execFileSync(process.execPath, [DIST.bin, 'admin', 'init', '--db', pgUrl, '--log-key', logKey, '--json'], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8' } }),
+    execFileSync(process.execPath, [DIST.bin, 'admin', 'init', '--db', pgUrl, '--log-key', logKey, '--json'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8' },
+    }),
   );
   const replicas = [
     await startService('replica-a', pgUrl, { logKey, identityFile: join(run.dir, 'pg.identity.json') }),
@@ -422,7 +480,9 @@ try {
   progress(`two replicas: warm-up (${warmupS} s)`);
   await Promise.all(lanes.map((lane) => runLoad({ ...lane, bodies: evidence, connections: perLane, durationS: warmupS, maxRequests })));
   await quiet();
-  progress(`two replicas: evidence POST for ${sliceS * rounds} s, ${perLane * lanes.length} connections (${perLane * workspaces.length} per replica, over ${workspaces.length} workspaces)`);
+  progress(
+    `two replicas: evidence POST for ${sliceS * rounds} s, ${perLane * lanes.length} connections (${perLane * workspaces.length} per replica, over ${workspaces.length} workspaces)`,
+  );
   const two = await withCpu({ replica_a: replicas[0].pid, replica_b: replicas[1].pid }, true, twoLoad);
   const problem = two.result.map(loadProblem).find((p) => p);
   if (problem) report.failed('two_replicas_evidence_post_rate', problem);
@@ -441,12 +501,15 @@ try {
     report.figure('two_replicas_replica_b_cpu_per_request', (two.cpu.replica_b * 1000) / perReplica[1], 'ms');
     report.figure('two_replicas_postgres_cpu_per_request', perRequest.postgres, 'ms');
     report.figure('two_replicas_load_generator_cpu_per_request', perRequest.load_generator, 'ms');
-    report.figure('two_replicas_other_cpu', two.otherCores ?? NaN, 'cores', { note: two.otherCores !== null && two.otherCores > NOISY ? 'other processes were busy: the rates are noisy' : 'quiet' });
+    report.figure('two_replicas_other_cpu', two.otherCores ?? NaN, 'cores', {
+      note: two.otherCores !== null && two.otherCores > NOISY ? 'other processes were busy: the rates are noisy' : 'quiet',
+    });
     const replicaMs = ((two.cpu.replica_a + two.cpu.replica_b) * 1000) / requests;
     report.figure('projection_replicas_per_postgres_core', replicaMs / perRequest.postgres, 'replicas', {
       note: `on paper: a replica saturating one core serves ${Math.round(1000 / replicaMs)} req/s; one PostgreSQL core serves ${Math.round(1000 / perRequest.postgres)} req/s of it (CPU only, commits grouped as measured)`,
     });
-    if (two.otherCores !== null && two.otherCores > NOISY) report.note(`two replicas: other processes used ${two.otherCores.toFixed(2)} cores during the run; the figures are noisy`);
+    if (two.otherCores !== null && two.otherCores > NOISY)
+      report.note(`two replicas: other processes used ${two.otherCores.toFixed(2)} cores during the run; the figures are noisy`);
   }
   for (const replica of replicas) await replica.handle.stop(30_000);
   exitCode = report.finish();

@@ -49,7 +49,15 @@ function rate(sign, budget) {
 const canonicalSign = (record) => signClientSig(record, workspace, key);
 const plainSign = (record) =>
   createHmac('sha256', Buffer.from(hex, 'hex'))
-    .update(JSON.stringify({ occurred_at: record.occurred_at, payload: record.payload, record_type: record.record_type, system_name: record.system_name, workspace_id: workspace }))
+    .update(
+      JSON.stringify({
+        occurred_at: record.occurred_at,
+        payload: record.payload,
+        record_type: record.record_type,
+        system_name: record.system_name,
+        workspace_id: workspace,
+      }),
+    )
     .digest('hex');
 
 rate(canonicalSign, 0.3); // warm-up: JIT

@@ -50,7 +50,15 @@ const USAGE = `node bench/write-cost.mjs [--base DIR] [--only LIST] [--requests 
   --keep         keep the run's databases and logs`;
 
 const options = parseOptions(
-  { base: { type: 'string' }, steady: { type: 'boolean', default: false }, only: { type: 'string' }, requests: { type: 'string' }, rounds: { type: 'string' }, 'cpu-prof': { type: 'boolean', default: false }, keep: { type: 'boolean', default: false } },
+  {
+    base: { type: 'string' },
+    steady: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    requests: { type: 'string' },
+    rounds: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+  },
   USAGE,
 );
 const LOADS = ['evidence', 'single', 'batch'];
@@ -87,11 +95,15 @@ async function waves(target, bodies, firstBody, count) {
   const url = new URL(target.path, target.url);
   const send = (body) =>
     new Promise((resolve, reject) => {
-      const req = httpRequest(url, { method: 'POST', agent, headers: { ...target.headers, 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }));
-      });
+      const req = httpRequest(
+        url,
+        { method: 'POST', agent, headers: { ...target.headers, 'content-type': 'application/json', 'content-length': body.length } },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -99,7 +111,7 @@ async function waves(target, bodies, firstBody, count) {
   let ok = 0;
   let firstBad = null;
   const started = process.hrtime.bigint();
-  for (let sent = 0; sent < count; ) {
+  for (let sent = 0; sent < count;) {
     const wave = [];
     for (let i = 0; i < connections && sent < count; i++, sent++) wave.push(send(bodies[next++ % bodies.length]));
     for (const { status, body } of await Promise.all(wave)) {
@@ -181,13 +193,20 @@ try {
         if (load !== 'evidence') build.next[load] += result.sent;
         const us = result.cpuUs / (result.requests * perRequest[load]);
         samples[build.label].push({ us, rps: result.rps * perRequest[load] });
-        progress(`${load} ${build.label} round ${round + 1}: ${us.toFixed(1)} µs server CPU per ${load === 'batch' ? 'attestation' : 'request'} (${Math.round(result.rps * perRequest[load])}/s)`);
+        progress(
+          `${load} ${build.label} round ${round + 1}: ${us.toFixed(1)} µs server CPU per ${load === 'batch' ? 'attestation' : 'request'} (${Math.round(result.rps * perRequest[load])}/s)`,
+        );
       }
     }
     const line = { unit: load === 'batch' ? 'µs/attestation' : 'µs/request' };
     for (const build of builds) {
       const us = samples[build.label].map((s) => s.us);
-      line[build.label] = { median: Math.round(median(us) * 10) / 10, min: Math.round(Math.min(...us) * 10) / 10, max: Math.round(Math.max(...us) * 10) / 10, rate_median: Math.round(median(samples[build.label].map((s) => s.rps))) };
+      line[build.label] = {
+        median: Math.round(median(us) * 10) / 10,
+        min: Math.round(Math.min(...us) * 10) / 10,
+        max: Math.round(Math.max(...us) * 10) / 10,
+        rate_median: Math.round(median(samples[build.label].map((s) => s.rps))),
+      };
     }
     if (line.base) line.ratio = Math.round((line.this.median / line.base.median) * 1000) / 1000;
     summary.loads[load] = line;

@@ -170,7 +170,8 @@ for (let round = 0; round < rounds; round += 1) {
     if (round >= 2) note(`group of ten rows${name === 'leaves' ? ' and ten log leaves' : ''}, per write`, (used.user + used.system) / 2000);
   }
   // Integration as the timer does it: about a tick's worth of leaves (500) at once.
-  for (let g = 0; g < 50; g++) await Promise.all(Array.from({ length: 10 }, () => store.recordEvidence({ row: evidenceRow(store.newId('rec')), controls: [] })));
+  for (let g = 0; g < 50; g++)
+    await Promise.all(Array.from({ length: 10 }, () => store.recordEvidence({ row: evidenceRow(store.newId('rec')), controls: [] })));
   const before = process.cpuUsage();
   const integrated = store.tables.ledger.integrate();
   const used = process.cpuUsage(before);
@@ -181,7 +182,11 @@ await store.close();
 const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1];
 const result = {};
 for (const [name, values] of Object.entries(samples)) {
-  result[name] = { median: Math.round(median(values) * 100) / 100, min: Math.round(Math.min(...values) * 100) / 100, max: Math.round(Math.max(...values) * 100) / 100 };
+  result[name] = {
+    median: Math.round(median(values) * 100) / 100,
+    min: Math.round(Math.min(...values) * 100) / 100,
+    max: Math.round(Math.max(...values) * 100) / 100,
+  };
   console.log(`${name.padEnd(60)} ${result[name].median.toFixed(2).padStart(7)} µs (${result[name].min.toFixed(2)}–${result[name].max.toFixed(2)})`);
 }
 console.log(JSON.stringify(result));

@@ -37,7 +37,9 @@ const lazyBuiltins = {
   setup(b) {
     b.onResolve({ filter: /^(node:)?(child_process|https|http2|dns)$/ }, (args) => {
       const name = args.path.replace(/^node:/, '');
-      return LAZY_BUILTINS.some(({ importer, builtins }) => importer.test(args.importer) && builtins.includes(name)) ? { path: name, namespace: 'lazy-builtin' } : undefined;
+      return LAZY_BUILTINS.some(({ importer, builtins }) => importer.test(args.importer) && builtins.includes(name))
+        ? { path: name, namespace: 'lazy-builtin' }
+        : undefined;
     });
     b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
       contents: `module.exports = new Proxy({}, { get: (_, key) => require('node:${args.path}')[key] });`,
@@ -98,7 +100,9 @@ const serviceBundle = {
   name: 'service-bundle',
   setup(b) {
     b.onResolve({ filter: /^\.\.?\/.*server\/index\.js$/ }, (args) =>
-      resolve(args.resolveDir, args.path) === SERVER_INDEX && /[\\/]src[\\/]cli[\\/]/.test(args.importer) ? { path: 'service', namespace: 'service-bundle' } : undefined,
+      resolve(args.resolveDir, args.path) === SERVER_INDEX && /[\\/]src[\\/]cli[\\/]/.test(args.importer)
+        ? { path: 'service', namespace: 'service-bundle' }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'service-bundle' }, () => ({ contents: "module.exports = loadBundle('service');", loader: 'js' }));
   },
@@ -183,4 +187,3 @@ if (withTypes) {
   rmSync('dist/types', { recursive: true, force: true });
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--emitDeclarationOnly'], { stdio: 'inherit' });
 }
-

@@ -41,7 +41,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw error;
   }
   return async () => {
-    await stopPostgres!();
+    await stopPostgres();
     removeInBackground(root);
   };
 }
@@ -51,7 +51,9 @@ function buildDist(): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['scripts/build.mjs', '--no-types'], { stdio: 'inherit' });
     child.on('error', reject);
-    child.on('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`the build failed (${signal ?? `exit ${code}`}); run \`npm run build\` to see why`))));
+    child.on('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`the build failed (${signal ?? `exit ${code}`}); run \`npm run build\` to see why`)),
+    );
   });
 }
 

@@ -184,7 +184,8 @@ export async function startChild(script, args = [], { cpu, env, logFile, timeout
   let exited = null;
   child.on('exit', (code, signal) => {
     exited = { code, signal };
-    for (const waiter of waiters.splice(0)) waiter.reject(new Error(`${script} exited (${signal ?? code}) before answering${logFile ? `; see ${logFile}` : ''}`));
+    for (const waiter of waiters.splice(0))
+      waiter.reject(new Error(`${script} exited (${signal ?? code}) before answering${logFile ? `; see ${logFile}` : ''}`));
   });
 
   function next(timeout) {
@@ -461,7 +462,10 @@ export function timeCommands(commands, { runs = 30, warmup = 3, timeoutMs = 60_0
   }
   const otherCores = other ? other() : null;
   return Object.fromEntries(
-    commands.map((c) => [c.name, { ...summarize(times.get(c.name)), exitCodes: Object.fromEntries(codes.get(c.name)), failure: failures.get(c.name), otherCores }]),
+    commands.map((c) => [
+      c.name,
+      { ...summarize(times.get(c.name)), exitCodes: Object.fromEntries(codes.get(c.name)), failure: failures.get(c.name), otherCores },
+    ]),
   );
 }
 

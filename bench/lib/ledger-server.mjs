@@ -56,10 +56,23 @@ try {
   const started = Date.now();
   const integrated = seed > 0 ? await running.service.store.ledger.integrate() : 0;
   const integrationMs = Date.now() - started;
-  const stop = () => running.close().then(() => process.exit(0), () => process.exit(1));
+  const stop = () =>
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   process.on('SIGTERM', stop);
   process.on('disconnect', stop);
-  process.send({ type: 'ready', url: running.url, pid: process.pid, apiKey: identity.api_key, workspaceId: identity.workspace_id, ids, integrated, integrationMs });
+  process.send({
+    type: 'ready',
+    url: running.url,
+    pid: process.pid,
+    apiKey: identity.api_key,
+    workspaceId: identity.workspace_id,
+    ids,
+    integrated,
+    integrationMs,
+  });
 } catch (error) {
   process.stderr.write(`${error?.stack ?? error}\n`);
   process.exitCode = 1;

@@ -156,7 +156,8 @@ export function mergeLoads(results) {
   let total = 0;
   for (const v of all) total += v;
   const statusCodes = {};
-  for (const r of results) for (const [code, { count }] of Object.entries(r.statusCodes ?? {})) statusCodes[code] = { count: (statusCodes[code]?.count ?? 0) + count };
+  for (const r of results)
+    for (const [code, { count }] of Object.entries(r.statusCodes ?? {})) statusCodes[code] = { count: (statusCodes[code]?.count ?? 0) + count };
   return {
     rps: ok / durationS,
     ok,
@@ -179,7 +180,11 @@ export function mergeLoads(results) {
     loadCpu: weighted((r) => r.loadCpu),
     serverCpu: weighted((r) => r.serverCpu),
     otherCpu: weighted((r) => r.otherCpu),
-    slices: results.map((r) => ({ rps: Math.round(r.rps), duration_s: Math.round(r.durationS * 100) / 100, other_cpu: r.otherCpu === null ? null : Math.round(r.otherCpu * 100) / 100 })),
+    slices: results.map((r) => ({
+      rps: Math.round(r.rps),
+      duration_s: Math.round(r.durationS * 100) / 100,
+      other_cpu: r.otherCpu === null ? null : Math.round(r.otherCpu * 100) / 100,
+    })),
   };
 }
 

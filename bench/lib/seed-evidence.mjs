@@ -54,13 +54,13 @@ try {
   const DAY = 86_400_000;
   const start = Date.now();
   const CHUNK = 10_000;
-  for (let done = 0; done < count; ) {
+  for (let done = 0; done < count;) {
     const n = Math.min(CHUNK, count - done);
     const writes = new Array(n);
     for (let j = 0; j < n; j += 1) {
       const i = done + j;
       const receivedMs = Date.now();
-      const occurredMs = receivedMs - Math.floor(((i * 7919) % count) / count * 89 * DAY);
+      const occurredMs = receivedMs - Math.floor((((i * 7919) % count) / count) * 89 * DAY);
       const occurredAt = new Date(occurredMs).toISOString();
       const record = i % 2 === 0 ? riskAssessment(i, { occurredAt }) : modelEvaluation(i, { occurredAt });
       const issues = core.validateRecord(record);

@@ -88,7 +88,7 @@ export function errorText(error: unknown): string {
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EISDIR') return 'it is a directory';
-  return error instanceof Error ? error.message.split('\n')[0]! : String(error);
+  return error instanceof Error ? error.message.split('\n')[0] : String(error);
 }
 
 /**
@@ -247,11 +247,11 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     }
     previous = row;
   }
-  return previous[b.length]!;
+  return previous[b.length];
 }
 
 /** The known key closest to `key` (case ignored), when it is close enough to be a typo. */

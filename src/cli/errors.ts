@@ -190,7 +190,7 @@ function clientHint(error: AttestationError): string | undefined {
   if (error instanceof NotAServiceError) return notAServiceHint(error);
   // The client's message already says to check the key.
   if (error instanceof UnauthorizedError) return undefined;
-  if (error instanceof NotFoundError) return 'check the workspace id (--workspace or SERVICE_WORKSPACE_ID), or leave it unset to use the key\'s own workspace';
+  if (error instanceof NotFoundError) return "check the workspace id (--workspace or SERVICE_WORKSPACE_ID), or leave it unset to use the key's own workspace";
   if (error instanceof RateLimitedError) return `wait ${waitText(error.retryAfterMs)} and run the command again`;
   if (error instanceof NetworkError) return 'check the base URL (--base-url or SERVICE_BASE_URL) and that the service is running';
   if (error instanceof ServerError) return 'the service failed; try again later or ask its operator';
@@ -208,9 +208,14 @@ export function describeError(error: unknown): ErrorDescription {
     return withOptional({ code: error.code, message: error.message }, error.field, clientHint(error));
   }
   if (error instanceof SigningKeyError) return { code: 'config_error', message: error.message };
-  if (error instanceof JsonSyntaxError) return { code: 'invalid_json', message: `the input is not valid JSON: ${error.message}`, hint: 'fix the JSON and run the command again' };
+  if (error instanceof JsonSyntaxError)
+    return { code: 'invalid_json', message: `the input is not valid JSON: ${error.message}`, hint: 'fix the JSON and run the command again' };
   const message = error instanceof Error ? error.message : String(error);
-  return { code: 'internal_error', message: `internal error: ${message}`, hint: 'this is a bug in govctl; please report it with the command you ran (add -v for details)' };
+  return {
+    code: 'internal_error',
+    message: `internal error: ${message}`,
+    hint: 'this is a bug in govctl; please report it with the command you ran (add -v for details)',
+  };
 }
 
 function withOptional(description: ErrorDescription, field: string | undefined, hint: string | undefined): ErrorDescription {

@@ -55,15 +55,32 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 export const EXIT_CODE_MEANINGS: readonly { code: ExitCode; meaning: string; brief: string }[] = [
   { code: EXIT.OK, meaning: 'success; every gate passing; every signature valid; an empty list', brief: 'ok' },
   { code: EXIT.SOFT_FAIL, meaning: '`gates check`: a non-blocking gate fails (soft fail)', brief: 'soft gate fail' },
-  { code: EXIT.HARD_FAIL, meaning: '`gates check`: a blocking gate fails (hard fail); `verify`: a signature does not verify; `ledger`: a log check fails', brief: 'hard gate fail, signature invalid or log check failed' },
+  {
+    code: EXIT.HARD_FAIL,
+    meaning: '`gates check`: a blocking gate fails (hard fail); `verify`: a signature does not verify; `ledger`: a log check fails',
+    brief: 'hard gate fail, signature invalid or log check failed',
+  },
   { code: EXIT.USAGE, meaning: 'usage error: unknown command or flag, missing argument, a flag value outside its type, format or choices', brief: 'usage' },
-  { code: EXIT.DATA_ERROR, meaning: 'bad input data: a record fails validation locally or with 400/422 from the service, unreadable JSON; an offline `verify` input that holds no record', brief: 'bad data' },
+  {
+    code: EXIT.DATA_ERROR,
+    meaning:
+      'bad input data: a record fails validation locally or with 400/422 from the service, unreadable JSON; an offline `verify` input that holds no record',
+    brief: 'bad data',
+  },
   { code: EXIT.NO_INPUT, meaning: 'an input file does not exist or cannot be read', brief: 'missing file' },
-  { code: EXIT.UNAVAILABLE, meaning: 'the service (or the PostgreSQL database of `serve`/`admin`) cannot be reached, timed out, or answered 5xx', brief: 'service unavailable' },
+  {
+    code: EXIT.UNAVAILABLE,
+    meaning: 'the service (or the PostgreSQL database of `serve`/`admin`) cannot be reached, timed out, or answered 5xx',
+    brief: 'service unavailable',
+  },
   { code: EXIT.INTERNAL, meaning: 'internal error (a bug)', brief: 'internal' },
   { code: EXIT.TEMP_FAIL, meaning: 'rate limited and still limited after the retry', brief: 'rate limited' },
   { code: EXIT.NO_PERMISSION, meaning: '401 or 403: the service refused the API key (invalid, revoked, expired, or without access)', brief: 'access denied' },
-  { code: EXIT.CONFIG, meaning: 'configuration error: a missing setting (no API key or base URL), unreadable config file, malformed signing key', brief: 'configuration' },
+  {
+    code: EXIT.CONFIG,
+    meaning: 'configuration error: a missing setting (no API key or base URL), unreadable config file, malformed signing key',
+    brief: 'configuration',
+  },
   { code: EXIT.INTERRUPTED, meaning: 'interrupted', brief: 'interrupted' },
 ];
 

@@ -25,9 +25,7 @@ export interface GlobalOptions extends SettingFlags {
 }
 
 /** Where the service is: a URL, or the embedded store (explicit or by default). */
-export type Connection =
-  | { kind: 'remote'; baseUrl: string; apiKey: string }
-  | { kind: 'local'; dataDir: string; explicit: boolean };
+export type Connection = { kind: 'remote'; baseUrl: string; apiKey: string } | { kind: 'local'; dataDir: string; explicit: boolean };
 
 /** What commands get. Every member is lazy. */
 export interface Factory {
@@ -184,7 +182,10 @@ function checkBaseUrl(baseUrl: string, settings: Settings): void {
     url = undefined;
   }
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new ConfigError(`the base URL from ${sourceName(settings, 'baseUrl')} is not an http(s) URL`, { field: 'baseUrl', hint: 'give one like https://governance.example.com, or local for the embedded store' });
+    throw new ConfigError(`the base URL from ${sourceName(settings, 'baseUrl')} is not an http(s) URL`, {
+      field: 'baseUrl',
+      hint: 'give one like https://governance.example.com, or local for the embedded store',
+    });
   }
   if (url.username !== '' || url.password !== '') {
     throw new ConfigError(`the base URL from ${sourceName(settings, 'baseUrl')} (${displayUrl(baseUrl)}) holds a user name or password`, {
@@ -280,11 +281,11 @@ export function createFactory(options: FactoryOptions): Factory {
         const settings =
           options.settings ??
           (await loadSettings({
-          flags: factory.globals,
-          env,
-          cwd,
-          readStdin: () => readAllText(factory.claimStdin('--api-key-file -')),
-        }));
+            flags: factory.globals,
+            env,
+            cwd,
+            readStdin: () => readAllText(factory.claimStdin('--api-key-file -')),
+          }));
         for (const warning of settings.warnings) await factory.warn(warning);
         return settings;
       })();
@@ -304,17 +305,28 @@ export function createFactory(options: FactoryOptions): Factory {
         // A wait of a second or more is said (a bulk command says it its own way): a silent pause
         // of up to a minute after a 429 reads as a hang.
         const onWait = (ms: number, why: 'rate_limited' | 'retry') => {
-          if (ms >= 1000) void factory.note(`waiting ${Math.ceil(ms / 1000)} s (${why === 'rate_limited' ? 'rate limited' : 'retrying after a failed attempt'})`).catch(() => undefined);
+          if (ms >= 1000)
+            void factory
+              .note(`waiting ${Math.ceil(ms / 1000)} s (${why === 'rate_limited' ? 'rate limited' : 'retrying after a failed attempt'})`)
+              .catch(() => undefined);
         };
         if (connection.kind === 'remote') {
-          if (verbose) await factory.trace(`service ${displayUrl(connection.baseUrl)} (base URL from ${sourceName(settings, 'baseUrl')}, API key from ${sourceName(settings, 'apiKey')})`);
+          if (verbose)
+            await factory.trace(
+              `service ${displayUrl(connection.baseUrl)} (base URL from ${sourceName(settings, 'baseUrl')}, API key from ${sourceName(settings, 'apiKey')})`,
+            );
           const proxy = proxyFrom(env);
           if (verbose) {
             // A proxy applies to 127.0.0.1 too unless NO_PROXY names it; an error then names the proxy's address.
-            const set = [['HTTP_PROXY', proxy.httpProxy], ['HTTPS_PROXY', proxy.httpsProxy]].filter(([, value]) => value !== '');
+            const set = [
+              ['HTTP_PROXY', proxy.httpProxy],
+              ['HTTPS_PROXY', proxy.httpsProxy],
+            ].filter(([, value]) => value !== '');
             if (set.length > 0) {
-              const named = set.map(([name, value]) => `${name}=${displayUrl(value!)}`).join(', ');
-              await factory.trace(`proxy: ${named}; requests go through it${proxy.noProxy ? ` unless NO_PROXY (${proxy.noProxy}) names the host` : ' (NO_PROXY is not set)'}`);
+              const named = set.map(([name, value]) => `${name}=${displayUrl(value)}`).join(', ');
+              await factory.trace(
+                `proxy: ${named}; requests go through it${proxy.noProxy ? ` unless NO_PROXY (${proxy.noProxy}) names the host` : ' (NO_PROXY is not set)'}`,
+              );
             }
           }
           const { createHttpTransport } = await import('../client/transport.js');
@@ -322,7 +334,16 @@ export function createFactory(options: FactoryOptions): Factory {
           const transport = runTransport(checkServiceReplies(http, connection.baseUrl), source, current);
           closers.push(() => transport.close!());
           // The client names the service in traces and errors as `baseUrl`: never with its userinfo or query.
-          return createServiceApi({ baseUrl: serviceAddress(connection.baseUrl), transport, apiKey: connection.apiKey, workspaceId: settings.workspaceId, onRequest, onWait, ...sleep, ...retry });
+          return createServiceApi({
+            baseUrl: serviceAddress(connection.baseUrl),
+            transport,
+            apiKey: connection.apiKey,
+            workspaceId: settings.workspaceId,
+            onRequest,
+            onWait,
+            ...sleep,
+            ...retry,
+          });
         }
         const { openLocalStore } = await import('../server/index.js');
         const store = await openLocalStore(connection.dataDir).catch((error: unknown) => {

@@ -28,7 +28,13 @@ export interface OpenedInput {
 function unreadable(path: string, error: unknown): InputFileError {
   const code = (error as { code?: unknown }).code;
   const why =
-    code === 'ENOENT' ? 'no such file' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message;
+    code === 'ENOENT'
+      ? 'no such file'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'permission denied'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : (error as Error).message;
   return new InputFileError(`cannot read ${displayPath(path)}: ${why}`, { hint: 'check the path, or give - to read stdin' });
 }
 
@@ -67,7 +73,11 @@ const CHUNK_BYTES = 4 << 20;
  * valid only until the next is asked for. The next chunk is read (on libuv's thread pool) while the
  * consumer works on this one, so hashing a large file overlaps with reading it; stdin stays a stream.
  */
-export async function openChunks(file: string | undefined, deps: Factory, purpose: string): Promise<{ chunks: AsyncIterable<Uint8Array>; name: string; size?: number }> {
+export async function openChunks(
+  file: string | undefined,
+  deps: Factory,
+  purpose: string,
+): Promise<{ chunks: AsyncIterable<Uint8Array>; name: string; size?: number }> {
   if (file === undefined || file === '-') {
     const opened = await openInput(file, deps, purpose, 1 << 20);
     return { chunks: opened.stream as AsyncIterable<Uint8Array>, name: opened.name };
@@ -82,10 +92,10 @@ export async function openChunks(file: string | undefined, deps: Factory, purpos
         ({ bytesRead }) => bytesRead,
         (error: unknown) => ({ error }),
       );
-    let pending: Promise<number | { error: unknown }> | undefined = readInto(buffers[0]!);
+    let pending: Promise<number | { error: unknown }> | undefined = readInto(buffers[0]);
     try {
       for (let i = 0; ; i += 1) {
-        const bytesRead = await pending!;
+        const bytesRead = await pending;
         if (typeof bytesRead !== 'number') {
           pending = undefined;
           throw unreadable(file!, bytesRead.error);
@@ -94,8 +104,8 @@ export async function openChunks(file: string | undefined, deps: Factory, purpos
           pending = undefined;
           return;
         }
-        const buffer = buffers[i % 2]!;
-        pending = readInto(buffers[(i + 1) % 2]!);
+        const buffer = buffers[i % 2];
+        pending = readInto(buffers[(i + 1) % 2]);
         yield bytesRead === CHUNK_BYTES ? buffer : buffer.subarray(0, bytesRead);
       }
     } finally {
@@ -146,7 +156,10 @@ export async function readJsonDocuments(file: string | undefined, deps: Factory,
     return parseJsonDocuments(text);
   } catch (error) {
     if (error instanceof JsonSyntaxError) {
-      throw new DataError(`${name === 'stdin' ? 'stdin' : displayPath(name)} is not valid JSON: ${error.message}`, { code: 'invalid_json', hint: 'give one JSON object, an array, or one object per line' });
+      throw new DataError(`${name === 'stdin' ? 'stdin' : displayPath(name)} is not valid JSON: ${error.message}`, {
+        code: 'invalid_json',
+        hint: 'give one JSON object, an array, or one object per line',
+      });
     }
     throw error;
   }

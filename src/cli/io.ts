@@ -132,7 +132,7 @@ export function createOutputStream(stream: NodeJS.WritableStream, options: Outpu
   function push(): boolean {
     scheduled = false;
     if (queuedLength === 0) return true;
-    const text = queued.length === 1 ? queued[0]! : queued.join('');
+    const text = queued.length === 1 ? queued[0] : queued.join('');
     queued = [];
     queuedLength = 0;
     if (closed) return true;

@@ -73,9 +73,9 @@ export function usageMessage(text: string): { message: string; field?: string } 
   const message = text.replace(/^error: /, '');
   const invalid = /^option '(-[^\s',]+)(?:, (--[^\s']+))?(?: [<[][^>\]]*[>\]])?' argument '([\s\S]*)' is invalid\.\s*([\s\S]*)$/.exec(message);
   if (invalid) {
-    const flag = invalid[2] ?? invalid[1]!;
-    const value = invalid[3]!;
-    const why = invalid[4]!.trim().replace(/\.$/, '');
+    const flag = invalid[2] ?? invalid[1];
+    const value = invalid[3];
+    const why = invalid[4].trim().replace(/\.$/, '');
     const choices = /^Allowed choices are ([\s\S]*)$/.exec(why);
     if (choices) return { message: `${flag} must be one of ${choices[1]}, got "${value}"`, field: flag };
     // Our parsers (command-kit.ts) start their reason with the flag: `--limit must be a whole number`.
@@ -84,7 +84,7 @@ export function usageMessage(text: string): { message: string; field?: string } 
   }
   const argument = /^command-argument value '([\s\S]*)' is invalid for argument '([^']+)'\.\s*([\s\S]*)$/.exec(message);
   if (argument) {
-    const why = argument[3]!.trim().replace(/\.$/, '');
+    const why = argument[3].trim().replace(/\.$/, '');
     const choices = /^Allowed choices are ([\s\S]*)$/.exec(why);
     return { message: choices ? `<${argument[2]}> must be one of ${choices[1]}, got "${argument[1]}"` : `<${argument[2]}> "${argument[1]}": ${why}` };
   }

@@ -93,7 +93,7 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
   const program = new Command('govctl')
     .description('Record AI-governance evidence and attestations, and gate releases on them.')
     .version(packageVersion(), '-V, --version', 'print the version')
-    .option('--json', 'print JSON on stdout: the service\'s response body (one document per run)')
+    .option('--json', "print JSON on stdout: the service's response body (one document per run)")
     .option('--no-color', 'no colour (also NO_COLOR=1)')
     .option('-v, --verbose', 'trace each HTTP request on stderr (the API key masked)')
     .option('-q, --quiet', 'errors and warnings only on stderr: no notices, progress or summaries (stdout unchanged)')
@@ -101,7 +101,7 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
     .option('--config <file>', 'use this config file (any format, JavaScript included) instead of searching for a project config')
     .option('--base-url <url>', 'the service, or "local" for the embedded store (SERVICE_BASE_URL)')
     .option('--api-key-file <file|->', 'read the API key from a file or stdin (SERVICE_API_KEY)')
-    .option('--workspace <id>', 'workspace id (SERVICE_WORKSPACE_ID; default: the API key\'s)')
+    .option('--workspace <id>', "workspace id (SERVICE_WORKSPACE_ID; default: the API key's)")
     .option('--system <name>', 'AI system name (SERVICE_SYSTEM_NAME)')
     .option('--agent <name>', 'agent name for attestations (SERVICE_AGENT_NAME; default: the system)')
     .option('--signing-key-file <file|->', 'sign with the key in this file (SERVICE_SIGNING_KEY)')
@@ -113,7 +113,7 @@ export async function createProgram(factory: Factory, state: ProgramState, argv?
     .showSuggestionAfterError(true)
     .helpCommand(false);
 
-  creators.forEach((create, i) => program.addCommand(create(factory), { hidden: groups[i]!.hidden === true }));
+  creators.forEach((create, i) => program.addCommand(create(factory), { hidden: groups[i].hidden === true }));
 
   addExamples(program, [
     'govctl whoami',

@@ -46,7 +46,10 @@ export async function startProgress(deps: Factory, options: ProgressOptions): Pr
     fps: 10,
     noTTYOutput: false,
   });
-  const size = options.unit === 'items' ? (items: number) => String(items) : (bytes: number) => (bytes >= 1 << 20 ? `${(bytes / (1 << 20)).toFixed(1)} MiB` : `${Math.round(bytes / 1024)} KiB`);
+  const size =
+    options.unit === 'items'
+      ? (items: number) => String(items)
+      : (bytes: number) => (bytes >= 1 << 20 ? `${(bytes / (1 << 20)).toFixed(1)} MiB` : `${Math.round(bytes / 1024)} KiB`);
   bar.start(known ? options.total! : 1, 0, { size: size(0), ...options.fields });
   return {
     update(value, fields) {

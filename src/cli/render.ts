@@ -63,7 +63,8 @@ export function relativeTime(iso: string, now: Date): string {
   const abs = Math.abs(delta);
   if (abs < 45 * SECOND) return 'just now';
   if (abs >= 30 * DAY) return new Date(time).toISOString().slice(0, 10);
-  const [n, unit] = abs < 45 * MINUTE ? [Math.round(abs / MINUTE), 'minute'] : abs < 22 * HOUR ? [Math.round(abs / HOUR), 'hour'] : [Math.round(abs / DAY), 'day'];
+  const [n, unit] =
+    abs < 45 * MINUTE ? [Math.round(abs / MINUTE), 'minute'] : abs < 22 * HOUR ? [Math.round(abs / HOUR), 'hour'] : [Math.round(abs / DAY), 'day'];
   const amount = `${Math.max(1, n)} ${unit}${n === 1 ? '' : 's'}`;
   return delta >= 0 ? `${amount} ago` : `in ${amount}`;
 }
@@ -129,10 +130,10 @@ export async function printTable<T>(out: OutputStream, columns: readonly Column<
   const headers = columns.map((column) => column.header.toUpperCase());
   const shrinks = columns.map((column) => column.shrink ?? 'end');
   const sizes = columns.map((column, i) => {
-    const natural = Math.max(displayWidth(headers[i]!), ...texts.map((cells) => Math.max(...cells[i]!.split('\n').map(displayWidth))));
+    const natural = Math.max(displayWidth(headers[i]), ...texts.map((cells) => Math.max(...cells[i].split('\n').map(displayWidth))));
     // Times, marks and counts are short by nature and unreadable cut: they keep their width.
     const kind = column.ttyKind ?? column.kind;
-    const min = kind === 'time' || kind === 'boolean' || kind === 'count' ? natural : (column.minWidth ?? MIN_WIDTH[shrinks[i]!]);
+    const min = kind === 'time' || kind === 'boolean' || kind === 'count' ? natural : (column.minWidth ?? MIN_WIDTH[shrinks[i]]);
     return { natural, min: Math.min(natural, min) };
   });
   // A pseudo-terminal may report 0 columns: that is not knowing.
@@ -145,7 +146,7 @@ export async function printTable<T>(out: OutputStream, columns: readonly Column<
   const widths = fitWidths(sizes, boxed ? boxedChrome : 2 * (columns.length - 1), available);
   const { default: Table } = await import('cli-table3');
   const table = new Table({
-    head: headers.map((header, i) => out.color.bold(truncateEnd(header, widths[i]!))),
+    head: headers.map((header, i) => out.color.bold(truncateEnd(header, widths[i]))),
     colWidths: widths.map((width) => (boxed ? width + 2 : width)),
     ...(boxed
       ? { style: { head: [], border: out.colorEnabled ? ['grey'] : [] }, chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } }
@@ -154,7 +155,7 @@ export async function printTable<T>(out: OutputStream, columns: readonly Column<
   rows.forEach((row, r) => {
     table.push(
       columns.map((column, i) => {
-        const shown = fitCell(texts[r]![i]!, widths[i]!, shrinks[i]!);
+        const shown = fitCell(texts[r][i], widths[i], shrinks[i]);
         return column.style && out.colorEnabled ? column.style(shown, out, row) : shown;
       }),
     );
@@ -165,9 +166,21 @@ export async function printTable<T>(out: OutputStream, columns: readonly Column<
 
 /** cli-table3's characters for a table without borders: columns two spaces apart. */
 const BORDERLESS = {
-  top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-  bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '  ',
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
+  middle: '  ',
 };
 
 /**

@@ -155,11 +155,17 @@ export class Tally {
     }
     const already = this.replayed > 0 ? ` (${this.replayed} already stored: answered from their idempotency keys, not stored again)` : '';
     if (failed === 0) {
-      await this.deps.note(`${what.verb} ${plural(done, what.noun)} in ${what.seconds.toFixed(1)} s${already}${what.dryRun ? ' (dry run: nothing stored)' : ''}`);
+      await this.deps.note(
+        `${what.verb} ${plural(done, what.noun)} in ${what.seconds.toFixed(1)} s${already}${what.dryRun ? ' (dry run: nothing stored)' : ''}`,
+      );
       return;
     }
     const code: ExitCode = this.invalid > 0 ? EXIT.DATA_ERROR : this.worst;
-    const stored = what.dryRun ? `${done - failed} of ${plural(done, what.noun)} would be stored` : `${what.verb} ${done - failed} of ${plural(done, what.noun)}`;
-    throw new PartialFailureError(`${stored}; ${failed} failed${stopped} (see the error lines on stdout)`, code, { hint: `fix the failed ${what.noun}s and send them again` });
+    const stored = what.dryRun
+      ? `${done - failed} of ${plural(done, what.noun)} would be stored`
+      : `${what.verb} ${done - failed} of ${plural(done, what.noun)}`;
+    throw new PartialFailureError(`${stored}; ${failed} failed${stopped} (see the error lines on stdout)`, code, {
+      hint: `fix the failed ${what.noun}s and send them again`,
+    });
   }
 }

@@ -16,7 +16,8 @@ export class NotAServiceError extends AttestationError {
   override name = 'NotAServiceError';
 }
 
-const HINT_URL = 'check the base URL (--base-url, GOVCTL_BASE_URL or SERVICE_BASE_URL): the service\'s root, where GET /api/me answers, e.g. https://governance.example.com';
+const HINT_URL =
+  "check the base URL (--base-url, GOVCTL_BASE_URL or SERVICE_BASE_URL): the service's root, where GET /api/me answers, e.g. https://governance.example.com";
 
 /** What to do about it, for the error's hint (errors.ts); the plain-HTTP message says it already. */
 export function notAServiceHint(error: NotAServiceError): string | undefined {
@@ -48,7 +49,7 @@ function notTheService(method: string, path: string, reply: TransportResponse): 
   const status = reply.status;
   if (status >= 500) return undefined;
   const type = (header(reply, 'content-type') ?? '').trim().toLowerCase();
-  const typeText = type === '' ? 'no content type' : shown(type.split(';')[0]!.trim());
+  const typeText = type === '' ? 'no content type' : shown(type.split(';')[0].trim());
   if (status >= 300 && status < 400) {
     const location = header(reply, 'location');
     return `${status} (${typeText}${location ? `, redirecting to ${displayUrl(location) === '(not a URL)' ? shown(location) : displayUrl(location)}` : ''})`;
@@ -85,11 +86,7 @@ export function checkServiceReplies(transport: Transport, baseUrl: string): Tran
       } catch (error) {
         if (secure && isPlainHttpAnswer(error)) {
           const plain = base.replace(/^https:/, 'http:');
-          throw new NotAServiceError(
-            'network_error',
-            `the server at ${base} speaks plain HTTP, not HTTPS; use ${plain} or check the port`,
-            { cause: error },
-          );
+          throw new NotAServiceError('network_error', `the server at ${base} speaks plain HTTP, not HTTPS; use ${plain} or check the port`, { cause: error });
         }
         throw error;
       }

@@ -35,7 +35,19 @@ import { checkPathInProject, TRUSTED_HOSTS_KEY, trustedHosts, type TrustedHost }
 export { displayPath, userConfigPath };
 
 /** The settings of design/cli.md's table. */
-export const SETTING_NAMES = ['baseUrl', 'apiKey', 'workspaceId', 'systemName', 'agentName', 'signingKey', 'authorisedBy', 'onError', 'dataDir', 'ledgerKey', 'timeout'] as const;
+export const SETTING_NAMES = [
+  'baseUrl',
+  'apiKey',
+  'workspaceId',
+  'systemName',
+  'agentName',
+  'signingKey',
+  'authorisedBy',
+  'onError',
+  'dataDir',
+  'ledgerKey',
+  'timeout',
+] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
 /** The environment variables of each setting that has them, as messages name them (environment.ts). */
@@ -281,7 +293,11 @@ async function loadSecret(spec: SecretSpec, files: readonly ConfigFile[], contex
   for (const file of files) {
     const inline = configString(file, spec.inlineKey);
     if (inline) {
-      return { text: inline.trim(), source: { kind: file.kind, name: `${file.path} (${spec.inlineKey})` }, label: `${spec.inlineKey} in ${displayPath(file.path)}` };
+      return {
+        text: inline.trim(),
+        source: { kind: file.kind, name: `${file.path} (${spec.inlineKey})` },
+        label: `${spec.inlineKey} in ${displayPath(file.path)}`,
+      };
     }
     const keyFile = configString(file, spec.fileKey);
     if (keyFile) {
@@ -428,6 +444,6 @@ function authorisedByFromConfig(value: unknown, file: ConfigFile): AuthorisedByS
   if (role !== undefined && typeof role !== 'string') throw fail();
   if (session !== undefined && typeof session !== 'string') throw fail();
   if (role) by.role = role;
-  if (session) by.sessionId = session as string;
+  if (session) by.sessionId = session;
   return by;
 }

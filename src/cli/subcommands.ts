@@ -23,11 +23,11 @@ export function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
-  return d[a.length]![b.length]!;
+  return d[a.length][b.length];
 }
 
 /** The visible subcommand names of a group (aliases included). */
@@ -71,7 +71,7 @@ export function guardGroup(group: Command): void {
         self.outputHelp();
         throw helpShown();
       }
-      const word = self.args[0]!;
+      const word = self.args[0];
       let root: Command = self;
       while (root.parent) root = root.parent;
       const dashDash = (root as Command & { rawArgs?: string[] }).rawArgs?.includes('--') === true;
@@ -89,7 +89,7 @@ export function guardGroup(group: Command): void {
       self.outputHelp();
       return;
     }
-    throw unknownSubcommand(group, self.args[0]!);
+    throw unknownSubcommand(group, self.args[0]);
   });
 }
 

@@ -55,9 +55,9 @@ function takeEnd(parts: readonly string[], width: number): string {
   let out = '';
   let used = 0;
   for (let i = parts.length - 1; i >= 0; i--) {
-    const w = displayWidth(parts[i]!);
+    const w = displayWidth(parts[i]);
     if (used + w > width) break;
-    out = parts[i]! + out;
+    out = parts[i] + out;
     used += w;
   }
   return out;
@@ -109,7 +109,7 @@ export function wrapCell(text: string, width: number): string[] {
       if (line !== '') lines.push(line);
       // A word wider than a whole line: cut it into line-wide pieces.
       while (w > width && width > 0) {
-        const piece = takeStart(graphemes(rest), width) || graphemes(rest)[0]!;
+        const piece = takeStart(graphemes(rest), width) || graphemes(rest)[0];
         lines.push(piece);
         rest = rest.slice(piece.length);
         w = displayWidth(rest);
@@ -154,10 +154,10 @@ export function fitWidths(columns: readonly ColumnWidth[], chrome: number, avail
   while (excess > 0) {
     let widest = -1;
     for (let i = 0; i < widths.length; i++) {
-      if (widths[i]! > columns[i]!.min && (widest < 0 || widths[i]! > widths[widest]!)) widest = i;
+      if (widths[i] > columns[i].min && (widest < 0 || widths[i] > widths[widest])) widest = i;
     }
     if (widest < 0) break;
-    widths[widest]!--;
+    widths[widest]--;
     excess--;
   }
   return widths;
@@ -174,8 +174,8 @@ export function wrapHelpText(text: string, width: number): string {
   const out: string[] = [];
   const indentOf = (line: string) => /^\s*/.exec(line)![0];
   const isParagraphLine = (line: string) => line.trim() !== '' && !/^\s*\$ /.test(line);
-  for (let i = 0; i < lines.length; ) {
-    const line = lines[i]!;
+  for (let i = 0; i < lines.length;) {
+    const line = lines[i];
     if (!isParagraphLine(line)) {
       out.push(line);
       i++;
@@ -183,12 +183,12 @@ export function wrapHelpText(text: string, width: number): string {
     }
     const indent = indentOf(line);
     let end = i + 1;
-    while (end < lines.length && isParagraphLine(lines[end]!) && indentOf(lines[end]!) === indent) end++;
+    while (end < lines.length && isParagraphLine(lines[end]) && indentOf(lines[end]) === indent) end++;
     const paragraph = lines.slice(i, end);
     if (paragraph.every((each) => displayWidth(each) <= width)) out.push(...paragraph);
     else {
       // `Usage: govctl …` continues under the command, not under `Usage:`.
-      const hanging = /^\s*Usage: /.exec(paragraph[0]!)?.[0].replace(/\S/g, ' ');
+      const hanging = /^\s*Usage: /.exec(paragraph[0])?.[0].replace(/\S/g, ' ');
       out.push(...fill(paragraph.map((each) => each.trim()).join(' '), indent, width, hanging));
     }
     i = end;

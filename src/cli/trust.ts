@@ -68,9 +68,12 @@ export function trustedHosts(env: NodeJS.ProcessEnv, user: ConfigFile | undefine
   if (pinned !== undefined && pinned !== null) {
     const where = `${TRUSTED_HOSTS_KEY} in ${displayPath(user!.path)}`;
     if (!Array.isArray(pinned) || !pinned.every((value) => typeof value === 'string')) {
-      throw new ConfigError(`${where} must be a list of URLs`, { field: TRUSTED_HOSTS_KEY, hint: 'e.g. ["https://governance.example.com"]; see `govctl config trust-host`' });
+      throw new ConfigError(`${where} must be a list of URLs`, {
+        field: TRUSTED_HOSTS_KEY,
+        hint: 'e.g. ["https://governance.example.com"]; see `govctl config trust-host`',
+      });
     }
-    for (const value of pinned as string[]) add(value, where);
+    for (const value of pinned) add(value, where);
   }
   return hosts;
 }

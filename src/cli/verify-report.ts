@@ -46,7 +46,11 @@ function label(result: VerifyResult): string {
  * by an export that matched nothing, or by an empty file, must not succeed having checked nothing
  * (`--remote` over a workspace or a period with no records passes, and says how many it checked).
  */
-export async function reportVerification(deps: Factory, results: readonly VerifyResult[], how: { kind: 'evidence' | 'attestation'; json: boolean; remote?: boolean }): Promise<void> {
+export async function reportVerification(
+  deps: Factory,
+  results: readonly VerifyResult[],
+  how: { kind: 'evidence' | 'attestation'; json: boolean; remote?: boolean },
+): Promise<void> {
   const noun = how.kind === 'evidence' ? 'record' : 'attestation';
   if (results.length === 0 && how.remote !== true) {
     throw new DataError(`the input holds no ${noun}: nothing was verified`, {
@@ -72,7 +76,11 @@ export async function reportVerification(deps: Factory, results: readonly Verify
         columns.push({ header: 'type', value: (r) => r.record_type }, { header: 'system', value: (r) => r.system_name });
         if (how.remote) columns.push({ header: 'record id', value: (r) => r.record_id });
       } else {
-        columns.push({ header: 'tool', value: (r) => r.tool_name }, { header: 'system', value: (r) => r.system_name }, { header: 'form', value: (r) => r.form });
+        columns.push(
+          { header: 'tool', value: (r) => r.tool_name },
+          { header: 'system', value: (r) => r.system_name },
+          { header: 'form', value: (r) => r.form },
+        );
         if (how.remote) columns.push({ header: 'attestation id', value: (r) => r.attestation_id });
       }
       await printTable(out, columns, results, { now: deps.clock });

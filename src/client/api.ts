@@ -251,19 +251,33 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
       const failure =
         error instanceof AttestationError
           ? error
-          : new NetworkError('network_error', `${req.method} ${req.path}: the request failed (${redact(error instanceof Error ? error.message : String(error), secrets)})`, { cause: error });
+          : new NetworkError(
+              'network_error',
+              `${req.method} ${req.path}: the request failed (${redact(error instanceof Error ? error.message : String(error), secrets)})`,
+              { cause: error },
+            );
       trace({ method: req.method, url, durationMs: elapsed(), attempt: number, error: failure.message });
       throw failure;
     }
   }
 
   /** Sends a request under the retry policy and returns the parsed 2xx body. */
-  async function send<T>(method: TransportRequest['method'], path: string, body?: unknown, call: CallOptions & { idempotencyKey?: string; idempotent?: boolean } = {}): Promise<T> {
+  async function send<T>(
+    method: TransportRequest['method'],
+    path: string,
+    body?: unknown,
+    call: CallOptions & { idempotencyKey?: string; idempotent?: boolean } = {},
+  ): Promise<T> {
     return parseReply<T>(await exchange(method, path, body, call), `${method} ${path.split('?')[0]}`);
   }
 
   /** Sends a request under the retry policy (retry.ts) and returns the 2xx reply. */
-  async function exchange(method: TransportRequest['method'], path: string, body: unknown, call: CallOptions & { idempotencyKey?: string; idempotent?: boolean }): Promise<TransportResponse> {
+  async function exchange(
+    method: TransportRequest['method'],
+    path: string,
+    body: unknown,
+    call: CallOptions & { idempotencyKey?: string; idempotent?: boolean },
+  ): Promise<TransportResponse> {
     const headers = { ...baseHeaders };
     const req: TransportRequest = { method, path, headers };
     if (body !== undefined) {
@@ -294,7 +308,8 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
       if (reply.status >= 200 && reply.status < 300) return reply;
       const retryAfter = header(reply, 'retry-after');
       const outcome: AttemptOutcome = { kind: 'response', status: reply.status, retryAfter };
-      const decision = reply.status === 429 ? decideRetry(++rateLimited, outcome, ratePolicy, now()) : decideFailureRetry(++failures, outcome, idempotent, policy, now());
+      const decision =
+        reply.status === 429 ? decideRetry(++rateLimited, outcome, ratePolicy, now()) : decideFailureRetry(++failures, outcome, idempotent, policy, now());
       if (decision.retry) {
         await wait(decision.waitMs, reply.status === 429 ? 'rate_limited' : 'retry');
         continue;
@@ -347,7 +362,12 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
       return send<GrcWriteResult>('POST', (await workspacePath('grc/evidence')) + (postOptions.dryRun ? '?dry_run=true' : ''), record, postOptions);
     },
     async postEvidenceBatch(records, batchOptions = {}) {
-      return send<EvidenceBatchResultBody>('POST', (await workspacePath('grc/evidence/batch')) + (batchOptions.dryRun ? '?dry_run=true' : ''), { records }, batchOptions);
+      return send<EvidenceBatchResultBody>(
+        'POST',
+        (await workspacePath('grc/evidence/batch')) + (batchOptions.dryRun ? '?dry_run=true' : ''),
+        { records },
+        batchOptions,
+      );
     },
     async exportEvidence(query = {}, callOptions = {}) {
       const reply = await exchange('GET', (await workspacePath('grc/evidence/export')) + queryString(query), undefined, callOptions);
@@ -428,7 +448,8 @@ function exportPage(text: string): EvidenceExportPage {
   if (!text.endsWith('\n')) count++;
   const lastStart = body.lastIndexOf('\n', body.length - 2) + 1;
   const id = LINE_RECORD_ID.exec(body.slice(lastStart, lastStart + 100))?.[1];
-  if (id === undefined) throw new NetworkError('malformed_response', 'GET grc/evidence/export: a line of the reply is not a stored record; is the base URL right?');
+  if (id === undefined)
+    throw new NetworkError('malformed_response', 'GET grc/evidence/export: a line of the reply is not a stored record; is the base URL right?');
   return { text: body, count, lastRecordId: id };
 }
 
@@ -439,10 +460,15 @@ function parseReply<T>(reply: TransportResponse, label: string): T {
     parsed = parseJsonLossless(reply.body);
   } catch (error) {
     const why = error instanceof JsonSyntaxError ? error.message : String(error);
-    throw new NetworkError('malformed_response', `${label}: the reply (${reply.status}) is not JSON (${why}); is the base URL right?`, { status: reply.status, cause: error });
+    throw new NetworkError('malformed_response', `${label}: the reply (${reply.status}) is not JSON (${why}); is the base URL right?`, {
+      status: reply.status,
+      cause: error,
+    });
   }
   if (!isPlainObject(parsed)) {
-    throw new NetworkError('malformed_response', `${label}: the reply (${reply.status}) is not a JSON object; is the base URL right?`, { status: reply.status });
+    throw new NetworkError('malformed_response', `${label}: the reply (${reply.status}) is not a JSON object; is the base URL right?`, {
+      status: reply.status,
+    });
   }
   return parsed as T;
 }

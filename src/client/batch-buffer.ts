@@ -128,9 +128,11 @@ export class BatchBuffer {
     const records = this.#records;
     this.#records = [];
     this.#inFlight += records.length;
-    const run = this.#queue.then(() => this.#send(records)).finally(() => {
-      this.#inFlight -= records.length;
-    });
+    const run = this.#queue
+      .then(() => this.#send(records))
+      .finally(() => {
+        this.#inFlight -= records.length;
+      });
     this.#queue = run.catch(() => undefined);
     return run;
   }

@@ -178,11 +178,11 @@ export class GovernanceClient {
     const apiKey = setting(options.apiKey, env, 'SERVICE_API_KEY');
     if (!apiKey) throw new ConfigError('API key is not set: give apiKey or set SERVICE_API_KEY');
     const nameIssues = checkName(options.systemName, 'systemName', true);
-    if (nameIssues.length > 0) throw new ConfigError(`systemName ${nameIssues[0]!.message}: every record and attestation names the AI system`);
+    if (nameIssues.length > 0) throw new ConfigError(`systemName ${nameIssues[0].message}: every record and attestation names the AI system`);
     this.systemName = options.systemName;
     this.agentName = options.agentName ?? options.systemName;
     const agentIssues = checkName(this.agentName, 'agentName', true);
-    if (agentIssues.length > 0) throw new ConfigError(`agentName ${agentIssues[0]!.message}`);
+    if (agentIssues.length > 0) throw new ConfigError(`agentName ${agentIssues[0].message}`);
 
     this.onError = options.onError ?? 'warn';
     if (!ON_ERROR_MODES.includes(this.onError)) throw new ConfigError(`onError must be one of: ${ON_ERROR_MODES.join(', ')}`);
@@ -504,7 +504,12 @@ export class GovernanceClient {
     const inputs = withDates(spec, input);
     const parts = partsFromInputs(type, inputs);
     const overrides: TopLevel = {};
-    const common: [keyof TopLevel, string][] = [['occurred_at', 'occurredAt'], ['identity', 'identity'], ['resource', 'resource'], ['environment', 'environment']];
+    const common: [keyof TopLevel, string][] = [
+      ['occurred_at', 'occurredAt'],
+      ['identity', 'identity'],
+      ['resource', 'resource'],
+      ['environment', 'environment'],
+    ];
     for (const [member, name] of common) if (inputs[name] !== undefined) overrides[member] = inputs[name] as string;
     const systemName = spec.systemFromInput ? inputs[spec.systemFromInput] : this.systemName;
     const built = buildRecord(type, { ...parts, systemName: systemName as string, overrides }, this.#now);
@@ -564,7 +569,14 @@ export class GovernanceClient {
    * the caller can change them; failures of that step follow onError at once (raise throws here).
    * The returned promise sends it (sync) or has buffered it (batch); under raise it rejects on failure.
    */
-  #attestCall(toolName: string, inputValue: unknown, outputValue: unknown, executedAt: Date, options: Omit<WrapOptions, 'toolName' | 'mode'>, mode: WrapMode): Promise<void> {
+  #attestCall(
+    toolName: string,
+    inputValue: unknown,
+    outputValue: unknown,
+    executedAt: Date,
+    options: Omit<WrapOptions, 'toolName' | 'mode'>,
+    mode: WrapMode,
+  ): Promise<void> {
     let record: AttestationRecord;
     try {
       this.#checkOpen();
@@ -653,7 +665,10 @@ function reportProblems(report: FlushReport): AttestationError[] {
   if (report.rejected > 0) {
     const reasons = [...new Set(report.results.filter((item) => item.status !== 'accepted' && item.reason).map((item) => item.reason!))];
     problems.push(
-      new ValidationError('validation_error', `the service rejected ${report.rejected} of ${report.accepted + report.rejected} attestations${reasons.length ? `: ${reasons.slice(0, 3).join('; ')}` : ''}`),
+      new ValidationError(
+        'validation_error',
+        `the service rejected ${report.rejected} of ${report.accepted + report.rejected} attestations${reasons.length ? `: ${reasons.slice(0, 3).join('; ')}` : ''}`,
+      ),
     );
   }
   return problems;

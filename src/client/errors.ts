@@ -250,13 +250,24 @@ export function errorFromResponse(status: number, bodyText: string, context: Res
     return new UnauthorizedError(code, `${message}. Check the API key (SERVICE_API_KEY) and that it belongs to this workspace`, options);
   }
   if (status === 404) return new NotFoundError(code, message, options);
-  if (status === 429) return new RateLimitedError(`${message}. Still rate limited after waiting and retrying once`, { ...options, retryAfterMs: context.retryAfterMs });
+  if (status === 429)
+    return new RateLimitedError(`${message}. Still rate limited after waiting and retrying once`, { ...options, retryAfterMs: context.retryAfterMs });
   if (status >= 500 && status <= 599) return new ServerError(code, message, options);
   if (status >= 400 && status <= 499) return new ValidationError(code, message, options);
   return new NetworkError('malformed_response', redact(`${context.request} failed: unexpected HTTP status ${status}`, secrets), options);
 }
 
-const SERVICE_CODES = new Set<string>(['bad_request', 'validation_error', 'unauthorized', 'forbidden', 'not_found', 'payload_too_large', 'rate_limited', 'server_error', 'service_unavailable']);
+const SERVICE_CODES = new Set<string>([
+  'bad_request',
+  'validation_error',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'payload_too_large',
+  'rate_limited',
+  'server_error',
+  'service_unavailable',
+]);
 
 function isKnownServiceCode(code: string): code is AttestationErrorCode {
   return SERVICE_CODES.has(code);

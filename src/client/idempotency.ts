@@ -28,7 +28,7 @@ export function idempotencyKeyFor(record: object): string {
  */
 export function keyAndLength(record: object): { key: string; length: number } {
   const { [ITEM_KEY_MEMBER]: _ignored, ...content } = record as Record<string, unknown>;
-  const text = canonicalize(content as JsonValue);
+  const text = canonicalize(content);
   return { key: DERIVED_KEY_PREFIX + createHash('sha256').update(text).digest('hex'), length: text.length };
 }
 

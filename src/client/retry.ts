@@ -28,9 +28,7 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ maxRateLimitRetries: 1, maxWaitMs: 60_000, defaultWaitMs: 1_000, maxIdempotentRetries: 1 });
 
 /** How an attempt ended, as far as the policy cares. */
-export type AttemptOutcome =
-  | { kind: 'response'; status: number; retryAfter?: string | undefined }
-  | { kind: 'network-error' };
+export type AttemptOutcome = { kind: 'response'; status: number; retryAfter?: string | undefined } | { kind: 'network-error' };
 
 export type RetryDecision = { retry: true; waitMs: number } | { retry: false };
 
@@ -74,7 +72,13 @@ export function decideRetry(attempt: number, outcome: AttemptOutcome, policy: Re
  * @example decideFailureRetry(1, { kind: 'network-error' }, false) // { retry: false }
  * @example decideFailureRetry(2, { kind: 'response', status: 500 }, true) // { retry: false }
  */
-export function decideFailureRetry(failure: number, outcome: AttemptOutcome, idempotent: boolean, policy: RetryPolicy = DEFAULT_RETRY_POLICY, now: Date = new Date()): RetryDecision {
+export function decideFailureRetry(
+  failure: number,
+  outcome: AttemptOutcome,
+  idempotent: boolean,
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  now: Date = new Date(),
+): RetryDecision {
   if (!idempotent || failure > policy.maxIdempotentRetries) return { retry: false };
   if (outcome.kind === 'network-error') return { retry: true, waitMs: policy.defaultWaitMs };
   if (outcome.status < 500 || outcome.status > 599) return { retry: false };

@@ -197,14 +197,14 @@ function createNodeExchange(secure: boolean, keepAliveTimeout: number): Exchange
 }
 
 function replyHeaders(headers: IncomingHttpHeaders): Record<string, string | string[] | undefined> {
-  return headers as Record<string, string | string[] | undefined>;
+  return headers;
 }
 
 function createUndiciExchange(keepAliveTimeout: number, proxy: HttpTransportOptions['proxy']): Exchange {
   // Loaded on first use: undici costs tens of milliseconds to load, which only a proxy needs.
   const loading = import('undici').then((undici) => ({
     request: undici.request,
-    dispatcher: new undici.EnvHttpProxyAgent({ keepAliveTimeout, ...(proxy ?? {}) }) as Dispatcher,
+    dispatcher: new undici.EnvHttpProxyAgent({ keepAliveTimeout, ...(proxy ?? {}) }),
   }));
   return {
     async send(url, req, signal) {

@@ -213,7 +213,16 @@ export interface Gate extends ScoredGate {
 
 /** GET grc/gates (the service's extension): one policy per framework, as in effect. */
 export interface GatePolicyList {
-  policies: { id: string; framework: string; mode: string; threshold_pct: number; current_pct: number; status: string; source: string; [extension: string]: JsonValue }[];
+  policies: {
+    id: string;
+    framework: string;
+    mode: string;
+    threshold_pct: number;
+    current_pct: number;
+    status: string;
+    source: string;
+    [extension: string]: JsonValue;
+  }[];
   unconfigured_frameworks: string[];
 }
 

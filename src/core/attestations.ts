@@ -103,7 +103,13 @@ export function validateAttestation(record: unknown, prefix = ''): ValidationIss
   }
   const sig = record.witness_sig;
   if (sig !== undefined && sig !== null) {
-    check(issues, typeof sig === 'string' && /^[0-9a-fA-F]{128}$/.test(sig), at('witness_sig'), 'format', 'must be a hex Ed25519 signature (128 hex characters)');
+    check(
+      issues,
+      typeof sig === 'string' && /^[0-9a-fA-F]{128}$/.test(sig),
+      at('witness_sig'),
+      'format',
+      'must be a hex Ed25519 signature (128 hex characters)',
+    );
     if (record.verifying_key_hex === undefined || record.verifying_key_hex === null) {
       issues.push({ path: at('verifying_key_hex'), code: 'required', message: 'is required with witness_sig' });
     } else check(issues, isHex64(record.verifying_key_hex), at('verifying_key_hex'), 'format', 'must be a hex Ed25519 public key (64 hex characters)');

@@ -145,8 +145,9 @@ const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 /** Python's escapes for U+0000..U+007F under ensure_ascii (wire.md §4); null where none is needed. */
 const SHORT_ESCAPES: Record<number, string> = { 0x22: '\\"', 0x5c: '\\\\', 0x0a: '\\n', 0x0d: '\\r', 0x09: '\\t', 0x08: '\\b', 0x0c: '\\f' };
-const ASCII_ESCAPES: (string | null)[] = Array.from({ length: 0x80 }, (_, c) =>
-  SHORT_ESCAPES[c] ?? (c < 0x20 || c === 0x7f ? '\\u' + c.toString(16).padStart(4, '0') : null),
+const ASCII_ESCAPES: (string | null)[] = Array.from(
+  { length: 0x80 },
+  (_, c) => SHORT_ESCAPES[c] ?? (c < 0x20 || c === 0x7f ? '\\u' + c.toString(16).padStart(4, '0') : null),
 );
 
 /** A string as Python's ensure_ascii writes it: `\uXXXX` (lower-case) outside U+0020..U+007E. */
@@ -177,7 +178,7 @@ const SURROGATE = /[\ud800-\udfff]/;
 /** Python's key order: by code point. Walks code points, so a surrogate pair counts as one character above U+FFFF. */
 function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     const x = a.codePointAt(i)!;
     const y = b.codePointAt(i)!;
     if (x !== y) return x - y;

@@ -24,10 +24,7 @@ export function hashValue(value: unknown): string {
  * Streams bytes through SHA-256 without holding them.
  * @param onProgress called with the running byte count after each chunk
  */
-export async function sha256Stream(
-  source: AsyncIterable<Uint8Array | string>,
-  onProgress?: (bytes: number) => void,
-): Promise<{ hash: string; bytes: number }> {
+export async function sha256Stream(source: AsyncIterable<Uint8Array | string>, onProgress?: (bytes: number) => void): Promise<{ hash: string; bytes: number }> {
   const hash = createHash('sha256');
   let bytes = 0;
   for await (const chunk of source) {

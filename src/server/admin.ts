@@ -14,7 +14,16 @@ import type { SigningKey } from '../core/signing/keys.js';
 import { describeIssues } from './errors.js';
 import { checkWitnessKey } from './store/ledger-common.js';
 import { openStore } from './store/open-store.js';
-import { KEY_POLICIES, type ApiKeyInfo, type CreatedApiKey, type KeyPolicy, type ProvisionOptions, type Provisioned, type SigningKeyInfo, type WitnessInfo } from './store/rows.js';
+import {
+  KEY_POLICIES,
+  type ApiKeyInfo,
+  type CreatedApiKey,
+  type KeyPolicy,
+  type ProvisionOptions,
+  type Provisioned,
+  type SigningKeyInfo,
+  type WitnessInfo,
+} from './store/rows.js';
 import type { Store } from './store/store.js';
 
 export type { ApiKeyInfo, CreatedApiKey, KeyPolicy, ProvisionOptions, Provisioned, SigningKeyInfo, WitnessInfo };
@@ -135,7 +144,7 @@ export async function setGatePolicy(location: string, options: SetGatePolicyOpti
   const issues = validateGatePolicy({ [options.framework]: rule }, '');
   if (issues.length > 0) {
     // Paths come as `<framework>.mode`; name the option instead.
-    const last = issues[0]!.path.split('.').pop();
+    const last = issues[0].path.split('.').pop();
     throw new AdminError('invalid', describeIssues(issues), last === 'mode' || last === 'threshold' ? last : 'framework');
   }
   return withStore(location, async (store) => {
@@ -187,7 +196,8 @@ export function createLedgerKey(file: string, originPrefix = DEFAULT_LOG_ORIGIN_
   try {
     writeFileSync(file, `${signerKey}\n`, { mode: 0o600, flag: 'wx' });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new AdminError('invalid', `the log key file ${file} exists already; it is never overwritten`, 'log-key');
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new AdminError('invalid', `the log key file ${file} exists already; it is never overwritten`, 'log-key');
     throw error;
   }
   chmodSync(file, 0o600);
@@ -212,11 +222,7 @@ export function readLedgerKey(file: string): SigningKey {
   } catch (error) {
     if (error instanceof LedgerKeyError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
-    throw new LedgerKeyError(
-      code === 'ENOENT'
-        ? `no log key file ${file}`
-        : `cannot read the log key file ${file} (${code ?? 'error'})`,
-    );
+    throw new LedgerKeyError(code === 'ENOENT' ? `no log key file ${file}` : `cannot read the log key file ${file} (${code ?? 'error'})`);
   }
   try {
     return parseSignerKey(text).key;
@@ -226,9 +232,16 @@ export function readLedgerKey(file: string): SigningKey {
 }
 
 /** Each workspace's log verifier key (`<origin>+<key id>+<key>`), what an auditor pins. */
-export function ledgerVerifierKeys(location: string, key: SigningKey, originPrefix = DEFAULT_LOG_ORIGIN_PREFIX): Promise<{ workspace_id: string; verifier_key: string }[]> {
+export function ledgerVerifierKeys(
+  location: string,
+  key: SigningKey,
+  originPrefix = DEFAULT_LOG_ORIGIN_PREFIX,
+): Promise<{ workspace_id: string; verifier_key: string }[]> {
   return withStore(location, async (store) =>
-    (await store.identity.workspaceIds()).map((workspaceId) => ({ workspace_id: workspaceId, verifier_key: new Ed25519NoteSigner(ledgerOrigin(originPrefix, workspaceId), key).verifierKey })),
+    (await store.identity.workspaceIds()).map((workspaceId) => ({
+      workspace_id: workspaceId,
+      verifier_key: new Ed25519NoteSigner(ledgerOrigin(originPrefix, workspaceId), key).verifierKey,
+    })),
   );
 }
 
@@ -244,7 +257,8 @@ export async function addWitness(location: string, options: { workspaceId: strin
   } catch (error) {
     throw new AdminError('invalid', (error as Error).message, 'key');
   }
-  if (options.name !== undefined && options.name !== witness.name) throw new AdminError('invalid', `the witness name ${options.name} is not the key's name ${witness.name}`, 'name');
+  if (options.name !== undefined && options.name !== witness.name)
+    throw new AdminError('invalid', `the witness name ${options.name} is not the key's name ${witness.name}`, 'name');
   return withStore(location, async (store) => {
     const added = await store.ledger.addWitness(options.workspaceId, witness.name, witness.vkey, Date.now());
     if (added === null) throw noWorkspace(options.workspaceId);
@@ -312,7 +326,11 @@ export async function addSigningKey(location: string, options: { workspaceId: st
     const keys = store.signingKeys;
     const existing = await keys.get(options.workspaceId, fingerprint);
     if (existing?.revoked_at) {
-      throw new AdminError('invalid', `the key ${fingerprint} was revoked in this workspace at ${existing.revoked_at}; a revoked key is never reinstated: make a new key pair`, 'public-key');
+      throw new AdminError(
+        'invalid',
+        `the key ${fingerprint} was revoked in this workspace at ${existing.revoked_at}; a revoked key is never reinstated: make a new key pair`,
+        'public-key',
+      );
     }
     if (!existing) await keys.add(options.workspaceId, fingerprint, publicKey, options.name ?? null, Date.now());
     return (await keys.get(options.workspaceId, fingerprint))!;
@@ -329,7 +347,8 @@ export async function revokeSigningKey(location: string, options: { workspaceId:
   return withStore(location, async (store) => {
     await requireWorkspace(store, options.workspaceId);
     const keys = store.signingKeys;
-    if (!(await keys.get(options.workspaceId, fingerprint))) throw new AdminError('not_found', `no signing key ${fingerprint} in workspace ${options.workspaceId}`, 'public-key');
+    if (!(await keys.get(options.workspaceId, fingerprint)))
+      throw new AdminError('not_found', `no signing key ${fingerprint} in workspace ${options.workspaceId}`, 'public-key');
     await keys.revoke(options.workspaceId, fingerprint, Date.now());
     return (await keys.get(options.workspaceId, fingerprint))!;
   });
@@ -348,7 +367,8 @@ export function listSigningKeys(location: string, options: { workspaceId: string
  * Applies from the next request on; attestations stored before keep their tier.
  */
 export async function setSigningKeyPolicy(location: string, options: { workspaceId: string; policy: KeyPolicy }): Promise<SigningKeyRegistry> {
-  if (!(KEY_POLICIES as readonly string[]).includes(options.policy)) throw new AdminError('invalid', `the policy must be one of: ${KEY_POLICIES.join(', ')}`, 'policy');
+  if (!(KEY_POLICIES as readonly string[]).includes(options.policy))
+    throw new AdminError('invalid', `the policy must be one of: ${KEY_POLICIES.join(', ')}`, 'policy');
   return withStore(location, async (store) => {
     await requireWorkspace(store, options.workspaceId);
     await store.signingKeys.setPolicy(options.workspaceId, options.policy, Date.now());

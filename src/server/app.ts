@@ -98,7 +98,9 @@ function handleClientError(error: NodeJS.ErrnoException, socket: Socket): void {
         ? [408, 'the request did not arrive in time']
         : [400, 'malformed HTTP request'];
   const body = JSON.stringify({ error: 'bad_request', message } satisfies ErrorBody);
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** The compilers' factory of a service without schemas: a schema added to a route fails at start. */

@@ -91,7 +91,7 @@ export async function inTurns(request: FastifyRequest, length: number, work: (fr
 function hasSecondAuthorization(rawHeaders: readonly string[]): boolean {
   let seen = false;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
+    const name = rawHeaders[i];
     if (name.length === 13 && name.toLowerCase() === 'authorization') {
       if (seen) return true;
       seen = true;
@@ -179,7 +179,7 @@ export function createAuthHook(app: FastifyInstance, options: AuthOptions & { tu
     // The key, the path's workspace, the request budget and a single write's record in one step of
     // the store: nothing is counted for an invalid key or another workspace's path.
     const admission = await options.store.admit({
-      apiKey: match[1]!,
+      apiKey: match[1],
       nowMs: options.nowMs(),
       ...(pathWorkspaceId !== undefined ? { pathWorkspaceId } : {}),
       budgetNowMs: budgetNowMs(),

@@ -140,7 +140,9 @@ export function createGatedServer(handler: Handler, limits: ServiceLimits): Serv
 /** `CONNECT` is not a method of this service: an error body, then the connection closes. */
 function answerConnect(_request: IncomingMessage, socket: Socket): void {
   const body = JSON.stringify({ error: 'bad_request', message: 'CONNECT is not supported: this is not a proxy' });
-  socket.end(`HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
   socket.on('error', () => {});
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }

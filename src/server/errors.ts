@@ -144,7 +144,9 @@ export function createErrorHandler(logLine: LogLine, nowMs: () => number = Date.
     if (error instanceof DatabaseUnavailableError && nowMs() - lastUnavailableLog >= UNAVAILABLE_LOG_EVERY_MS) {
       lastUnavailableLog = nowMs();
       const cause = error.cause instanceof Error ? error.cause.message : error.message;
-      logLine(JSON.stringify({ level: 'warn', time: new Date(lastUnavailableLog).toISOString(), request_id: request.id, msg: 'database unavailable', reason: cause }));
+      logLine(
+        JSON.stringify({ level: 'warn', time: new Date(lastUnavailableLog).toISOString(), request_id: request.id, msg: 'database unavailable', reason: cause }),
+      );
     }
     const known = toHttpError(error, request);
     if (known) {

@@ -55,8 +55,8 @@ export class IdGenerator {
     for (const id of after) {
       const match = id === undefined ? null : UUIDV7.exec(id);
       if (!match) continue;
-      const ms = parseInt(match[1]! + match[2]!, 16);
-      const counter = parseInt(match[3]!, 16);
+      const ms = parseInt(match[1] + match[2], 16);
+      const counter = parseInt(match[3], 16);
       if (ms > this.#lastMs || (ms === this.#lastMs && counter > this.#sequence)) {
         this.#lastMs = ms;
         this.#sequence = counter;
@@ -88,7 +88,7 @@ export class IdGenerator {
     bytes[5] = ms & 0xff;
     bytes[6] = 0x70 | (sequence >>> 8);
     bytes[7] = sequence & 0xff;
-    bytes[8] = 0x80 | (bytes[8]! & 0x3f);
+    bytes[8] = 0x80 | (bytes[8] & 0x3f);
     const hex = bytes.toString('hex');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   }

@@ -49,7 +49,15 @@ export type { AppLedgerOptions } from './app.js';
 export { openLocalStore, type LocalStore, type LocalTransport, type LocalRequest, type LocalResponse } from './local-store.js';
 export { HttpError, ERROR_CODES, type ErrorBody, type ErrorCode, type LogLine } from './errors.js';
 export { createLogWriter, type LogClock, type LogWriter } from './log-writer.js';
-export { SchemaVersionError, DatabaseInUseError, DatabaseReadOnlyError, DatabaseFileChangedError, DatabaseUnavailableError, UnstorableValueError, LogKeyMismatchError } from './store/errors.js';
+export {
+  SchemaVersionError,
+  DatabaseInUseError,
+  DatabaseReadOnlyError,
+  DatabaseFileChangedError,
+  DatabaseUnavailableError,
+  UnstorableValueError,
+  LogKeyMismatchError,
+} from './store/errors.js';
 export { assertWritable } from './store/sqlite/database.js';
 export { MigrationSideError, MigrationTargetNotEmptyError } from './store/errors.js';
 export type { CopyProgress, CopyResult, WorkspaceLogComparison } from './store/sqlite-to-postgres.js';

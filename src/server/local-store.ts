@@ -9,7 +9,20 @@
  * write there can swap the database or the key file), and every file is created exclusively and
  * without following a symlink (O_EXCL|O_NOFOLLOW), so a planted link cannot redirect a write.
  */
-import { closeSync, constants, existsSync, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fchmodSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from './app.js';
 import { createLedgerKey, ledgerKeyPath, readLedgerKey } from './admin.js';
@@ -92,7 +105,10 @@ function ensureDataDir(dataDir: string): void {
   const stat = statSync(dataDir);
   const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid) {
-    throw new UnsafeDataDirError(`the data directory ${dataDir} belongs to another user (uid ${stat.uid})`, `run: chown ${uid} ${dataDir} (or use a data directory of your own with --data-dir)`);
+    throw new UnsafeDataDirError(
+      `the data directory ${dataDir} belongs to another user (uid ${stat.uid})`,
+      `run: chown ${uid} ${dataDir} (or use a data directory of your own with --data-dir)`,
+    );
   }
   if ((stat.mode & 0o022) !== 0) {
     throw new UnsafeDataDirError(
@@ -115,9 +131,14 @@ function ensureDatabaseFile(dbPath: string): void {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
   const stat = lstatSync(dbPath);
-  if (!stat.isFile()) throw new UnsafeDataDirError(`the local store database ${dbPath} is not a regular file (a symlink or other)`, `move it away: mv ${dbPath} ${dbPath}.suspect`);
+  if (!stat.isFile())
+    throw new UnsafeDataDirError(
+      `the local store database ${dbPath} is not a regular file (a symlink or other)`,
+      `move it away: mv ${dbPath} ${dbPath}.suspect`,
+    );
   const uid = process.getuid?.();
-  if (uid !== undefined && stat.uid !== uid) throw new UnsafeDataDirError(`the local store database ${dbPath} belongs to another user (uid ${stat.uid})`, `run: chown ${uid} ${dbPath}`);
+  if (uid !== undefined && stat.uid !== uid)
+    throw new UnsafeDataDirError(`the local store database ${dbPath} belongs to another user (uid ${stat.uid})`, `run: chown ${uid} ${dbPath}`);
 }
 
 function readCredentials(file: string): Provisioned | null {

@@ -68,16 +68,16 @@ export class VerifyPool {
       if (from >= to) break;
       const buffer = new SharedArrayBuffer(4 + (to - from));
       const request: WitnessRequest = { jobs: jobs.slice(from, to), buffer };
-      workers[i]!.postMessage(request);
-      sent.push({ worker: workers[i]!, from, to, control: new Int32Array(buffer, 0, 1), forms: new Int8Array(buffer, 4) });
+      workers[i].postMessage(request);
+      sent.push({ worker: workers[i], from, to, control: new Int32Array(buffer, 0, 1), forms: new Int8Array(buffer, 4) });
     }
     const forms: (WitnessForm | null)[] = new Array(jobs.length);
     const own = sent.length * share;
-    for (let i = own; i < jobs.length; i += 1) forms[i] = witnessFormOf(jobs[i]!);
+    for (let i = own; i < jobs.length; i += 1) forms[i] = witnessFormOf(jobs[i]);
     for (const { worker, from, to, control, forms: codes } of sent) {
       const done = Atomics.wait(control, 0, 0, WORKER_TIMEOUT_MS) !== 'timed-out' || Atomics.load(control, 0) === 1;
       if (!done) this.#retire(worker);
-      for (let i = from; i < to; i += 1) forms[i] = done ? FORM_CODES[codes[i - from]!]! : witnessFormOf(jobs[i]!);
+      for (let i = from; i < to; i += 1) forms[i] = done ? FORM_CODES[codes[i - from]]! : witnessFormOf(jobs[i]);
     }
     return forms;
   }

@@ -23,7 +23,7 @@ export const FORM_CODES: readonly (WitnessForm | null)[] = [null, 'canonical', '
 export function answerWitnessRequest({ jobs, buffer }: WitnessRequest): void {
   const control = new Int32Array(buffer, 0, 1);
   const codes = new Int8Array(buffer, 4);
-  for (let i = 0; i < jobs.length; i += 1) codes[i] = FORM_CODES.indexOf(witnessFormOf(jobs[i]!));
+  for (let i = 0; i < jobs.length; i += 1) codes[i] = FORM_CODES.indexOf(witnessFormOf(jobs[i]));
   Atomics.store(control, 0, 1);
   Atomics.notify(control, 0);
 }

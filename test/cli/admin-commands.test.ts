@@ -59,13 +59,21 @@ describe('govctl admin init', () => {
   it('prints name<TAB>value lines when piped', async () => {
     const piped = await runCli(['admin', 'init', '--db', db], {});
     expect(piped.exitCode).toBe(0);
-    expect(piped.stdout.trimEnd().split('\n').map((line) => line.split('\t')[0])).toEqual(['org_id', 'workspace_id', 'user_id', 'api_key', 'ledger_key']);
+    expect(
+      piped.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split('\t')[0]),
+    ).toEqual(['org_id', 'workspace_id', 'user_id', 'api_key', 'ledger_key']);
   });
 });
 
 describe('govctl admin api-key', () => {
   it('creates a key shown once, lists keys without them, and a revoked key makes the CLI exit 77', async () => {
-    const create = await runCli(['admin', 'api-key', 'create', '--db', db, '--workspace', first.workspace_id, '--name', 'ci', '--expires-in', '90d', '--json'], {});
+    const create = await runCli(
+      ['admin', 'api-key', 'create', '--db', db, '--workspace', first.workspace_id, '--name', 'ci', '--expires-in', '90d', '--json'],
+      {},
+    );
     expect(create.exitCode, create.stderr).toBe(0);
     const created = JSON.parse(create.stdout);
     expect(created).toMatchObject({ workspace_id: first.workspace_id, name: 'ci', revoked: false });
@@ -122,7 +130,10 @@ describe('govctl admin api-key', () => {
 
 describe('govctl admin gates', () => {
   it('sets one framework and shows the whole policy, defaults marked', async () => {
-    const set = await runCli(['admin', 'gates', 'set', 'soc2_type2', '--mode', 'required', '--threshold', '60', '--db', db, '--workspace', first.workspace_id, '--json'], {});
+    const set = await runCli(
+      ['admin', 'gates', 'set', 'soc2_type2', '--mode', 'required', '--threshold', '60', '--db', db, '--workspace', first.workspace_id, '--json'],
+      {},
+    );
     expect(set.exitCode, set.stderr).toBe(0);
     const show = await runCli(['admin', 'gates', 'show', '--db', db, '--workspace', first.workspace_id], {});
     expect(show.exitCode).toBe(0);

@@ -21,7 +21,20 @@ import {
   verifyInclusion,
 } from '../../src/core/index.js';
 import { openStore } from '../../src/server/store/open-store.js';
-import { copySqliteToPostgres, addWitness, createApiKey, createLedgerKey, ledgerKeyPath, provision, readLedgerKey, revokeApiKey, setGatePolicy, addSigningKey, setSigningKeyPolicy, startServer } from '../../src/server/index.js';
+import {
+  copySqliteToPostgres,
+  addWitness,
+  createApiKey,
+  createLedgerKey,
+  ledgerKeyPath,
+  provision,
+  readLedgerKey,
+  revokeApiKey,
+  setGatePolicy,
+  addSigningKey,
+  setSigningKeyPolicy,
+  startServer,
+} from '../../src/server/index.js';
 import { BIN, cleanEnv, codeCacheEnv, ensureBuilt, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/cli-fixtures.js';
 import { HAS_SCRIPT, runInPty, stripAnsi } from '../helpers/pty.js';
@@ -82,7 +95,10 @@ async function fill(server: { url: string }, ws: Workspace, evidence: number, at
   const path = (rest: string) => wsPath(ws.workspaceId, rest);
   for (let i = 0; i < evidence; i += 50) {
     const records = Array.from({ length: Math.min(50, evidence - i) }, (_, j) =>
-      evidenceRecord(j % 2 ? 'change_event' : 'model_evaluation', { system_name: `system-${(i + j) % 3}`, occurred_at: new Date(Date.UTC(2026, 0, 1) + (i + j) * 60_000).toISOString() }),
+      evidenceRecord(j % 2 ? 'change_event' : 'model_evaluation', {
+        system_name: `system-${(i + j) % 3}`,
+        occurred_at: new Date(Date.UTC(2026, 0, 1) + (i + j) * 60_000).toISOString(),
+      }),
     );
     const reply = await call(as, 'POST', path('grc/evidence/batch'), { body: { records } });
     expect(reply.status, reply.text).toBeLessThan(300);
@@ -115,7 +131,13 @@ beforeAll(async () => {
   await setSigningKeyPolicy(db, { workspaceId: beta.workspaceId, policy: 'registered' });
   await addWitness(db, { workspaceId: alpha.workspaceId, key: witness.verifierKey });
 
-  const server = await startServer({ host: '127.0.0.1', port: 0, db, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(db)), integration: 'manual' } });
+  const server = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    db,
+    verifyWorkers: 0,
+    ledger: { key: readLedgerKey(ledgerKeyPath(db)), integration: 'manual' },
+  });
   try {
     await fill(server, alpha, 200, 15);
     await fill(server, beta, 120, 10);
@@ -158,7 +180,10 @@ beforeAll(async () => {
 /** The log root of a workspace's leaves as stored in PostgreSQL, computed here from the entries. */
 async function rootFromEntries(url: string, workspaceId: string): Promise<{ size: number; root: string }> {
   const rows = await withClient(url, (client) =>
-    client.query<{ entry: Buffer }>('SELECT l.entry FROM ledger_leaves l JOIN workspace_keys k USING (ws_key) WHERE k.workspace_id = $1 ORDER BY l.leaf_index', [workspaceId]),
+    client.query<{ entry: Buffer }>(
+      'SELECT l.entry FROM ledger_leaves l JOIN workspace_keys k USING (ws_key) WHERE k.workspace_id = $1 ORDER BY l.leaf_index',
+      [workspaceId],
+    ),
   );
   const tree = CompactTree.empty();
   for (const row of rows.rows) tree.append(leafHash(row.entry));
@@ -166,23 +191,38 @@ async function rootFromEntries(url: string, workspaceId: string): Promise<{ size
 }
 
 describe('govctl admin migrate', () => {
-  let report: { rows: Record<string, number>; workspaces: { workspace_id: string; source: { tree_size: number; root: string }; target: { tree_size: number; root: string }; same: boolean }[] };
+  let report: {
+    rows: Record<string, number>;
+    workspaces: { workspace_id: string; source: { tree_size: number; root: string }; target: { tree_size: number; root: string }; same: boolean }[];
+  };
 
-  it('copies the SQLite database and prints each workspace\'s log root, the same on both sides', async () => {
+  it("copies the SQLite database and prints each workspace's log root, the same on both sides", async () => {
     const result = await runCli(['admin', 'migrate', '--from', db, '--to', target, '--batch-size', '64', '--json'], {});
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout + result.stderr).not.toContain(PASSWORD);
     report = JSON.parse(result.stdout);
     expect(report.workspaces.map((w) => w.workspace_id)).toEqual(workspaces.map((w) => w.workspaceId));
     for (const [i, ws] of workspaces.entries()) {
-      const line = report.workspaces[i]!;
+      const line = report.workspaces[i];
       expect(line.same).toBe(true);
       expect(line.source.tree_size).toBe(ws.ids.length);
       expect(line.target).toEqual(line.source);
       // the root printed is the one the entries in PostgreSQL give
       expect(await rootFromEntries(target, ws.workspaceId)).toEqual({ size: line.source.tree_size, root: line.source.root });
     }
-    expect(report.rows).toMatchObject({ orgs: 2, workspaces: 2, evidence: 200 + 120 + 30 + 1, attestations: 15 + 10 + 5, ledger_leaves: 381, idempotency_keys: 1, ledger_witnesses: 1, ledger_cosignatures: 1, signing_keys: 1, gate_policy: 1, witness_policy: 1 });
+    expect(report.rows).toMatchObject({
+      orgs: 2,
+      workspaces: 2,
+      evidence: 200 + 120 + 30 + 1,
+      attestations: 15 + 10 + 5,
+      ledger_leaves: 381,
+      idempotency_keys: 1,
+      ledger_witnesses: 1,
+      ledger_cosignatures: 1,
+      signing_keys: 1,
+      gate_policy: 1,
+      witness_policy: 1,
+    });
     expect(report.rows.api_keys).toBe(5);
   }, 60_000);
 
@@ -190,34 +230,43 @@ describe('govctl admin migrate', () => {
     const again = await freshDatabase('migrate_piped');
     const result = await runCli(['admin', 'migrate', '--from', db, '--to', again], {});
     expect(result.exitCode, result.stderr).toBe(0);
-    const lines = result.stdout.trimEnd().split('\n').map((line) => line.split('\t'));
+    const lines = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split('\t'));
     expect(lines.map((fields) => [fields[0], fields[5]])).toEqual(workspaces.map((w) => [w.workspaceId, 'same']));
-    expect(lines[0]![2]).toBe(report.workspaces[0]!.source.root);
+    expect(lines[0][2]).toBe(report.workspaces[0].source.root);
     // no progress when stderr is not a terminal: only the summary notes
     expect(result.stderr).not.toContain('migrating');
     expect(result.stderr).toMatch(/^govctl: copied \d+ rows/);
   }, 60_000);
 
-  it.skipIf(!HAS_SCRIPT)('shows progress on a terminal', async () => {
-    const url = await freshDatabase('migrate_tty');
-    const result = await runInPty(['admin', 'migrate', '--from', db, '--to', url, '--batch-size', '16'], { timeout: 60_000 });
-    expect(result.exitCode, result.output).toBe(0);
-    const plain = stripAnsi(result.output);
-    expect(plain).toMatch(/migrating \d+ \| /);
-    expect(result.output).toMatch(/\x1b\[\?25l/); // cursor hidden while drawing …
-    expect(result.output).toMatch(/\x1b\[\?25h/); // … and shown again
-    expect(plain).toContain('every log root matches');
-  }, 60_000);
+  it.skipIf(!HAS_SCRIPT)(
+    'shows progress on a terminal',
+    async () => {
+      const url = await freshDatabase('migrate_tty');
+      const result = await runInPty(['admin', 'migrate', '--from', db, '--to', url, '--batch-size', '16'], { timeout: 60_000 });
+      expect(result.exitCode, result.output).toBe(0);
+      const plain = stripAnsi(result.output);
+      expect(plain).toMatch(/migrating \d+ \| /);
+      expect(result.output).toMatch(/\x1b\[\?25l/); // cursor hidden while drawing …
+      expect(result.output).toMatch(/\x1b\[\?25h/); // … and shown again
+      expect(plain).toContain('every log root matches');
+    },
+    60_000,
+  );
 
   it('without --to or DATABASE_URL is 64 naming --to, the flag migrate has (not --db), and asks for the PostgreSQL target, not the database serve uses', async () => {
     const result = await runCli(['admin', 'migrate', '--from', db], { env: { DATABASE_URL: '' } });
     expect(result.exitCode).toBe(64);
-    expect(result.stderr).toMatch(/^govctl: admin migrate needs --to URL \(or DATABASE_URL\); give the postgres:\/\/ URL of the empty PostgreSQL database to copy into$/m);
+    expect(result.stderr).toMatch(
+      /^govctl: admin migrate needs --to URL \(or DATABASE_URL\); give the postgres:\/\/ URL of the empty PostgreSQL database to copy into$/m,
+    );
     expect(result.stderr).not.toContain('SQLite file');
   });
 
   it('refuses a target that holds data (78), saying how to start over, and leaves it as it was', async () => {
-    const count = () => withClient(target, async (client) => (await client.query<{ n: string }>('SELECT count(*) AS n FROM evidence')).rows[0]!.n);
+    const count = () => withClient(target, async (client) => (await client.query<{ n: string }>('SELECT count(*) AS n FROM evidence')).rows[0].n);
     const rowsBefore = await count();
     const result = await runCli(['admin', 'migrate', '--from', db, '--to', target], {});
     expect(result.exitCode).toBe(78);
@@ -237,7 +286,12 @@ describe('govctl admin migrate', () => {
       },
     });
     await expect(failing).rejects.toThrow('interrupted on purpose');
-    const counts = await withClient(url, async (client) => (await client.query<{ n: number }>('SELECT (SELECT count(*) FROM orgs) + (SELECT count(*) FROM evidence) + (SELECT count(*) FROM ledger_leaves) AS n')).rows[0]!.n);
+    const counts = await withClient(
+      url,
+      async (client) =>
+        (await client.query<{ n: number }>('SELECT (SELECT count(*) FROM orgs) + (SELECT count(*) FROM evidence) + (SELECT count(*) FROM ledger_leaves) AS n'))
+          .rows[0].n,
+    );
     expect(Number(counts)).toBe(0);
     const again = await runCli(['admin', 'migrate', '--from', db, '--to', url, '--json'], {});
     expect(again.exitCode, again.stderr).toBe(0);
@@ -279,12 +333,12 @@ describe('govctl admin migrate', () => {
     let stderr = '';
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no URL within 20 s; stderr: ${stderr}`)), 20_000);
-      child.stderr!.on('data', (chunk: Buffer) => {
+      child.stderr.on('data', (chunk: Buffer) => {
         stderr += chunk.toString('utf8');
         const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
         if (match) {
           clearTimeout(timer);
-          resolve(match[1]!);
+          resolve(match[1]);
         }
       });
       child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
@@ -298,7 +352,7 @@ describe('govctl admin migrate', () => {
       for (const ws of workspaces) {
         const as = { url, apiKey: ws.apiKey };
         const path = (rest: string) => wsPath(ws.workspaceId, rest);
-        const was = before[ws.workspaceId]!;
+        const was = before[ws.workspaceId];
         // the migrated API key works; the evidence list is the one SQLite served (with the records written after it)
         const list = await listAll(as, ws.workspaceId);
         expect(was.evidence.length).toBeGreaterThan(100);
@@ -321,13 +375,29 @@ describe('govctl admin migrate', () => {
         if (now.size === old.size) expect(Buffer.from(now.rootHash)).toEqual(Buffer.from(old.rootHash));
         else {
           const consistency = await call(as, 'GET', path(`ledger/proof/consistency?from=${old.size}&to=${now.size}`));
-          expect(verifyConsistency(old.size, now.size, consistency.json.hashes.map((h: string) => Buffer.from(h, 'base64')), old.rootHash, now.rootHash)).toBe(true);
+          expect(
+            verifyConsistency(
+              old.size,
+              now.size,
+              consistency.json.hashes.map((h: string) => Buffer.from(h, 'base64')),
+              old.rootHash,
+              now.rootHash,
+            ),
+          ).toBe(true);
         }
         // inclusion proofs of the first, a middle and the last record verify against the signed root
-        for (const id of [ws.ids[0]!, ws.ids[Math.floor(ws.ids.length / 2)]!, ws.ids[ws.ids.length - 1]!]) {
+        for (const id of [ws.ids[0], ws.ids[Math.floor(ws.ids.length / 2)], ws.ids[ws.ids.length - 1]]) {
           const proof = await call(as, 'GET', path(`ledger/proof/inclusion?id=${id}`));
           expect(proof.status, proof.text).toBe(200);
-          expect(verifyInclusion(proof.json.leaf_index, proof.json.tree_size, leafHash(proof.json.entry), proof.json.hashes.map((h: string) => Buffer.from(h, 'base64')), now.rootHash)).toBe(true);
+          expect(
+            verifyInclusion(
+              proof.json.leaf_index,
+              proof.json.tree_size,
+              leafHash(proof.json.entry),
+              proof.json.hashes.map((h: string) => Buffer.from(h, 'base64')),
+              now.rootHash,
+            ),
+          ).toBe(true);
         }
       }
       // the witness's cosignature came along
@@ -339,7 +409,10 @@ describe('govctl admin migrate', () => {
       expect(next.status, next.text).toBe(201);
       expect(next.json.ledger_index).toBe(alpha.ids.length);
       // the idempotency key still stands for its record
-      const replay = await call({ url, apiKey: alpha.apiKey }, 'POST', wsPath(alpha.workspaceId, 'grc/evidence'), { body: idempotentBody, headers: { 'idempotency-key': 'deploy-42' } });
+      const replay = await call({ url, apiKey: alpha.apiKey }, 'POST', wsPath(alpha.workspaceId, 'grc/evidence'), {
+        body: idempotentBody,
+        headers: { 'idempotency-key': 'deploy-42' },
+      });
       expect(replay.json).toMatchObject({ record_id: idempotentId, replayed: true });
       // the revoked key stays revoked
       expect((await call({ url, apiKey: revokedKey }, 'GET', '/api/me')).status).toBe(401);
@@ -350,7 +423,9 @@ describe('govctl admin migrate', () => {
       const fresh = { url, apiKey: added.api_key };
       expect((await call(fresh, 'POST', wsPath(added.workspace_id, 'grc/evidence'), { body: evidenceRecord() })).json.ledger_index).toBe(0);
       expect((await call(fresh, 'POST', wsPath(added.workspace_id, 'attestations/external'), { body: attestation() })).json.ledger_index).toBe(1);
-      expect((await call({ url, apiKey: alpha.apiKey }, 'POST', wsPath(alpha.workspaceId, 'attestations/external'), { body: attestation() })).json.ledger_index).toBe(alpha.ids.length + 1);
+      expect(
+        (await call({ url, apiKey: alpha.apiKey }, 'POST', wsPath(alpha.workspaceId, 'attestations/external'), { body: attestation() })).json.ledger_index,
+      ).toBe(alpha.ids.length + 1);
     } finally {
       child.kill('SIGTERM');
     }

@@ -156,7 +156,7 @@ describe('failures reaching PostgreSQL, as exit codes, never showing the passwor
     expectNoPassword(query.stderr);
   });
 
-  it('an address that accepts the connection and never answers is 69 after the URL\'s connect_timeout, not a wait without end', async () => {
+  it("an address that accepts the connection and never answers is 69 after the URL's connect_timeout, not a wait without end", async () => {
     // A listener that takes the TCP connection and says nothing, as a stuck server or a wrong port
     // would: pg applies no connect_timeout of its own, so without the store's the run never ended.
     const sockets: Socket[] = [];
@@ -195,8 +195,27 @@ describe('failures reaching PostgreSQL, as exit codes, never showing the passwor
 
     // a server that accepts TLS with a self-signed certificate the client has no CA for
     const dir = mkdtempSync(join(temp.dir, 'tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     const key = readFileSync(join(dir, 'key.pem'));
     const cert = readFileSync(join(dir, 'cert.pem'));
     const sockets: Socket[] = [];
@@ -266,7 +285,7 @@ describe('failures reaching PostgreSQL, as exit codes, never showing the passwor
       await cluster?.stop();
     });
 
-    it('a password asked for and not in the URL ends the process with 78 at once, not after the server\'s authentication_timeout', async () => {
+    it("a password asked for and not in the URL ends the process with 78 at once, not after the server's authentication_timeout", async () => {
       // pg gives up on its side of the SCRAM exchange but left the socket open: the server held the
       // half-authenticated connection, and the process with it, until its authentication_timeout
       // (set to 10 minutes here); the process is killed after 30 s
@@ -286,7 +305,10 @@ describe('failures reaching PostgreSQL, as exit codes, never showing the passwor
       const none = await runCli(['admin', 'api-key', 'list', '--db', `postgres://alice@127.0.0.1:${cluster.port}/gov`], {});
       expect(none.exitCode, none.stderr).toBe(78);
       // and the right one works (the role owns the database, so it can make the schema)
-      const right = await runCli(['admin', 'init', '--db', `postgres://alice:the-right-one@127.0.0.1:${cluster.port}/gov`, '--log-key', join(hbaDir, 'key'), '--json'], {});
+      const right = await runCli(
+        ['admin', 'init', '--db', `postgres://alice:the-right-one@127.0.0.1:${cluster.port}/gov`, '--log-key', join(hbaDir, 'key'), '--json'],
+        {},
+      );
       expect(right.exitCode, right.stderr).toBe(0);
       expect(right.stderr).not.toContain('the-right-one');
     });

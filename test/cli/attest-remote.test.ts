@@ -26,7 +26,11 @@ beforeAll(async () => {
   ];
   const signed = records.map((record) => ({ ...record, ...signWitness(record, server.workspaceId, key) }));
   const legacy = attestation({ system_name: 'chatbot', tool_name: 'old-client', input_hash: '4'.repeat(64) });
-  signed.push({ ...legacy, witness_sig: key.ed25519SignHex(`${legacy.input_hash}:${legacy.output_hash}:${legacy.executed_at}`), verifying_key_hex: key.publicKeyHex });
+  signed.push({
+    ...legacy,
+    witness_sig: key.ed25519SignHex(`${legacy.input_hash}:${legacy.output_hash}:${legacy.executed_at}`),
+    verifying_key_hex: key.publicKeyHex,
+  });
   for (const body of signed) {
     const reply = await call(server, 'POST', wsPath(server.workspaceId, 'attestations/external'), { body });
     if (reply.status !== 201) throw new Error(reply.text);
@@ -51,13 +55,15 @@ describe('govctl attest list', () => {
     expect(json.code, json.stderr).toBe(0);
     const listed = JSON.parse(json.stdout).attestations;
     expect(listed.map((a: { attestation_id: string }) => a.attestation_id).sort()).toEqual([...ids].sort());
-    expect(listed.every((a: { trust_tier: string; key_fingerprint: string }) => a.trust_tier === 'witnessed' && /^[0-9a-f]{64}$/.test(a.key_fingerprint))).toBe(true);
+    expect(listed.every((a: { trust_tier: string; key_fingerprint: string }) => a.trust_tier === 'witnessed' && /^[0-9a-f]{64}$/.test(a.key_fingerprint))).toBe(
+      true,
+    );
 
     const piped = await govctl(['attest', 'list', '--system', 'scorer', '--tool', 'classify']);
     expect(piped.code, piped.stderr).toBe(0);
     const lines = piped.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(1);
-    const [id, system, tool, , tier, form, fingerprint] = lines[0]!.split('\t');
+    const [id, system, tool, , tier, form, fingerprint] = lines[0].split('\t');
     expect({ id, system, tool, tier, form }).toEqual({ id: ids[0], system: 'scorer', tool: 'classify', tier: 'witnessed', form: 'canonical' });
     expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
 

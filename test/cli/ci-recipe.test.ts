@@ -36,12 +36,21 @@ describe('docs/ci.md', () => {
 
     const record = await runCli(
       [
-        'evidence', 'add', 'change_event', '--on-error', 'warn',
-        '--type', 'deployment',
-        '--by', `${env.GITHUB_ACTOR}@users.noreply.github.com`,
-        '--description', `Deploy ${env.GITHUB_SHA} from main`,
-        '--environment', 'production',
-        '--change-id', env.GITHUB_SHA!,
+        'evidence',
+        'add',
+        'change_event',
+        '--on-error',
+        'warn',
+        '--type',
+        'deployment',
+        '--by',
+        `${env.GITHUB_ACTOR}@users.noreply.github.com`,
+        '--description',
+        `Deploy ${env.GITHUB_SHA} from main`,
+        '--environment',
+        'production',
+        '--change-id',
+        env.GITHUB_SHA,
       ],
       { env },
     );
@@ -51,7 +60,7 @@ describe('docs/ci.md', () => {
     const { body } = await callService(server, 'GET', 'grc/evidence?record_type=change_event');
     const records = (body as { records: { system_name: string; mapped_controls: string[] }[] }).records;
     expect(records).toHaveLength(1);
-    expect(records[0]!.system_name).toBe('loan-scorer');
-    expect(records[0]!.mapped_controls).toEqual(['ISO27001_A8_32', 'ISO42001_A6_2', 'SOC2_CC8_1']);
+    expect(records[0].system_name).toBe('loan-scorer');
+    expect(records[0].mapped_controls).toEqual(['ISO27001_A8_32', 'ISO42001_A6_2', 'SOC2_CC8_1']);
   });
 });

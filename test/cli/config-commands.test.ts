@@ -42,18 +42,22 @@ describe('govctl config show', () => {
     const h = home('sources');
     writeFileSync(h.userFile, JSON.stringify({ systemName: 'from-user', agentName: 'agent-user', workspaceId: 'ws_user' }), { mode: 0o600 });
     writeFileSync(join(h.project, '.govctlrc.json'), JSON.stringify({ systemName: 'from-project', workspaceId: 'ws_project' }));
-    const settings = await show(['--workspace', 'ws_flag'], { ...h.env, SERVICE_BASE_URL: 'https://governance.example.com', SERVICE_API_KEY: API_KEY }, join(h.project, 'sub'));
+    const settings = await show(
+      ['--workspace', 'ws_flag'],
+      { ...h.env, SERVICE_BASE_URL: 'https://governance.example.com', SERVICE_API_KEY: API_KEY },
+      join(h.project, 'sub'),
+    );
     expect(settings.workspaceId).toEqual({ value: 'ws_flag', source: 'flag', origin: '--workspace' });
     expect(settings.baseUrl).toEqual({ value: 'https://governance.example.com', source: 'env', origin: 'SERVICE_BASE_URL' });
-    expect(settings.systemName!.value).toBe('from-project');
-    expect(settings.systemName!.source).toBe('project');
-    expect(settings.systemName!.origin).toContain(join(h.project, '.govctlrc.json'));
-    expect(settings.agentName!.value).toBe('agent-user');
-    expect(settings.agentName!.source).toBe('user');
-    expect(settings.agentName!.origin).toContain(h.userFile);
+    expect(settings.systemName.value).toBe('from-project');
+    expect(settings.systemName.source).toBe('project');
+    expect(settings.systemName.origin).toContain(join(h.project, '.govctlrc.json'));
+    expect(settings.agentName.value).toBe('agent-user');
+    expect(settings.agentName.source).toBe('user');
+    expect(settings.agentName.origin).toContain(h.userFile);
     expect(settings.onError).toMatchObject({ value: 'raise', source: 'default' });
     expect(settings.dataDir).toMatchObject({ value: join(h.root, 'data', 'govctl'), source: 'default' });
-    expect(settings.apiKey!.source).toBe('env');
+    expect(settings.apiKey.source).toBe('env');
   });
 
   it('masks the API key (gk_…last four) and never prints it, nor the signing key', async () => {

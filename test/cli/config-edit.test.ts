@@ -52,7 +52,7 @@ describe('config get, set, unset', () => {
       ['trustedHosts', 'https://x.example'],
       ['ledgerKey', 'garbage'],
     ]) {
-      const result = await runCli(['config', 'set', name!, value!], { home });
+      const result = await runCli(['config', 'set', name, value], { home });
       expect(result.exitCode, `${name} ${value}`).toBe(64);
       expect(result.stderr).not.toContain('pw@');
     }

@@ -62,7 +62,10 @@ describe('a JavaScript config found by searching', () => {
         join(h.repo, place),
         `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran'); module.exports = { baseUrl: ${JSON.stringify(other.url)} };`,
       );
-      const result = await run(['config', 'show', '--json'], { env: { ...h.env, SERVICE_BASE_URL: good.url, SERVICE_API_KEY: API_KEY }, cwd: join(h.repo, 'sub') });
+      const result = await run(['config', 'show', '--json'], {
+        env: { ...h.env, SERVICE_BASE_URL: good.url, SERVICE_API_KEY: API_KEY },
+        cwd: join(h.repo, 'sub'),
+      });
       expect(result.exitCode, result.stderr).toBe(0);
       expect(existsSync(marker)).toBe(false);
       expect(result.stderr).toContain(`ignored ${join(h.repo, place)}`);
@@ -74,7 +77,10 @@ describe('a JavaScript config found by searching', () => {
   it('does not hide a data config beside it, and runs only when named with --config', async () => {
     const h = home();
     const marker = join(h.root, 'ran');
-    writeFileSync(join(h.repo, 'govctl.config.js'), `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran'); module.exports = { systemName: 'from-js' };`);
+    writeFileSync(
+      join(h.repo, 'govctl.config.js'),
+      `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran'); module.exports = { systemName: 'from-js' };`,
+    );
     writeFileSync(join(h.repo, '.govctlrc.json'), JSON.stringify({ systemName: 'from-json' }));
     const searched = await run(['config', 'show', '--json'], { env: h.env, cwd: h.repo });
     expect(JSON.parse(searched.stdout).settings.systemName.value).toBe('from-json');
@@ -140,18 +146,27 @@ describe("the user's API key and a project config's host", () => {
   it('goes to the project host once the pipeline pins it (GOVCTL_TRUSTED_HOSTS): the CI layout', async () => {
     const h = home();
     writeFileSync(join(h.repo, '.govctlrc.json'), JSON.stringify({ baseUrl: other.url, systemName: 'loan-scorer' }));
-    const result = await run(['whoami', '--json'], { env: { ...h.env, SERVICE_API_KEY: API_KEY, GOVCTL_TRUSTED_HOSTS: `https://elsewhere.example, ${other.url}/` }, cwd: join(h.repo, 'sub') });
+    const result = await run(['whoami', '--json'], {
+      env: { ...h.env, SERVICE_API_KEY: API_KEY, GOVCTL_TRUSTED_HOSTS: `https://elsewhere.example, ${other.url}/` },
+      cwd: join(h.repo, 'sub'),
+    });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).workspace_id).toBe('ws_other');
-    expect(other.requests[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(other.requests[0].headers.authorization).toBe(`Bearer ${API_KEY}`);
   });
 
   it('a pin that is not an http(s) URL is 78, shown as typed (a pin with a password is not shown whole)', async () => {
     const h = home();
-    const result = await run(['whoami', '--json'], { env: { ...h.env, SERVICE_API_KEY: API_KEY, SERVICE_BASE_URL: good.url, GOVCTL_TRUSTED_HOSTS: '127.0.0.1:45413' }, cwd: h.repo });
+    const result = await run(['whoami', '--json'], {
+      env: { ...h.env, SERVICE_API_KEY: API_KEY, SERVICE_BASE_URL: good.url, GOVCTL_TRUSTED_HOSTS: '127.0.0.1:45413' },
+      cwd: h.repo,
+    });
     expect(result.exitCode).toBe(78);
     expect(JSON.parse(result.stderr).message).toBe('GOVCTL_TRUSTED_HOSTS holds "127.0.0.1:45413", which is not an http(s) URL');
-    const secret = await run(['whoami', '--json'], { env: { ...h.env, SERVICE_API_KEY: API_KEY, SERVICE_BASE_URL: good.url, GOVCTL_TRUSTED_HOSTS: 'ftp://me:s3cret@files.example' }, cwd: h.repo });
+    const secret = await run(['whoami', '--json'], {
+      env: { ...h.env, SERVICE_API_KEY: API_KEY, SERVICE_BASE_URL: good.url, GOVCTL_TRUSTED_HOSTS: 'ftp://me:s3cret@files.example' },
+      cwd: h.repo,
+    });
     expect(secret.exitCode).toBe(78);
     expect(secret.stderr).not.toContain('s3cret');
   });
@@ -187,11 +202,11 @@ describe("the user's API key and a project config's host", () => {
     writeFileSync(join(h.repo, '.govctlrc.json'), JSON.stringify({ baseUrl: other.url, apiKeyFile: 'api-key' }));
     const own = await run(['whoami', '--json'], { env: h.env, cwd: h.repo });
     expect(own.exitCode, own.stderr).toBe(0);
-    expect(other.requests[0]!.headers.authorization).toBe(`Bearer ${PROJECT_KEY}`);
+    expect(other.requests[0].headers.authorization).toBe(`Bearer ${PROJECT_KEY}`);
 
     const named = await run(['whoami', '--json'], { env: { ...h.env, SERVICE_API_KEY: API_KEY, SERVICE_BASE_URL: good.url }, cwd: h.repo });
     expect(named.exitCode, named.stderr).toBe(0);
-    expect(good.requests[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(good.requests[0].headers.authorization).toBe(`Bearer ${API_KEY}`);
     expect(other.count).toBe(1);
   });
 
@@ -314,7 +329,11 @@ describe('unknown config keys', () => {
     const result = await run(['config', 'show', '--json'], { env: h.env, cwd: h.repo });
     expect(result.exitCode, result.stderr).toBe(0);
     // With --json, stderr is JSON only: each warning is a {"warning": text} line.
-    const warnings = result.stderr.trim().split('\n').map((line) => `${(JSON.parse(line) as { warning: string }).warning}\n`).join('');
+    const warnings = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => `${(JSON.parse(line) as { warning: string }).warning}\n`)
+      .join('');
     expect(warnings).toContain(`unknown setting "baseURL" in ${join(h.repo, '.govctlrc.json')} (ignored); did you mean "baseUrl"?`);
     expect(warnings).toContain('unknown setting "sytemName"');
     expect(warnings).toContain('did you mean "systemName"?');

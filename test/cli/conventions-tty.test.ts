@@ -24,7 +24,14 @@ beforeAll(async () => {
   file = join(makeTempDir('govctl-quiet-'), 'records.ndjson');
   const lines: string[] = [];
   for (let n = 0; n < COUNT; n++) {
-    lines.push(JSON.stringify({ record_type: 'change_event', system_name: 'quiet', occurred_at: '2026-01-01T00:00:00Z', payload: { type: 'deployment', by: 'ci@example.com', description: `release ${n}`, environment: 'production', system: 'quiet' } }));
+    lines.push(
+      JSON.stringify({
+        record_type: 'change_event',
+        system_name: 'quiet',
+        occurred_at: '2026-01-01T00:00:00Z',
+        payload: { type: 'deployment', by: 'ci@example.com', description: `release ${n}`, environment: 'production', system: 'quiet' },
+      }),
+    );
   }
   writeFileSync(file, `${lines.join('\n')}\n`);
 });
@@ -33,7 +40,12 @@ describe.skipIf(!HAS_SCRIPT)(`--quiet and --json on a terminal${HAS_SCRIPT ? '' 
   const run = async (flags: string[]) => {
     const dir = makeTempDir('govctl-quiet-');
     const results = join(dir, 'results');
-    const result = await runInPty(['evidence', 'import', file, '--base-url', 'local', ...flags], { env: { GOVCTL_DATA_DIR: join(dir, 'data') }, stdoutTo: results, columns: 80, timeout: 60_000 });
+    const result = await runInPty(['evidence', 'import', file, '--base-url', 'local', ...flags], {
+      env: { GOVCTL_DATA_DIR: join(dir, 'data') },
+      stdoutTo: results,
+      columns: 80,
+      timeout: 60_000,
+    });
     return { ...result, results: readFileSync(results, 'utf8') };
   };
 
@@ -55,6 +67,11 @@ describe.skipIf(!HAS_SCRIPT)(`--quiet and --json on a terminal${HAS_SCRIPT ? '' 
     const json = await run(['--json']);
     expect(json.exitCode).toBe(0);
     expect(json.output).toBe('');
-    expect(json.results.trimEnd().split('\n').map((line) => JSON.parse(line).status)).toEqual(Array(COUNT).fill('ok'));
+    expect(
+      json.results
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line).status),
+    ).toEqual(Array(COUNT).fill('ok'));
   });
 });

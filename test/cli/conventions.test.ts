@@ -18,7 +18,9 @@ import { makeHome, REPO, runCli, runProcess } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** A plain HTTP server on 127.0.0.1 that answers every request with `handler`, and counts them. */
-async function startPlainServer(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; requests: IncomingMessage[]; close(): Promise<void> }> {
+async function startPlainServer(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ url: string; requests: IncomingMessage[]; close(): Promise<void> }> {
   const requests: IncomingMessage[] = [];
   const server: Server = createServer((req, res) => {
     requests.push(req);
@@ -81,15 +83,18 @@ describe('stderr under --json', () => {
     expect(result.stdout).toBe('');
     const lines = result.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ error: 'not_found' });
+    expect(JSON.parse(lines[0])).toMatchObject({ error: 'not_found' });
   });
 
   it('carries warnings as {"warning"} lines and the error last', async () => {
     const home = makeHome();
     writeFileSync(join(home, '.govctlrc.json'), JSON.stringify({ baseURL: 'local' }));
     const result = await runCli(['evidence', 'list', '--json', '--workspace', 'ws_nobody'], { home });
-    const lines = result.stderr.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, string>);
-    expect(lines[0]!.warning).toMatch(/unknown setting "baseURL".*did you mean "baseUrl"/);
+    const lines = result.stderr
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, string>);
+    expect(lines[0].warning).toMatch(/unknown setting "baseURL".*did you mean "baseUrl"/);
     expect(lines.at(-1)).toMatchObject({ error: 'not_found' });
     expect(lines.filter((line) => 'error' in line)).toHaveLength(1);
   });
@@ -97,7 +102,10 @@ describe('stderr under --json', () => {
   it('carries -v traces as {"trace"} lines', async () => {
     const result = await runCli(['whoami', '--json', '-v'], { env: serviceEnv() });
     expect(result.exitCode, result.stderr).toBe(0);
-    const lines = result.stderr.trimEnd().split('\n').map((line) => JSON.parse(line) as { trace: string });
+    const lines = result.stderr
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { trace: string });
     expect(lines.some((line) => /^GET .*\/api\/me authorization: Bearer \*\*\* → 200/.test(line.trace))).toBe(true);
     expect(result.stderr).not.toContain(service.apiKey);
   });
@@ -168,7 +176,12 @@ describe('govctl version', () => {
   it('prints version, commit, Node version and platform; --json as an object', async () => {
     const result = await runCli(['version', '--json']);
     expect(result.exitCode).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ version: CLIENT_VERSION, commit: 'unknown', node: process.version, platform: `${process.platform}-${process.arch}` });
+    expect(JSON.parse(result.stdout)).toEqual({
+      version: CLIENT_VERSION,
+      commit: 'unknown',
+      node: process.version,
+      platform: `${process.platform}-${process.arch}`,
+    });
     const piped = await runCli(['version']);
     expect(piped.stdout).toBe(`version\t${CLIENT_VERSION}\ncommit\tunknown\nnode\t${process.version}\nplatform\t${process.platform}-${process.arch}\n`);
   });
@@ -202,8 +215,10 @@ describe('govctl help environment', () => {
     const read = new Set<string>();
     for (const file of files) {
       const text = readFileSync(file, 'utf8');
-      for (const match of text.matchAll(/\benv(?:\?)?\.([A-Za-z_][A-Za-z0-9_]*)\b|\benv\[['"]([A-Za-z_][A-Za-z0-9_]*)['"]\]|['"]((?:SERVICE|GOVCTL)_[A-Z_]+)['"]/g)) {
-        read.add(match[1] ?? match[2] ?? match[3]!);
+      for (const match of text.matchAll(
+        /\benv(?:\?)?\.([A-Za-z_][A-Za-z0-9_]*)\b|\benv\[['"]([A-Za-z_][A-Za-z0-9_]*)['"]\]|['"]((?:SERVICE|GOVCTL)_[A-Z_]+)['"]/g,
+      )) {
+        read.add(match[1] ?? match[2] ?? match[3]);
       }
     }
     read.delete('GOVCTL_CLIENT');
@@ -213,19 +228,25 @@ describe('govctl help environment', () => {
 });
 
 function walk(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  );
 }
 
 describe('GOVCTL_* names beside SERVICE_* ones', () => {
   it('are read, and win when both are set', async () => {
-    const result = await runCli(['config', 'show', '--json'], { env: { SERVICE_SYSTEM_NAME: 'from-service', GOVCTL_SYSTEM_NAME: 'from-govctl', SERVICE_WORKSPACE_ID: 'ws_service' } });
+    const result = await runCli(['config', 'show', '--json'], {
+      env: { SERVICE_SYSTEM_NAME: 'from-service', GOVCTL_SYSTEM_NAME: 'from-govctl', SERVICE_WORKSPACE_ID: 'ws_service' },
+    });
     const settings = JSON.parse(result.stdout).settings;
     expect(settings.systemName).toEqual({ value: 'from-govctl', source: 'env', origin: 'GOVCTL_SYSTEM_NAME' });
     expect(settings.workspaceId).toEqual({ value: 'ws_service', source: 'env', origin: 'SERVICE_WORKSPACE_ID' });
   });
 
   it('connect with GOVCTL_BASE_URL and GOVCTL_API_KEY beside an unrelated SERVICE_API_KEY', async () => {
-    const result = await runCli(['whoami', '--json'], { env: { GOVCTL_BASE_URL: service.url, GOVCTL_API_KEY: service.apiKey, SERVICE_API_KEY: 'sk_some_other_service_secret_0000' } });
+    const result = await runCli(['whoami', '--json'], {
+      env: { GOVCTL_BASE_URL: service.url, GOVCTL_API_KEY: service.apiKey, SERVICE_API_KEY: 'sk_some_other_service_secret_0000' },
+    });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).workspace_id).toBe(service.workspaceId);
   });
@@ -270,7 +291,9 @@ describe('--timeout', () => {
 describe('a base URL that is not the governance service', () => {
   it('says that nothing there answers like the service: the URL tried, the status and content type, sanitised', async () => {
     // Raw bytes: a C1 CSI (0x9b, which HTTP parsers pass as obs-text) in the content type.
-    const web = await startRawServer('HTTP/1.1 404 Not Found\r\ncontent-type: text/html\x9b2J; charset=utf-8\r\ncontent-length: 18\r\nconnection: close\r\n\r\n<h1>Not Found</h1>');
+    const web = await startRawServer(
+      'HTTP/1.1 404 Not Found\r\ncontent-type: text/html\x9b2J; charset=utf-8\r\ncontent-length: 18\r\nconnection: close\r\n\r\n<h1>Not Found</h1>',
+    );
     try {
       const result = await runCli(['whoami'], { env: { SERVICE_BASE_URL: web.url, SERVICE_API_KEY: service.apiKey } });
       expect(result.exitCode).toBe(69);
@@ -289,10 +312,12 @@ describe('a base URL that is not the governance service', () => {
   it('says so for a wrong path in front of the real service too', async () => {
     const result = await runCli(['evidence', 'list'], { env: { SERVICE_BASE_URL: `${service.url}/governance`, SERVICE_API_KEY: service.apiKey } });
     expect(result.exitCode).toBe(69);
-    expect(result.stderr).toContain(`nothing at ${service.url}/governance answers like a governance service: GET ${service.url}/governance/api/me answered 404`);
+    expect(result.stderr).toContain(
+      `nothing at ${service.url}/governance answers like a governance service: GET ${service.url}/governance/api/me answered 404`,
+    );
   });
 
-  it('translates an https:// URL that reaches plain HTTP instead of printing OpenSSL\'s words', async () => {
+  it("translates an https:// URL that reaches plain HTTP instead of printing OpenSSL's words", async () => {
     const https = service.url.replace(/^http:/, 'https:');
     const result = await runCli(['whoami'], { env: { SERVICE_BASE_URL: https, SERVICE_API_KEY: service.apiKey } });
     expect(result.exitCode).toBe(69);

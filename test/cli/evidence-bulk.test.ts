@@ -62,14 +62,20 @@ describe('evidence import in batches, against govctl serve', () => {
     writeFileSync(file, Array.from({ length: BULK }, (_, n) => change('bulk-a', n)).join('\n'));
     const first = await govctl(['evidence', 'import', file, '--json']);
     expect(first.code).toBe(0);
-    const lines = first.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+    const lines = first.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines.map((line) => line.index)).toEqual(Array.from({ length: BULK }, (_, n) => n));
     expect(lines.every((line) => line.status === 'ok' && /^rec_/.test(line.record_id) && line.replayed === undefined)).toBe(true);
     expect(storedFor(server.dbPath, 'bulk-a')).toBe(BULK);
 
     const again = await govctl(['evidence', 'import', file, '--json']);
     expect(again.code).toBe(0);
-    const replayed = again.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+    const replayed = again.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(replayed.map((line) => line.record_id)).toEqual(lines.map((line) => line.record_id));
     expect(replayed.every((line) => line.replayed === true)).toBe(true);
     // --json: stderr holds JSON only, and the summary is a notice; a run without it says it.
@@ -91,7 +97,12 @@ describe('evidence import in batches, against govctl serve', () => {
     const input = Array.from({ length: 5 }, (_, n) => change('bulk-c', n)).join('\n');
     const result = await govctl(['evidence', 'import', '-', '--resume-from', '3'], { stdin: input });
     expect(result.code).toBe(0);
-    expect(result.stdout.trimEnd().split('\n').map((line) => line.split('\t')[1])).toEqual(['3', '4']);
+    expect(
+      result.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split('\t')[1]),
+    ).toEqual(['3', '4']);
     expect(storedFor(server.dbPath, 'bulk-c')).toBe(2);
   });
 
@@ -99,7 +110,12 @@ describe('evidence import in batches, against govctl serve', () => {
     const input = [change('bulk-d', 0), '{"record_type":"change_event"}', 'not json', change('bulk-d', 3)].join('\n');
     const result = await govctl(['evidence', 'import', '-'], { stdin: input });
     expect(result.code).toBe(65);
-    expect(result.stdout.trimEnd().split('\n').map((line) => line.split('\t').slice(0, 2))).toEqual([
+    expect(
+      result.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split('\t').slice(0, 2)),
+    ).toEqual([
       ['ok', '0'],
       ['error', '1'],
       ['error', '2'],
@@ -119,7 +135,24 @@ describe('evidence import in batches, against govctl serve', () => {
 
 describe('evidence add', () => {
   it('sends a key derived from the record: the same record added again is answered, not stored twice', async () => {
-    const args = ['evidence', 'add', 'change_event', '--system', 'bulk-add', '--type', 'deployment', '--by', 'ci@example.com', '--description', 'v1', '--environment', 'production', '--occurred-at', '2026-01-01T00:00:00Z', '--json'];
+    const args = [
+      'evidence',
+      'add',
+      'change_event',
+      '--system',
+      'bulk-add',
+      '--type',
+      'deployment',
+      '--by',
+      'ci@example.com',
+      '--description',
+      'v1',
+      '--environment',
+      'production',
+      '--occurred-at',
+      '2026-01-01T00:00:00Z',
+      '--json',
+    ];
     const first = await govctl(args);
     expect(first.code).toBe(0);
     const again = await govctl(args);
@@ -140,8 +173,10 @@ describe('evidence export, and what reads it', () => {
     expect(lines).toHaveLength(3);
     expect(exported.stderr).toMatch(/exported 3 records/);
     // Each line is the stored record exactly as GET grc/evidence/{id} returns it.
-    const id = JSON.parse(lines[0]!).record_id as string;
-    const single = await fetch(`${server.url}/api/workspaces/${server.workspaceId}/governance/grc/evidence/${id}`, { headers: { authorization: `Bearer ${server.apiKey}` } });
+    const id = JSON.parse(lines[0]).record_id as string;
+    const single = await fetch(`${server.url}/api/workspaces/${server.workspaceId}/governance/grc/evidence/${id}`, {
+      headers: { authorization: `Bearer ${server.apiKey}` },
+    });
     expect(lines[0]).toBe(await single.text());
 
     const reimported = await govctl(['evidence', 'import', '-', '--json'], { stdin: exported.stdout });
@@ -165,7 +200,12 @@ describe('evidence export, and what reads it', () => {
     const verified = await govctl(['evidence', 'verify', '--remote', '--system', 'bulk-f'], { env: signed });
     expect(verified.code).toBe(0);
     expect(verified.stderr).toMatch(/checked 2 stored records \(all time\)/);
-    expect(verified.stdout.trimEnd().split('\n').every((line) => line.startsWith('valid'))).toBe(true);
+    expect(
+      verified.stdout
+        .trimEnd()
+        .split('\n')
+        .every((line) => line.startsWith('valid')),
+    ).toBe(true);
     const narrowed = await govctl(['evidence', 'verify', '--remote', '--system', 'bulk-f', '--days', '30'], { env: signed });
     expect(narrowed.stderr).toMatch(/checked 1 stored record \(occurred since/);
     // An unsigned record fails the check: verify --remote reads every record, not just a window.
@@ -182,7 +222,12 @@ describe('the embedded store', () => {
     const first = await govctl(['evidence', 'import', '-', '--data-dir', dataDir], { stdin: input, env: local });
     expect(first.code).toBe(0);
     const again = await govctl(['evidence', 'import', '-', '--data-dir', dataDir, '--json'], { stdin: input, env: local });
-    expect(again.stdout.trimEnd().split('\n').every((line) => JSON.parse(line).replayed === true)).toBe(true);
+    expect(
+      again.stdout
+        .trimEnd()
+        .split('\n')
+        .every((line) => JSON.parse(line).replayed === true),
+    ).toBe(true);
     expect(storedFor(join(dataDir, 'govctl.db'), 'local-bulk')).toBe(30);
     const exported = await govctl(['evidence', 'export', '--data-dir', dataDir], { env: local });
     expect(exported.stdout.trimEnd().split('\n')).toHaveLength(30);
@@ -192,14 +237,29 @@ describe('the embedded store', () => {
 describe('attest batch', () => {
   it('sends idempotency keys: a re-run stores no attestation twice', async () => {
     const input = Array.from({ length: 4 }, (_, n) =>
-      JSON.stringify({ system_name: 'bulk-att', tool_name: `t${n}`, input_hash: 'a'.repeat(64), output_hash: 'b'.repeat(64), executed_at: '2026-01-01T00:00:00Z' }),
+      JSON.stringify({
+        system_name: 'bulk-att',
+        tool_name: `t${n}`,
+        input_hash: 'a'.repeat(64),
+        output_hash: 'b'.repeat(64),
+        executed_at: '2026-01-01T00:00:00Z',
+      }),
     ).join('\n');
     const first = await govctl(['attest', 'batch', '-', '--json'], { stdin: input });
     expect(first.code).toBe(0);
     const again = await govctl(['attest', 'batch', '-', '--json'], { stdin: input });
-    const ids = (text: string) => text.trimEnd().split('\n').map((line) => JSON.parse(line).attestation_id);
+    const ids = (text: string) =>
+      text
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line).attestation_id);
     expect(ids(again.stdout)).toEqual(ids(first.stdout));
-    expect(again.stdout.trimEnd().split('\n').every((line) => JSON.parse(line).replayed === true)).toBe(true);
+    expect(
+      again.stdout
+        .trimEnd()
+        .split('\n')
+        .every((line) => JSON.parse(line).replayed === true),
+    ).toBe(true);
     const db = new Database(server.dbPath, { readonly: true });
     const count = (db.prepare("SELECT count(*) AS n FROM attestations WHERE system_name = 'bulk-att'").get() as { n: number }).n;
     db.close();

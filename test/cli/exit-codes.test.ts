@@ -1,11 +1,20 @@
 /** exitCodeFor is the one place that turns an error into the exit code of the public contract. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DataError, InputFileError, InterruptedError, PartialFailureError, PipeClosedError, SignatureMismatchError, UsageError } from '../../src/cli/errors.js';
+import {
+  ConfigError,
+  DataError,
+  InputFileError,
+  InterruptedError,
+  PartialFailureError,
+  PipeClosedError,
+  SignatureMismatchError,
+  UsageError,
+} from '../../src/cli/errors.js';
 import { EXIT, exitCodeFor } from '../../src/cli/exit-codes.js';
 import { GatesFailedError } from '../../src/cli/gates/verdict.js';
 
 describe('exitCodeFor', () => {
-  it('gives each of the command line\'s errors its code of the contract', () => {
+  it("gives each of the command line's errors its code of the contract", () => {
     expect(exitCodeFor(new UsageError('x'))).toBe(64);
     expect(exitCodeFor(new DataError('x'))).toBe(65);
     expect(exitCodeFor(new InputFileError('x'))).toBe(66);

@@ -14,11 +14,14 @@ import { makeHome, runCli } from '../helpers/cli.js';
 
 const GOOD_HASH = 'a'.repeat(64);
 
-describe('commander\'s errors in the CLI\'s own words', () => {
+describe("commander's errors in the CLI's own words", () => {
   it.each([
     [['gates', 'check', '--fail-on', 'nevr'], 'govctl: --fail-on must be one of soft, hard, never, got "nevr"; see `govctl gates check --help`\n'],
     [['evidence', 'list', '--limit', 'ten'], 'govctl: --limit must be a whole number, got "ten"; see `govctl evidence list --help`\n'],
-    [['derive', '--description', 'x', '--risk-tier', 'huge'], 'govctl: --risk-tier must be one of unacceptable, high, limited, minimal, got "huge"; see `govctl derive --help`\n'],
+    [
+      ['derive', '--description', 'x', '--risk-tier', 'huge'],
+      'govctl: --risk-tier must be one of unacceptable, high, limited, minimal, got "huge"; see `govctl derive --help`\n',
+    ],
     [['evidence', 'list', '--days'], "govctl: option '--days <n>' argument missing; see `govctl evidence list --help`\n"],
   ])('%j', async (args, stderr) => {
     const result = await runCli(args);
@@ -35,7 +38,21 @@ describe('commander\'s errors in the CLI\'s own words', () => {
 
 describe('a malformed value is 64 wherever the flag comes from', () => {
   it('--environment prod (change_event) is 64, said once', async () => {
-    const result = await runCli(['evidence', 'add', 'change_event', '--system', 's', '--type', 'deployment', '--by', 'a@example.com', '--description', 'd', '--environment', 'prod']);
+    const result = await runCli([
+      'evidence',
+      'add',
+      'change_event',
+      '--system',
+      's',
+      '--type',
+      'deployment',
+      '--by',
+      'a@example.com',
+      '--description',
+      'd',
+      '--environment',
+      'prod',
+    ]);
     expect(result.exitCode).toBe(64);
     expect(result.stderr.match(/--environment/g)).toHaveLength(1);
     expect(result.stderr).toMatch(/--environment must be one of: production, staging, development/);
@@ -57,7 +74,9 @@ describe('a malformed value is 64 wherever the flag comes from', () => {
     const result = await runCli(['evidence', 'export', '--since', '2026-02-01', '--until', '2026-01-01', '--base-url', 'local']);
     expect(result.exitCode).toBe(64);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe('govctl: --since (2026-02-01T00:00:00Z) must be before --until (2026-01-01T00:00:00Z): no record can lie between them; swap the two, or drop one\n');
+    expect(result.stderr).toBe(
+      'govctl: --since (2026-02-01T00:00:00Z) must be before --until (2026-01-01T00:00:00Z): no record can lie between them; swap the two, or drop one\n',
+    );
   });
 
   it('--executed-at yesterday is 64; a good attestation still goes through', async () => {
@@ -68,7 +87,7 @@ describe('a malformed value is 64 wherever the flag comes from', () => {
     expect(good.exitCode, good.stderr).toBe(0);
   });
 
-  it('a required field left out is the record\'s (65), and so is a bad value from --payload-file', async () => {
+  it("a required field left out is the record's (65), and so is a bad value from --payload-file", async () => {
     const missing = await runCli(['evidence', 'add', 'ai_risk_assessment', '--system', 's']);
     expect(missing.exitCode).toBe(65);
     const home = makeHome();
@@ -105,14 +124,16 @@ interface Case {
   value: string;
 }
 
-const CASES: Case[] = [...CATALOGUE.values()].flatMap((spec): { type: string; flag: string; value: string | undefined }[] => [
-  ...spec.fields
-    .filter((field) => !field.fixed && field.flag !== 'system' && field.wire !== 'system' && field.kind !== 'boolean')
-    .map((field) => ({ type: spec.type, flag: field.flag ?? field.wire.replace(/_/g, '-'), value: badValue(field) })),
-  ...spec.topInputs.map((input) => ({ type: spec.type, flag: input.flag, value: badValue({ kind: input.kind, ...(input.enum && { enum: input.enum }) }) })),
-  { type: spec.type, flag: 'occurred-at', value: 'yesterday' },
-  { type: spec.type, flag: 'environment', value: 'prod' },
-]).filter((found): found is Case => found.value !== undefined);
+const CASES: Case[] = [...CATALOGUE.values()]
+  .flatMap((spec): { type: string; flag: string; value: string | undefined }[] => [
+    ...spec.fields
+      .filter((field) => !field.fixed && field.flag !== 'system' && field.wire !== 'system' && field.kind !== 'boolean')
+      .map((field) => ({ type: spec.type, flag: field.flag ?? field.wire.replace(/_/g, '-'), value: badValue(field) })),
+    ...spec.topInputs.map((input) => ({ type: spec.type, flag: input.flag, value: badValue({ kind: input.kind, ...(input.enum && { enum: input.enum }) }) })),
+    { type: spec.type, flag: 'occurred-at', value: 'yesterday' },
+    { type: spec.type, flag: 'environment', value: 'prod' },
+  ])
+  .filter((found): found is Case => found.value !== undefined);
 
 describe('every enum and format flag generated from the catalogue', () => {
   it('has cases for every record type', () => {
@@ -120,20 +141,28 @@ describe('every enum and format flag generated from the catalogue', () => {
     expect(CASES.length).toBeGreaterThan(40);
   });
 
-  it.each(CASES.map((found) => [`${found.type} --${found.flag} ${found.value}`, found] as const))('%s is 64, naming the flag and the value', async (_name, found) => {
-    const result = await runCli(['evidence', 'add', found.type, '--system', 's', `--${found.flag}`, found.value, '--json']);
-    expect(result.exitCode, result.stderr).toBe(64);
-    const error = JSON.parse(result.stderr) as { error: string; field: string; message: string };
-    expect(error.error).toBe('usage_error');
-    expect(error.message).toContain(`--${found.flag}`);
-    expect(error.message).toContain(`got "${found.value}"`);
-  });
+  it.each(CASES.map((found) => [`${found.type} --${found.flag} ${found.value}`, found] as const))(
+    '%s is 64, naming the flag and the value',
+    async (_name, found) => {
+      const result = await runCli(['evidence', 'add', found.type, '--system', 's', `--${found.flag}`, found.value, '--json']);
+      expect(result.exitCode, result.stderr).toBe(64);
+      const error = JSON.parse(result.stderr) as { error: string; field: string; message: string };
+      expect(error.error).toBe('usage_error');
+      expect(error.message).toContain(`--${found.flag}`);
+      expect(error.message).toContain(`got "${found.value}"`);
+    },
+  );
 });
 
 describe('plurals', () => {
   it('evidence sign says "1 of 2 records is invalid"', async () => {
     const home = makeHome();
-    const good = { record_type: 'change_event', system_name: 's', occurred_at: '2026-01-01T00:00:00Z', payload: { type: 'deployment', by: 'a@example.com', description: 'd', environment: 'production', system: 's' } };
+    const good = {
+      record_type: 'change_event',
+      system_name: 's',
+      occurred_at: '2026-01-01T00:00:00Z',
+      payload: { type: 'deployment', by: 'a@example.com', description: 'd', environment: 'production', system: 's' },
+    };
     writeFileSync(join(home, 'r.ndjson'), `${JSON.stringify(good)}\n${JSON.stringify({ ...good, payload: {} })}\n`);
     const result = await runCli(['evidence', 'sign', 'r.ndjson', '--workspace', 'ws_1'], { home, env: { SERVICE_SIGNING_KEY: '11'.repeat(32) } });
     expect(result.exitCode).toBe(65);

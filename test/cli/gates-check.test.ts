@@ -35,7 +35,7 @@ describe('govctl gates check against a real service', () => {
     expect(result.exitCode).toBe(2);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(5);
-    expect(lines[0]!.split('\t').slice(0, 3)).toEqual(['gate_eu_ai_act', 'hard', '2']);
+    expect(lines[0].split('\t').slice(0, 3)).toEqual(['gate_eu_ai_act', 'hard', '2']);
     expect(result.stderr).toMatch(/1 blocking gate failing \(gate_eu_ai_act\).*exit 2/);
     expect((await gatesCheck('--fail-on', 'hard')).exitCode).toBe(2);
     const never = await gatesCheck('--fail-on', 'never');
@@ -45,7 +45,10 @@ describe('govctl gates check against a real service', () => {
 
   it('reaches 1 and then 0 as the policy is set with `admin gates set` and evidence is added', async () => {
     const admin = (framework: string, mode: string, threshold: string) =>
-      runCli(['admin', 'gates', 'set', framework, '--mode', mode, '--threshold', threshold, '--db', server.dbPath, '--workspace', server.workspaceId, '--json'], {});
+      runCli(
+        ['admin', 'gates', 'set', framework, '--mode', mode, '--threshold', threshold, '--db', server.dbPath, '--workspace', server.workspaceId, '--json'],
+        {},
+      );
     const set = await admin('eu_ai_act', 'required', '20');
     expect(set.exitCode, set.stderr).toBe(0);
     expect(JSON.parse(set.stdout).gates[0]).toEqual({ framework: 'eu_ai_act', mode: 'required', threshold: 20, source: 'workspace' });
@@ -67,7 +70,12 @@ describe('govctl gates check against a real service', () => {
     await postRecord(server, 'change_event', 'loan-scorer', changeEvent('loan-scorer'));
     const passed = await gatesCheck();
     expect(passed.exitCode, passed.stderr).toBe(0);
-    expect(passed.stdout.trimEnd().split('\n').map((line) => line.split('\t')[1])).toEqual(['pass', 'pass', 'pass', 'pass', 'pass']);
+    expect(
+      passed.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split('\t')[1]),
+    ).toEqual(['pass', 'pass', 'pass', 'pass', 'pass']);
     expect(passed.stderr).toBe('');
   });
 
@@ -103,9 +111,9 @@ describe('gates check output formats', () => {
     expect(cases).toHaveLength(5);
     const failures = findAll(root, 'failure');
     expect(failures).toHaveLength(1);
-    expect(failures[0]!.attributes.type).toBe('hard');
-    expect(failures[0]!.attributes.message).toMatch(/^20% < 90%: record /);
-    expect(suites[0]!.attributes).toMatchObject({ tests: '5', failures: '1' });
+    expect(failures[0].attributes.type).toBe('hard');
+    expect(failures[0].attributes.message).toMatch(/^20% < 90%: record /);
+    expect(suites[0].attributes).toMatchObject({ tests: '5', failures: '1' });
   });
 
   it('writes GitHub annotations, errors before warnings, and appends the job summary', async () => {
@@ -115,7 +123,10 @@ describe('gates check output formats', () => {
     writeFileSync(summary, '# earlier step\n');
     const result = await runCli(['gates', 'check', '--format', 'github'], { env: { ...env, GITHUB_STEP_SUMMARY: summary } });
     expect(result.exitCode).toBe(2);
-    const kinds = result.stdout.trimEnd().split('\n').map((line) => /^::(error|warning|notice) /.exec(line)?.[1]);
+    const kinds = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => /^::(error|warning|notice) /.exec(line)?.[1]);
     expect(kinds).toEqual(['error', 'warning', 'notice', 'notice', 'notice']);
     expect(result.stdout).toMatch(/^::error title=EU AI Act readiness ≥ 90%25 \(gate_eu_ai_act\)::blocking gate failing: 20%25 < 90%25/m);
     expect(result.stdout).toMatch(/^::warning title=ISO\/IEC 27001 readiness ≥ 50%25 \(gate_iso_27001\)::/m);

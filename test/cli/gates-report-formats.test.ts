@@ -65,24 +65,28 @@ describe('JUnit report', () => {
     const root = parseXml(xml);
     const suites = findAll(root, 'testsuite');
     expect(suites).toHaveLength(1);
-    expect(suites[0]!.attributes).toMatchObject({ name: 'govctl gates', tests: '3', failures: '2' });
+    expect(suites[0].attributes).toMatchObject({ name: 'govctl gates', tests: '3', failures: '2' });
     const cases = findAll(root, 'testcase');
     expect(cases.map((c) => c.attributes.name)).toEqual([pass.name, soft.name, tricky.name]);
-    expect(findAll(cases[0]!, 'failure')).toHaveLength(0);
-    const [softFailure] = findAll(cases[1]!, 'failure');
-    expect(softFailure!.attributes).toEqual({ message: soft.reason, type: 'soft' });
-    const [hardFailure] = findAll(cases[2]!, 'failure');
-    expect(hardFailure!.attributes.type).toBe('hard');
+    expect(findAll(cases[0], 'failure')).toHaveLength(0);
+    const [softFailure] = findAll(cases[1], 'failure');
+    expect(softFailure.attributes).toEqual({ message: soft.reason, type: 'soft' });
+    const [hardFailure] = findAll(cases[2], 'failure');
+    expect(hardFailure.attributes.type).toBe('hard');
     // Line breaks survive in the attribute; the forbidden control character is replaced.
-    expect(hardFailure!.attributes.message).toBe('line one\nline two\twith <tags> & ]]> and a control \ufffd char');
-    expect(hardFailure!.text).toContain('with <tags> & ]]>');
+    expect(hardFailure.attributes.message).toBe('line one\nline two\twith <tags> & ]]> and a control \ufffd char');
+    expect(hardFailure.text).toContain('with <tags> & ]]>');
   });
 
   it('is checked by a parser that does reject malformed XML', () => {
     for (const bad of ['<a><b></a></b>', '<a x="1" x="2"/>', '<a>&nope;</a>', '<a>1 & 2</a>', '<a x="<"/>', '<a/><b/>', '<a>', 'text<a/>']) {
       expect(() => parseXml(bad), bad).toThrow();
     }
-    expect(parseXml('<?xml version="1.0" encoding="UTF-8"?>\n<a x="&lt;&#10;"><b/>t&amp;t</a>\n')).toMatchObject({ name: 'a', attributes: { x: '<\n' }, text: 't&t' });
+    expect(parseXml('<?xml version="1.0" encoding="UTF-8"?>\n<a x="&lt;&#10;"><b/>t&amp;t</a>\n')).toMatchObject({
+      name: 'a',
+      attributes: { x: '<\n' },
+      text: 't&t',
+    });
   });
 
   it('escapes the five XML specials and keeps other text', () => {
@@ -93,7 +97,9 @@ describe('JUnit report', () => {
 
 describe('GitHub workflow commands', () => {
   it('lists blocking failures first, then soft failures, then passing gates', () => {
-    const lines = githubAnnotations(checkGatesReply({ gates: [pass, soft, hard] })).trimEnd().split('\n');
+    const lines = githubAnnotations(checkGatesReply({ gates: [pass, soft, hard] }))
+      .trimEnd()
+      .split('\n');
     expect(lines.map((line) => line.split(' ')[0])).toEqual(['::error', '::warning', '::notice']);
     expect(lines[0]).toContain('gate_eu_ai_act');
     expect(lines[1]).toContain('gate_iso_42001');

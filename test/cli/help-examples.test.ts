@@ -30,7 +30,7 @@ function fitsKind(field: FieldSpec): boolean {
   }
 }
 
-describe('the catalogue\'s example values', () => {
+describe("the catalogue's example values", () => {
   it('gives every field of every record type an example of its kind, never its description', () => {
     const problems: string[] = [];
     for (const spec of CATALOGUE.values()) {
@@ -38,7 +38,8 @@ describe('the catalogue\'s example values', () => {
         if (!fitsKind(field)) problems.push(`${spec.type}.${field.wire}: ${JSON.stringify(field.example)} is not a ${field.kind}`);
         if (field.example === field.description) problems.push(`${spec.type}.${field.wire}: the example is the description`);
       }
-      for (const input of spec.topInputs) if (typeof input.example !== 'string' || input.example === '') problems.push(`${spec.type} top input ${input.input}: no example`);
+      for (const input of spec.topInputs)
+        if (typeof input.example !== 'string' || input.example === '') problems.push(`${spec.type} top input ${input.input}: no example`);
     }
     expect(problems).toEqual([]);
   });
@@ -58,14 +59,24 @@ describe('evidence add <type> --help', () => {
     const dataDir = makeTempDir('govctl-examples-');
     for (const spec of CATALOGUE.values()) {
       const help = (await runCli(['evidence', 'add', spec.type, '--help'])).stdout;
-      const example = help.split('Examples:\n')[1]!.split('\n')[0]!.replace(/^\s*\$ govctl /, '');
+      const example = help
+        .split('Examples:\n')[1]
+        .split('\n')[0]
+        .replace(/^\s*\$ govctl /, '');
       // No description used as a value, and no prohibited practice as the risk level.
       for (const field of spec.fields) expect(example).not.toContain(`"${field.description}"`);
       expect(example).not.toContain('unacceptable');
       // The words as a shell splits them (quotes, escapes), run in-process.
-      const words = execFileSync('bash', ['-c', `printf '%s\\0' ${example}`], { encoding: 'utf8' }).split('\0').slice(0, -1);
+      const words = execFileSync('bash', ['-c', `printf '%s\\0' ${example}`], { encoding: 'utf8' })
+        .split('\0')
+        .slice(0, -1);
       const result = await runCli([...words, '--dry-run', '--json', '--base-url', 'local', '--data-dir', dataDir]);
-      expect({ type: spec.type, exitCode: result.exitCode, stdout: result.exitCode === 0 ? 'ok' : result.stdout, stderr: result.stderr.replace(/^govctl: using the local store.*\n/m, '') }).toEqual({
+      expect({
+        type: spec.type,
+        exitCode: result.exitCode,
+        stdout: result.exitCode === 0 ? 'ok' : result.stdout,
+        stderr: result.stderr.replace(/^govctl: using the local store.*\n/m, ''),
+      }).toEqual({
         type: spec.type,
         exitCode: 0,
         stdout: 'ok',
@@ -77,7 +88,7 @@ describe('evidence add <type> --help', () => {
 
   it('takes the risk level, the Annex III category its rule then needs, and repeats list flags per item', async () => {
     const help = (await runCli(['evidence', 'add', 'ai_risk_assessment', '--help'])).stdout;
-    const example = help.split('Examples:\n')[1]!.split('\n')[0]!;
+    const example = help.split('Examples:\n')[1].split('\n')[0];
     expect(example).toContain('--risk-level high');
     expect(example).toContain('--annex-iii-category essential_services');
     expect(example).toContain('--impact-domain credit --impact-domain consumer_finance');
@@ -87,11 +98,12 @@ describe('evidence add <type> --help', () => {
 describe('the MCP record tools', () => {
   it("show the catalogue's example record too: realistic values, never descriptions or the first enum value", () => {
     for (const spec of CATALOGUE.values()) {
-      const example = (recordToolSchema(spec).schema as { examples: Record<string, unknown>[] }).examples[0]!;
+      const example = (recordToolSchema(spec).schema as { examples: Record<string, unknown>[] }).examples[0];
       for (const field of exampleSelection(spec).fields) {
         // art5_self_assessment stays false in an agent's example: only a human certifies it.
         if (field.wire === 'art5_self_assessment') expect(example[field.wire]).toBe(false);
-        else if (field.wire !== 'system') expect({ type: spec.type, field: field.wire, value: example[field.wire] }).toEqual({ type: spec.type, field: field.wire, value: field.example });
+        else if (field.wire !== 'system')
+          expect({ type: spec.type, field: field.wire, value: example[field.wire] }).toEqual({ type: spec.type, field: field.wire, value: field.example });
       }
       expect(JSON.stringify(example)).not.toContain('unacceptable');
     }

@@ -12,7 +12,12 @@ describe('govctl help exit-codes', () => {
     const result = await runCli(['help', 'exit-codes'], {});
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe(EXIT_CODE_MEANINGS.map(({ code, meaning }) => `${code}\t${meaning}\n`).join(''));
-    expect(result.stdout.split('\n').map((line) => line.split('\t')[0]).filter(Boolean)).toEqual(['0', '1', '2', '64', '65', '66', '69', '70', '75', '77', '78', '130']);
+    expect(
+      result.stdout
+        .split('\n')
+        .map((line) => line.split('\t')[0])
+        .filter(Boolean),
+    ).toEqual(['0', '1', '2', '64', '65', '66', '69', '70', '75', '77', '78', '130']);
   });
 
   it('prints {exit_codes: [{code, meaning}]} with --json', async () => {
@@ -37,7 +42,23 @@ describe('govctl help <command>', () => {
   });
 
   it('gives every new command help text with examples', async () => {
-    for (const command of [['posture'], ['systems'], ['gates', 'check'], ['derive'], ['config', 'show'], ['config', 'init'], ['serve'], ['admin', 'init'], ['admin', 'api-key', 'create'], ['admin', 'api-key', 'list'], ['admin', 'api-key', 'revoke'], ['admin', 'gates', 'set'], ['admin', 'gates', 'show'], ['completion'], ['help', 'exit-codes']]) {
+    for (const command of [
+      ['posture'],
+      ['systems'],
+      ['gates', 'check'],
+      ['derive'],
+      ['config', 'show'],
+      ['config', 'init'],
+      ['serve'],
+      ['admin', 'init'],
+      ['admin', 'api-key', 'create'],
+      ['admin', 'api-key', 'list'],
+      ['admin', 'api-key', 'revoke'],
+      ['admin', 'gates', 'set'],
+      ['admin', 'gates', 'show'],
+      ['completion'],
+      ['help', 'exit-codes'],
+    ]) {
       const result = await runCli([...command, '--help'], {});
       expect(result.exitCode, command.join(' ')).toBe(0);
       expect(result.stdout, command.join(' ')).toMatch(/Examples:\n {2}\$ govctl /);

@@ -23,7 +23,10 @@ interface Footprint {
 function footprint(): Footprint {
   return {
     listeners: Object.fromEntries(WATCHED_EVENTS.map((event) => [event, process.listenerCount(event)])),
-    resources: process.getActiveResourcesInfo().filter((name) => name !== 'TTYWrap').sort(),
+    resources: process
+      .getActiveResourcesInfo()
+      .filter((name) => name !== 'TTYWrap')
+      .sort(),
     fds: readdirSync('/proc/self/fd').length,
   };
 }
@@ -31,7 +34,8 @@ function footprint(): Footprint {
 /** What `after` holds beyond `before`: listeners, active resources by kind, file descriptors. */
 function added(before: Footprint, after: Footprint): Record<string, number> {
   const extra: Record<string, number> = {};
-  for (const event of WATCHED_EVENTS) if (after.listeners[event]! > before.listeners[event]!) extra[`listener ${event}`] = after.listeners[event]! - before.listeners[event]!;
+  for (const event of WATCHED_EVENTS)
+    if (after.listeners[event] > before.listeners[event]) extra[`listener ${event}`] = after.listeners[event] - before.listeners[event];
   const count = (names: string[]) => names.reduce<Record<string, number>>((counts, name) => ({ ...counts, [name]: (counts[name] ?? 0) + 1 }), {});
   const [was, now] = [count(before.resources), count(after.resources)];
   for (const [name, n] of Object.entries(now)) if (n > (was[name] ?? 0)) extra[name] = n - (was[name] ?? 0);
@@ -69,7 +73,11 @@ afterAll(async () => {
 });
 
 const change = (system: string) =>
-  JSON.stringify({ record_type: 'change_event', system_name: system, payload: { type: 'deployment', by: 'ci@example.com', description: 'v2', environment: 'production', system } });
+  JSON.stringify({
+    record_type: 'change_event',
+    system_name: system,
+    payload: { type: 'deployment', by: 'ci@example.com', description: 'v2', environment: 'production', system },
+  });
 
 describe('an in-process run', () => {
   it('leaves no handler, timer, socket or open file behind: remote, embedded store, serve and failures', async () => {

@@ -23,9 +23,9 @@ beforeAll(async () => {
   const packed = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packDir], { cwd: REPO, timeout: 60_000, reject: false });
   expect(packed.exitCode, packed.stderr).toBe(0);
   const [report] = JSON.parse(packed.stdout) as { filename: string; files: { path: string; mode: number }[] }[];
-  expect(report!.filename).toBe(`govctl-${version}.tgz`);
-  files = report!.files;
-  execFileSync('tar', ['-xzf', join(packDir, report!.filename), '-C', packDir], { timeout: 30_000 });
+  expect(report.filename).toBe(`govctl-${version}.tgz`);
+  files = report.files;
+  execFileSync('tar', ['-xzf', join(packDir, report.filename), '-C', packDir], { timeout: 30_000 });
 }, 90_000);
 
 describe('docs/ci.md install recipe', () => {
@@ -51,15 +51,22 @@ describe('docs/ci.md install recipe', () => {
     for (const file of files.filter((entry) => entry.path.endsWith('.d.ts'))) {
       const text = readFileSync(join(packDir, 'package', file.path), 'utf8');
       for (const [, specifier] of text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)['"]([^'"]+)['"]/g)) {
-        if (specifier!.startsWith('.') || specifier!.startsWith('node:') || builtinModules.includes(specifier!) || specifier!.split('/')[0] === 'govctl') continue;
-        imported.add(specifier!.split('/').slice(0, specifier!.startsWith('@') ? 2 : 1).join('/'));
+        if (specifier.startsWith('.') || specifier.startsWith('node:') || builtinModules.includes(specifier) || specifier.split('/')[0] === 'govctl') continue;
+        imported.add(
+          specifier
+            .split('/')
+            .slice(0, specifier.startsWith('@') ? 2 : 1)
+            .join('/'),
+        );
       }
     }
     expect(imported.size).toBeGreaterThan(0);
     /** A package that carries its own declarations: `types`/`typings`, an index.d.ts, or types in its exports. */
     const ownTypes = (name: string) => {
       const own = JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as Record<string, unknown>;
-      return Boolean(own.types ?? own.typings) || existsSync(join(REPO, 'node_modules', name, 'index.d.ts')) || JSON.stringify(own.exports ?? {}).includes('"types"');
+      return (
+        Boolean(own.types ?? own.typings) || existsSync(join(REPO, 'node_modules', name, 'index.d.ts')) || JSON.stringify(own.exports ?? {}).includes('"types"')
+      );
     };
     const typesPackage = (name: string) => `@types/${name.startsWith('@') ? name.slice(1).replace('/', '__') : name}`;
     const missing = [...imported].filter((name) => !dependencies.has(name) || (!ownTypes(name) && !dependencies.has(typesPackage(name))));

@@ -20,19 +20,23 @@ const { tempDir, newService, serve, stop, onCleanup, govctl } = ledgerServices('
 async function writeEvidence(service: Service, n: number): Promise<string[]> {
   const ids = [];
   for (let i = 0; i < n; i++) {
-    const reply = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: evidenceRecord('change_event', { identity: 'alice@example.com', resource: 'github.com/acme/app', environment: 'production' }) });
+    const reply = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), {
+      body: evidenceRecord('change_event', { identity: 'alice@example.com', resource: 'github.com/acme/app', environment: 'production' }),
+    });
     ids.push(reply.json.record_id as string);
   }
   await service.server.service.store.ledger.integrate();
   return ids;
 }
 
-
-
 /** Canonical JSON as docs/ledger.md states it (keys sorted, no white space), written here for the forged entries. */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v);
 }
 
@@ -66,7 +70,7 @@ async function rewritingProxy(target: string, rewrite: (path: string, body: stri
 }
 
 describe('govctl ledger audit against a dishonest service', () => {
-  it("names an exported record whose payload a second, later \"payload\" member replaces for every JSON reader (2)", async () => {
+  it('names an exported record whose payload a second, later "payload" member replaces for every JSON reader (2)', async () => {
     const service = await newService();
     const [target] = await writeEvidence(service, 2);
     const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
@@ -111,11 +115,16 @@ describe('a record changed after it was logged, then logged again under the same
     const entry = JSON.parse(old.entry.toString()) as Record<string, string>;
     const forged = canonical({ ...entry, sha256: createHash('sha256').update(canonical(record)).digest('hex') });
     db.prepare("UPDATE ledger_leaves SET record_id = 'moved-aside' WHERE record_id = ?").run(target);
-    db.prepare("INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES ((? << 40) + 2, ?, 2, 'evidence', ?, ?)").run(old.ws_key, old.ws_key, target, Buffer.from(forged));
+    db.prepare("INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES ((? << 40) + 2, ?, 2, 'evidence', ?, ?)").run(
+      old.ws_key,
+      old.ws_key,
+      target,
+      Buffer.from(forged),
+    );
     db.close();
     await writeEvidence(service, 1);
 
-    const prove = await govctl(service, ['ledger', 'prove', target!, '--json'], env);
+    const prove = await govctl(service, ['ledger', 'prove', target, '--json'], env);
     expect(prove.code, prove.stderr).toBe(0);
     expect(JSON.parse(prove.stdout)).toMatchObject({ leaf_index: 2, tree_size: 4 });
     expect((await govctl(service, ['ledger', 'verify', '--state', state], env)).code).toBe(0);
@@ -129,39 +138,43 @@ describe('a record changed after it was logged, then logged again under the same
 });
 
 describe('govctl ledger checkpoint and the signature lines of a note, judged as an independent verifier judges them', () => {
-  it('ignores lines of other keys and a line under the log name with another key id, and refuses a bad or malformed line (2)', { timeout: 60_000 }, async () => {
-    const service = await newService();
-    await writeEvidence(service, 3);
-    const vkey = await logKey(service);
-    const note = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
-    const line = note.split('\n').find((l) => l.startsWith('\u2014 '))!;
-    const [, name, b64] = line.split(' ') as [string, string, string];
-    const flipped = (at: number) => {
-      const raw = Buffer.from(b64, 'base64');
-      raw[at]! ^= 1;
-      return `\u2014 ${name} ${raw.toString('base64')}`;
-    };
-    const variants: [string, string, boolean][] = [
-      ['as served', note, true],
-      ['a line by another key', `${note}\u2014 witness.example/w9 AAAAAAE=\n`, true],
-      ['the log name with another key id, beside the real line', `${note}${flipped(0)}\n`, true],
-      ['only the log name with another key id', note.replace(line, flipped(0)), false],
-      ['a second line by the log key that does not verify', `${note}${flipped(10)}\n`, false],
-      ['a line that is not base64', `${note}\u2014 witness.example/w9 not-base64\n`, false],
-      ['a line without its newline', note.slice(0, -1), false],
-      ['carriage returns', note.replace(/\n/g, '\r\n'), false],
-      ['the text changed (size)', note.replace(/\n3\n/, '\n2\n'), false],
-    ];
-    let served = note;
-    const url = await rewritingProxy(service.url, (path, body) => (path.endsWith('ledger/checkpoint') ? served : body));
-    for (const [what, variant, expected] of variants) {
-      served = variant;
-      const independent = await runPythonJson<{ accepted: boolean; why: string }>(join(import.meta.dirname, 'ledger_note_judge.py'), { vkey, note: variant });
-      const result = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'checkpoint'], { GOVCTL_LEDGER_KEY: vkey });
-      expect({ what, independent: independent.accepted }).toEqual({ what, independent: expected });
-      expect({ what, code: result.code }).toEqual({ what, code: expected ? 0 : 2 });
-    }
-  });
+  it(
+    'ignores lines of other keys and a line under the log name with another key id, and refuses a bad or malformed line (2)',
+    { timeout: 60_000 },
+    async () => {
+      const service = await newService();
+      await writeEvidence(service, 3);
+      const vkey = await logKey(service);
+      const note = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
+      const line = note.split('\n').find((l) => l.startsWith('\u2014 '))!;
+      const [, name, b64] = line.split(' ') as [string, string, string];
+      const flipped = (at: number) => {
+        const raw = Buffer.from(b64, 'base64');
+        raw[at] ^= 1;
+        return `\u2014 ${name} ${raw.toString('base64')}`;
+      };
+      const variants: [string, string, boolean][] = [
+        ['as served', note, true],
+        ['a line by another key', `${note}\u2014 witness.example/w9 AAAAAAE=\n`, true],
+        ['the log name with another key id, beside the real line', `${note}${flipped(0)}\n`, true],
+        ['only the log name with another key id', note.replace(line, flipped(0)), false],
+        ['a second line by the log key that does not verify', `${note}${flipped(10)}\n`, false],
+        ['a line that is not base64', `${note}\u2014 witness.example/w9 not-base64\n`, false],
+        ['a line without its newline', note.slice(0, -1), false],
+        ['carriage returns', note.replace(/\n/g, '\r\n'), false],
+        ['the text changed (size)', note.replace(/\n3\n/, '\n2\n'), false],
+      ];
+      let served = note;
+      const url = await rewritingProxy(service.url, (path, body) => (path.endsWith('ledger/checkpoint') ? served : body));
+      for (const [what, variant, expected] of variants) {
+        served = variant;
+        const independent = await runPythonJson<{ accepted: boolean; why: string }>(join(import.meta.dirname, 'ledger_note_judge.py'), { vkey, note: variant });
+        const result = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'checkpoint'], { GOVCTL_LEDGER_KEY: vkey });
+        expect({ what, independent: independent.accepted }).toEqual({ what, independent: expected });
+        expect({ what, code: result.code }).toEqual({ what, code: expected ? 0 : 2 });
+      }
+    },
+  );
 
   it("refuses another workspace's checkpoint under the pinned key (2), though one seed signs both", async () => {
     const service = await newService();
@@ -173,7 +186,11 @@ describe('govctl ledger checkpoint and the signature lines of a note, judged as 
     await service.server.service.store.ledger.integrate();
     const otherKey = await logKey({ ...b, workspaceId: other.workspace_id });
     expect(otherKey.split('+')[2]).toBe(pinned.split('+')[2]);
-    for (const args of [['ledger', 'checkpoint'], ['ledger', 'audit'], ['ledger', 'verify', '--state', join(tempDir(), 's.json')]]) {
+    for (const args of [
+      ['ledger', 'checkpoint'],
+      ['ledger', 'audit'],
+      ['ledger', 'verify', '--state', join(tempDir(), 's.json')],
+    ]) {
       const result = await govctl(b, args, { GOVCTL_LEDGER_KEY: pinned });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/does not verify with the pinned log key .*: the note carries no signature by a known key/);
@@ -200,13 +217,23 @@ describe('logged leaves edited in the database and the tree rebuilt by a restart
     const db2 = new Database(service.dbPath);
     const old = db2.prepare('SELECT entry FROM ledger_leaves WHERE record_id = ?').get(target) as { entry: Buffer };
     const entry = JSON.parse(old.entry.toString());
-    db2.prepare('UPDATE ledger_leaves SET entry = ? WHERE record_id = ?').run(Buffer.from(canonical({ ...entry, sha256: createHash('sha256').update(canonical(JSON.parse(changed))).digest('hex') })), target);
+    db2.prepare('UPDATE ledger_leaves SET entry = ? WHERE record_id = ?').run(
+      Buffer.from(
+        canonical({
+          ...entry,
+          sha256: createHash('sha256')
+            .update(canonical(JSON.parse(changed)))
+            .digest('hex'),
+        }),
+      ),
+      target,
+    );
     db2.exec('DELETE FROM ledger_nodes; DELETE FROM ledger_checkpoints; DELETE FROM ledger_cosignatures; UPDATE ledger_state SET integrated_size = 0');
     db2.close();
     const svc3 = await serve(service.dbPath, service.identity);
     await writeEvidence(svc3, 1);
     // nothing kept: the log agrees with itself and with the changed record
-    expect((await govctl(svc3, ['ledger', 'prove', target!], env)).code).toBe(0);
+    expect((await govctl(svc3, ['ledger', 'prove', target], env)).code).toBe(0);
     expect((await govctl(svc3, ['ledger', 'audit'], env)).code).toBe(0);
     const verify = await govctl(svc3, ['ledger', 'verify', '--state', st], env);
     expect(verify.code).toBe(2);
@@ -248,14 +275,20 @@ describe('govctl ledger audit against a service that pages for ever', () => {
     // every export page is 250 records made up here, each continuing after a new one (the service
     // is asked for its first page each time)
     let pages = 0;
-    const url = await rewritingProxy(service.url, (path, body) => {
-      if (!path.includes('grc/evidence/export')) return body;
-      pages += 1;
-      return Array.from({ length: 250 }, (_, i) => JSON.stringify({ record_id: `rec_made_up_${pages}_${i}` })).join('\n') + '\n';
-    }, (asked) => asked.searchParams.delete('after'));
+    const url = await rewritingProxy(
+      service.url,
+      (path, body) => {
+        if (!path.includes('grc/evidence/export')) return body;
+        pages += 1;
+        return Array.from({ length: 250 }, (_, i) => JSON.stringify({ record_id: `rec_made_up_${pages}_${i}` })).join('\n') + '\n';
+      },
+      (asked) => asked.searchParams.delete('after'),
+    );
     const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
     expect(audit.code).toBe(2);
-    expect(JSON.parse(audit.stdout).problems).toContain('the service returned 100250 records for a log of size 1: stopped reading (each record is returned once)');
+    expect(JSON.parse(audit.stdout).problems).toContain(
+      'the service returned 100250 records for a log of size 1: stopped reading (each record is returned once)',
+    );
     expect(pages).toBe(402);
   });
 });

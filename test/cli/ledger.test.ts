@@ -34,8 +34,6 @@ async function write(service: Service, n = 1, kind: 'evidence' | 'attestation' =
   return ids;
 }
 
-
-
 function tamper(dbPath: string, sql: string, ...params: unknown[]): void {
   const db = new Database(dbPath);
   try {
@@ -51,11 +49,11 @@ describe('govctl ledger prove', () => {
     const [rec] = await write(service);
     const [att] = await write(service, 1, 'attestation');
     const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
-    const proved = await govctl(service, ['ledger', 'prove', rec!, '--json'], env);
+    const proved = await govctl(service, ['ledger', 'prove', rec, '--json'], env);
     expect(proved.stderr).toBe('');
     expect(proved.code).toBe(0);
     expect(JSON.parse(proved.stdout)).toMatchObject({ id: rec, kind: 'evidence', leaf_index: 0, tree_size: 2, verified: true });
-    const attested = await govctl(service, ['ledger', 'prove', att!], env);
+    const attested = await govctl(service, ['ledger', 'prove', att], env);
     expect(attested.code).toBe(0);
     expect(attested.stdout).toMatch(/kind\tattestation\nleaf_index\t1\ntree_size\t2\n/);
   });
@@ -63,7 +61,7 @@ describe('govctl ledger prove', () => {
   it('needs a pinned log key (78)', async () => {
     const service = await newService();
     const [rec] = await write(service);
-    const result = await govctl(service, ['ledger', 'prove', rec!]);
+    const result = await govctl(service, ['ledger', 'prove', rec]);
     expect(result.code).toBe(78);
     expect(result.stderr).toMatch(/no log key is pinned/);
   });
@@ -72,7 +70,7 @@ describe('govctl ledger prove', () => {
     ['identity', "UPDATE evidence SET identity = 'mallory@example.com' WHERE record_id = ?"],
     ['resource', "UPDATE evidence SET resource = 'elsewhere' WHERE record_id = ?"],
     ['environment', "UPDATE evidence SET environment = 'staging' WHERE record_id = ?"],
-    ['mapped_controls', "UPDATE evidence SET mapped_controls = '[\"SOC2_CC8_1\",\"EUAIA_ART9\"]' WHERE record_id = ?"],
+    ['mapped_controls', 'UPDATE evidence SET mapped_controls = \'["SOC2_CC8_1","EUAIA_ART9"]\' WHERE record_id = ?'],
     ['source', "UPDATE evidence SET source = 'import' WHERE record_id = ?"],
     ['payload', "UPDATE evidence SET payload = replace(payload, '}', ',\"x\":1}') WHERE record_id = ?"],
     ['occurred_at', "UPDATE evidence SET occurred_at = '2020-01-01T00:00:00.000Z' WHERE record_id = ?"],
@@ -82,7 +80,7 @@ describe('govctl ledger prove', () => {
       const [rec] = await write(service);
       const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
       tamper(service.dbPath, sql, rec);
-      const result = await govctl(service, ['ledger', 'prove', rec!], env);
+      const result = await govctl(service, ['ledger', 'prove', rec], env);
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/is not what the log committed to at leaf 0 .*the stored record was changed/);
     });
@@ -92,7 +90,7 @@ describe('govctl ledger prove', () => {
     const service = await newService();
     const [att] = await write(service, 1, 'attestation');
     tamper(service.dbPath, "UPDATE attestations SET trust_tier = 'witnessed' WHERE attestation_id = ?", att);
-    const result = await govctl(service, ['ledger', 'prove', att!], { GOVCTL_LEDGER_KEY: await logKey(service) });
+    const result = await govctl(service, ['ledger', 'prove', att], { GOVCTL_LEDGER_KEY: await logKey(service) });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/attestation att_\S+ as the service returns it is not what the log committed to/);
   });
@@ -101,7 +99,7 @@ describe('govctl ledger prove', () => {
     const service = await newService();
     const [rec] = await write(service, 2);
     tamper(service.dbPath, 'DELETE FROM evidence WHERE record_id = ?', rec);
-    const result = await govctl(service, ['ledger', 'prove', rec!], { GOVCTL_LEDGER_KEY: await logKey(service) });
+    const result = await govctl(service, ['ledger', 'prove', rec], { GOVCTL_LEDGER_KEY: await logKey(service) });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/no longer returns evidence rec_\S+, which the log holds at leaf 0: the record was deleted/);
   });
@@ -119,7 +117,7 @@ describe('govctl ledger prove', () => {
     const forged = entry.replace(/"sha256":"[0-9a-f]+"/, `"sha256":"${sha256Hex(canonicalize(parseJsonLossless(changed)))}"`);
     db.prepare('UPDATE ledger_leaves SET entry = ? WHERE record_id = ?').run(Buffer.from(forged), rec);
     db.close();
-    const result = await govctl(service, ['ledger', 'prove', rec!], { GOVCTL_LEDGER_KEY: await logKey(service) });
+    const result = await govctl(service, ['ledger', 'prove', rec], { GOVCTL_LEDGER_KEY: await logKey(service) });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/inclusion proof of rec_\S+ \(leaf 0\) does not lead to the root of the signed checkpoint at size 3/);
   });
@@ -218,7 +216,9 @@ describe('govctl ledger verify --state', () => {
     await addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witness.verifierKey });
     const note = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
     const body = note.slice(0, note.indexOf('\n\n') + 1);
-    expect((await call(service, 'POST', wsPath(service.workspaceId, 'ledger/cosignatures'), { body: { checkpoint: note + witness.cosign(body) } })).status).toBe(201);
+    expect(
+      (await call(service, 'POST', wsPath(service.workspaceId, 'ledger/cosignatures'), { body: { checkpoint: note + witness.cosign(body) } })).status,
+    ).toBe(201);
     const cosigned = await govctl(service, ['ledger', 'verify', '--state', state, '--witness', witness.verifierKey, '--json']);
     expect(cosigned.code).toBe(0);
     expect(JSON.parse(cosigned.stdout).cosigned_by).toEqual(['witness.example/w1']);
@@ -250,8 +250,25 @@ describe('the embedded store', () => {
       return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
     };
     const added = await run([
-      'evidence', 'add', 'ai_risk_assessment', '--system', 'local-sys', '--json', '--risk-level', 'high', '--risk-summary', 'Scores loans',
-      '--intended-purpose', 'Assist underwriters', '--impact-domain', 'credit', '--art5-self-assessment', '--annex-iii-category', 'essential_services', '--assessor', 'alice@example.com',
+      'evidence',
+      'add',
+      'ai_risk_assessment',
+      '--system',
+      'local-sys',
+      '--json',
+      '--risk-level',
+      'high',
+      '--risk-summary',
+      'Scores loans',
+      '--intended-purpose',
+      'Assist underwriters',
+      '--impact-domain',
+      'credit',
+      '--art5-self-assessment',
+      '--annex-iii-category',
+      'essential_services',
+      '--assessor',
+      'alice@example.com',
     ]);
     expect(added.code, added.stderr).toBe(0);
     const id = JSON.parse(added.stdout).record_id as string;
@@ -271,7 +288,22 @@ describe('the embedded store', () => {
       return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
     };
     for (const system of ['a', 'b', 'c']) {
-      const added = await run(['evidence', 'add', 'change_event', '--system', system, '--json', '--type', 'deployment', '--by', 'ci@example.com', '--description', 'v2', '--environment', 'production']);
+      const added = await run([
+        'evidence',
+        'add',
+        'change_event',
+        '--system',
+        system,
+        '--json',
+        '--type',
+        'deployment',
+        '--by',
+        'ci@example.com',
+        '--description',
+        'v2',
+        '--environment',
+        'production',
+      ]);
       expect(added.code, added.stderr).toBe(0);
     }
     const key = (await run(['ledger', 'key'])).stdout.trim();
@@ -341,7 +373,9 @@ describe('the log key and witnesses in administration', () => {
     const revoke = await admin(['admin', 'witness', 'revoke', '--db', 'server.db', '--workspace', service.workspaceId, 'witness.example/w2', '--json'], dir);
     expect(JSON.parse(revoke.stdout).revoked_at).not.toBeNull();
     const note = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
-    const cosign = await call(service, 'POST', wsPath(service.workspaceId, 'ledger/cosignatures'), { body: { checkpoint: note + witness.cosign(note.slice(0, note.indexOf('\n\n') + 1)) } });
+    const cosign = await call(service, 'POST', wsPath(service.workspaceId, 'ledger/cosignatures'), {
+      body: { checkpoint: note + witness.cosign(note.slice(0, note.indexOf('\n\n') + 1)) },
+    });
     expect(cosign.status).toBe(422);
   });
 });
@@ -414,13 +448,15 @@ describe('govctl ledger audit', () => {
     const swap = new Database(service.dbPath);
     const [a, b] = swap.prepare('SELECT leaf_index, entry FROM ledger_leaves ORDER BY leaf_index LIMIT 2').all() as { leaf_index: number; entry: Buffer }[];
     swap.transaction(() => {
-      swap.prepare('UPDATE ledger_leaves SET entry = ? WHERE leaf_index = ?').run(b!.entry, a!.leaf_index);
-      swap.prepare('UPDATE ledger_leaves SET entry = ? WHERE leaf_index = ?').run(a!.entry, b!.leaf_index);
+      swap.prepare('UPDATE ledger_leaves SET entry = ? WHERE leaf_index = ?').run(b.entry, a.leaf_index);
+      swap.prepare('UPDATE ledger_leaves SET entry = ? WHERE leaf_index = ?').run(a.entry, b.leaf_index);
     })();
     swap.close();
     const reordered = await govctl(service, ['ledger', 'audit', '--json'], env);
     expect(reordered.code).toBe(2);
-    expect(JSON.parse(reordered.stdout).problems).toContain('the entries served for leaves 0..5 do not hash to the signed root: the stored log was altered (entries changed, removed or reordered)');
+    expect(JSON.parse(reordered.stdout).problems).toContain(
+      'the entries served for leaves 0..5 do not hash to the signed root: the stored log was altered (entries changed, removed or reordered)',
+    );
   });
 });
 
@@ -432,13 +468,15 @@ describe('govctl ledger audit and the signatures inside records', () => {
     const other = SigningKey.fromHex('99'.repeat(32));
     const record = (signer: SigningKey) => {
       const r = evidenceRecord('change_event', { occurred_at: '2026-11-23T09:00:00.000Z' });
-      return { ...r, client_sig: signClientSig(r as never, service.workspaceId, signer), client_sig_algo: 'hmac-sha256' };
+      return { ...r, client_sig: signClientSig(r, service.workspaceId, signer), client_sig_algo: 'hmac-sha256' };
     };
     const good = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: record(key) });
     expect(good.status, good.text).toBe(201);
     const bad = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: record(other) });
     const att = attestation();
-    const witnessed = await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), { body: { ...att, ...signWitness(att, service.workspaceId, key) } });
+    const witnessed = await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), {
+      body: { ...att, ...signWitness(att, service.workspaceId, key) },
+    });
     expect(witnessed.json.trust_tier).toBe('witnessed');
     await service.server.service.store.ledger.integrate();
     const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
@@ -476,7 +514,9 @@ describe('govctl ledger audit in bulk', () => {
     expect(batch.status, batch.text).toBeLessThan(300);
     await write(service, 2, 'attestation');
     // executed long before any lookback window, at the earliest zone offset: still audited
-    const old = await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), { body: attestation({ executed_at: '0001-01-01T00:00:00+14:00' }) });
+    const old = await call(service, 'POST', wsPath(service.workspaceId, 'attestations/external'), {
+      body: attestation({ executed_at: '0001-01-01T00:00:00+14:00' }),
+    });
     expect(old.status, old.text).toBe(201);
     await service.server.service.store.ledger.integrate();
     const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
@@ -492,7 +532,9 @@ describe('govctl ledger audit in bulk', () => {
 
       // A record put into storage behind the log's back: a copy of a stored one under a new id.
       const db = new Database(service.dbPath);
-      const columns = (db.prepare('PRAGMA table_info(evidence)').all() as { name: string }[]).map((c) => c.name).filter((c) => c !== 'seq' && c !== 'record_id');
+      const columns = (db.prepare('PRAGMA table_info(evidence)').all() as { name: string }[])
+        .map((c) => c.name)
+        .filter((c) => c !== 'seq' && c !== 'record_id');
       const unlogged = 'rec_01900000-0000-7000-8000-000000000001';
       db.prepare(`INSERT INTO evidence (record_id, ${columns.join(', ')}) SELECT ?, ${columns.join(', ')} FROM evidence ORDER BY seq LIMIT 1`).run(unlogged);
       db.close();

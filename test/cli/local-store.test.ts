@@ -60,7 +60,24 @@ describe('the embedded store', () => {
   it('adds a record from flags and lists it as JSON', async () => {
     const home = makeHome();
     const added = await runCli(
-      ['evidence', 'add', 'vendor_risk', '--system', 'local-vendor', '--vendor', 'Acme AI', '--tier', 'high', '--last-reviewed', '2026-01-15', '--contact', 'a@acme.example', '--contact', 'b@acme.example', '--json'],
+      [
+        'evidence',
+        'add',
+        'vendor_risk',
+        '--system',
+        'local-vendor',
+        '--vendor',
+        'Acme AI',
+        '--tier',
+        'high',
+        '--last-reviewed',
+        '2026-01-15',
+        '--contact',
+        'a@acme.example',
+        '--contact',
+        'b@acme.example',
+        '--json',
+      ],
       { home },
     );
     expect(added.exitCode).toBe(0);
@@ -73,11 +90,16 @@ describe('the embedded store', () => {
 describe('Ctrl-C', () => {
   it('stops an import, reports the records sent, and exits 130', async () => {
     const home = makeHome();
-    const child = execa(process.execPath, [BIN, 'evidence', 'import', '-'], { cwd: home, env: cleanEnv(home, codeCacheEnv()), extendEnv: false, reject: false });
-    child.stdin!.write(`${change(1)}\n${change(2)}\n`);
+    const child = execa(process.execPath, [BIN, 'evidence', 'import', '-'], {
+      cwd: home,
+      env: cleanEnv(home, codeCacheEnv()),
+      extendEnv: false,
+      reject: false,
+    });
+    child.stdin.write(`${change(1)}\n${change(2)}\n`);
     let seen = '';
     await new Promise<void>((resolve) => {
-      child.stdout!.on('data', (chunk: Buffer) => {
+      child.stdout.on('data', (chunk: Buffer) => {
         seen += chunk.toString();
         if (seen.split('\n').length > 2) resolve();
       });

@@ -9,7 +9,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MCP_RATE_LIMIT_WAIT_MS } from '../../src/cli/mcp/server.js';
 import { connectMcpInProcess } from '../helpers/mcp.js';
 
-
 const API_KEY = 'gk_hostile_service_key_4711';
 const servers: Server[] = [];
 
@@ -35,7 +34,6 @@ async function scriptedService(answer: (req: IncomingMessage, res: ServerRespons
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 }
 
-
 /** C0 and C1 controls and the bidi controls a terminal or a reader would act on. */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
@@ -50,7 +48,7 @@ describe('govctl mcp with a service whose text holds terminal control sequences'
       const result = await mcp.call('get_posture');
       expect(result.isError).toBe(true);
       expect(result.structuredContent).toMatchObject({ error: 'server_error' });
-      for (const text of [result.content[0]!.text, String(result.structuredContent!.message)]) {
+      for (const text of [result.content[0].text, String(result.structuredContent!.message)]) {
         expect(text).not.toMatch(UNSAFE);
         // Still there for a reader, as escapes.
         expect(text).toContain('boom \\x1b]0;pwned\\x07 \\x1b[2J\\x9b31m \\u202eevil');
@@ -72,7 +70,9 @@ describe('govctl mcp with a service that rate-limits', () => {
     let asked = 0;
     const url = await scriptedService((_req, res) => {
       asked += 1;
-      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '60' }).end(JSON.stringify({ error: 'rate_limited', message: 'request budget spent' }));
+      res
+        .writeHead(429, { 'content-type': 'application/json', 'retry-after': '60' })
+        .end(JSON.stringify({ error: 'rate_limited', message: 'request budget spent' }));
     });
     const waits: number[] = [];
     const mcp = await connectInProcess(url, async (ms) => {
@@ -93,7 +93,7 @@ describe('govctl mcp with a service that rate-limits', () => {
 });
 
 describe('govctl mcp with a call the host cancels', () => {
-  it('stops the call\'s request to the service: the connection is closed, not left waiting for the service', async () => {
+  it("stops the call's request to the service: the connection is closed, not left waiting for the service", async () => {
     let arrived!: () => void;
     const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
     let closedEarly!: () => void;

@@ -23,7 +23,6 @@ import { startTestServer } from '../helpers/server.js';
 /** ajv-formats is CommonJS: its plugin is the module's `default` member under Node's ESM interop. */
 const addFormats = addFormatsModule.default;
 
-
 const dirs: string[] = [];
 const running: RunningServer[] = [];
 
@@ -49,7 +48,13 @@ async function newService(port = 0, dbPath?: string, identity?: { api_key: strin
   } catch {
     // the key file exists (a restart): the caller replaced it on purpose or keeps it
   }
-  const server = await startServer({ host: '127.0.0.1', port, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(ledgerKeyPath(dbPath)), integration: 'manual' } });
+  const server = await startServer({
+    host: '127.0.0.1',
+    port,
+    db: dbPath,
+    verifyWorkers: 0,
+    ledger: { key: readLedgerKey(ledgerKeyPath(dbPath)), integration: 'manual' },
+  });
   running.push(server);
   return { url: server.url, port: Number(new URL(server.url).port), apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, server };
 }
@@ -61,12 +66,16 @@ async function integrate(service: Service): Promise<void> {
 /** The key the service states, over a connection of its own (a restarted service closes pooled ones). */
 async function logKey(service: Service): Promise<string> {
   return new Promise((resolve, reject) => {
-    const request = httpGet(`${service.url}/api/workspaces/${service.workspaceId}/governance/ledger/key`, { agent: false, headers: { authorization: `Bearer ${service.apiKey}` } }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve(body.trim()));
-    });
+    const request = httpGet(
+      `${service.url}/api/workspaces/${service.workspaceId}/governance/ledger/key`,
+      { agent: false, headers: { authorization: `Bearer ${service.apiKey}` } },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve(body.trim()));
+      },
+    );
     request.on('error', reject);
   });
 }
@@ -114,9 +123,9 @@ describe('govctl mcp ledger tools over stdio, with the log key pinned', () => {
 
   it('returns the ledger_index of every write, and ledger_prove proves that leaf against the checkpoint ledger_checkpoint verified', async () => {
     const stored = await call('record_change_event', { type: 'deployment', by: 'ci@example.com', description: 'v2.3', environment: 'production' });
-    expect(stored.isError, stored.content[0]!.text).toBeFalsy();
+    expect(stored.isError, stored.content[0].text).toBeFalsy();
     const attested = await call('push_attestation', { tool_name: 'summarise', input_text: 'in', output_text: 'out' });
-    expect(attested.isError, attested.content[0]!.text).toBeFalsy();
+    expect(attested.isError, attested.content[0].text).toBeFalsy();
     const recordIndex = stored.structuredContent!.ledger_index;
     const attestationIndex = attested.structuredContent!.ledger_index;
     expect(typeof recordIndex).toBe('number');
@@ -124,9 +133,14 @@ describe('govctl mcp ledger tools over stdio, with the log key pinned', () => {
     await integrate(service);
 
     const checkpoint = await call('ledger_checkpoint');
-    expect(checkpoint.isError, checkpoint.content[0]!.text).toBeFalsy();
+    expect(checkpoint.isError, checkpoint.content[0].text).toBeFalsy();
     const head = checkpoint.structuredContent!;
-    expect(head).toMatchObject({ origin: `govctl.local/ledger/${service.workspaceId}`, tree_size: (attestationIndex as number) + 1, verified: true, log_key: { trust: 'pinned', verifier_key: await logKey(service) } });
+    expect(head).toMatchObject({
+      origin: `govctl.local/ledger/${service.workspaceId}`,
+      tree_size: (attestationIndex as number) + 1,
+      verified: true,
+      log_key: { trust: 'pinned', verifier_key: await logKey(service) },
+    });
     expect(head.log_key).not.toHaveProperty('caution');
     expect(String(head.note).split('\n').slice(0, 3)).toEqual([head.origin, String(head.tree_size), head.root_hash]);
 
@@ -135,9 +149,21 @@ describe('govctl mcp ledger tools over stdio, with the log key pinned', () => {
       [attested.structuredContent!.attestation_id, attestationIndex, 'attestation'],
     ]) {
       const proved = await call('ledger_prove', { id });
-      expect(proved.isError, proved.content[0]!.text).toBeFalsy();
-      expect(proved.structuredContent).toMatchObject({ id, kind, leaf_index: index, tree_size: head.tree_size, root_hash: head.root_hash, verified: true, log_key: { trust: 'pinned' } });
-      expect(proved.structuredContent!.proven).toMatch(new RegExp(`^${kind} ${id}, exactly as the service returns it now, is leaf ${index} of the log's tree of size ${head.tree_size}, whose root the pinned log key signed$`));
+      expect(proved.isError, proved.content[0].text).toBeFalsy();
+      expect(proved.structuredContent).toMatchObject({
+        id,
+        kind,
+        leaf_index: index,
+        tree_size: head.tree_size,
+        root_hash: head.root_hash,
+        verified: true,
+        log_key: { trust: 'pinned' },
+      });
+      expect(proved.structuredContent!.proven).toMatch(
+        new RegExp(
+          `^${kind} ${id}, exactly as the service returns it now, is leaf ${index} of the log's tree of size ${head.tree_size}, whose root the pinned log key signed$`,
+        ),
+      );
     }
   });
 
@@ -156,17 +182,20 @@ describe('govctl mcp ledger tools over stdio, with the log key pinned', () => {
     const tampered = await call('ledger_prove', { id });
     expect(tampered.isError).toBe(true);
     expect(tampered.structuredContent).toMatchObject({ error: 'ledger_check_failed' });
-    expect(tampered.content[0]!.text).toMatch(new RegExp(`^evidence ${id} as the service returns it is not what the log committed to at leaf ${stored.structuredContent!.ledger_index} \\(sha256 [0-9a-f]{64}, the entry says [0-9a-f]{64}\\): the stored record was changed`));
+    expect(tampered.content[0].text).toMatch(
+      new RegExp(
+        `^evidence ${id} as the service returns it is not what the log committed to at leaf ${stored.structuredContent!.ledger_index} \\(sha256 [0-9a-f]{64}, the entry says [0-9a-f]{64}\\): the stored record was changed`,
+      ),
+    );
 
     const unknown = await call('ledger_prove', { id: 'rec_not_logged' });
     expect(unknown.structuredContent).toMatchObject({ error: 'ledger_check_failed' });
-    expect(unknown.content[0]!.text).toMatch(/the log holds no entry for rec_not_logged/);
+    expect(unknown.content[0].text).toMatch(/the log holds no entry for rec_not_logged/);
     const missing = await call('ledger_prove', {});
     expect(missing.structuredContent).toMatchObject({ error: 'usage_error', field: 'id' });
     expect(stderr).toMatch(/govctl: mcp: ledger_prove: error ledger_check_failed\n/);
   });
 });
-
 
 describe('govctl mcp ledger tools in-process', () => {
   it('answer a malformed pinned key and a service without a log key with tool errors that say what to do', async () => {
@@ -176,7 +205,7 @@ describe('govctl mcp ledger tools in-process', () => {
       const result = await malformed.call('ledger_checkpoint');
       expect(result.isError).toBe(true);
       expect(result.structuredContent).toMatchObject({ error: 'config_error', field: 'ledgerKey' });
-      expect(result.content[0]!.text).toMatch(/^GOVCTL_LEDGER_KEY is not a log verifier key/);
+      expect(result.content[0].text).toMatch(/^GOVCTL_LEDGER_KEY is not a log verifier key/);
     } finally {
       await malformed.close();
     }
@@ -185,7 +214,7 @@ describe('govctl mcp ledger tools in-process', () => {
     try {
       const result = await keyless.call('ledger_prove', { id: 'rec_x' });
       expect(result.isError).toBe(true);
-      expect(result.content[0]!.text).toMatch(/503 service_unavailable: this service has no log key/);
+      expect(result.content[0].text).toMatch(/503 service_unavailable: this service has no log key/);
     } finally {
       await keyless.close();
       await unsigned.stop();
@@ -196,11 +225,20 @@ describe('govctl mcp ledger tools in-process', () => {
     const first = await newService();
     const { call, close } = await connectMcpInProcess({ SERVICE_BASE_URL: first.url, SERVICE_API_KEY: first.apiKey });
     try {
-      const stored = await call('record_change_event', { type: 'deployment', by: 'ci@example.com', description: 'x', environment: 'production', system_name: 'tofu' });
+      const stored = await call('record_change_event', {
+        type: 'deployment',
+        by: 'ci@example.com',
+        description: 'x',
+        environment: 'production',
+        system_name: 'tofu',
+      });
       await integrate(first);
       const proved = await call('ledger_prove', { id: stored.structuredContent!.record_id });
-      expect(proved.isError, proved.content[0]!.text).toBeFalsy();
-      expect(proved.structuredContent).toMatchObject({ leaf_index: stored.structuredContent!.ledger_index, log_key: { trust: 'first_use', verifier_key: await logKey(first) } });
+      expect(proved.isError, proved.content[0].text).toBeFalsy();
+      expect(proved.structuredContent).toMatchObject({
+        leaf_index: stored.structuredContent!.ledger_index,
+        log_key: { trust: 'first_use', verifier_key: await logKey(first) },
+      });
       expect(proved.structuredContent!.proven).toMatch(/whose root the first-use log key signed$/);
       expect((proved.structuredContent!.log_key as { caution: string }).caution).toMatch(/no log key is pinned/);
 
@@ -213,7 +251,7 @@ describe('govctl mcp ledger tools in-process', () => {
       const refused = await call('ledger_checkpoint');
       expect(refused.isError).toBe(true);
       expect(refused.structuredContent).toMatchObject({ error: 'ledger_check_failed' });
-      expect(refused.content[0]!.text).toMatch(/^the service now states the log key \S+, not \S+ which it stated first in this session; the log key changed/);
+      expect(refused.content[0].text).toMatch(/^the service now states the log key \S+, not \S+ which it stated first in this session; the log key changed/);
     } finally {
       await close();
     }

@@ -20,12 +20,16 @@ describe('record tool schemas', () => {
     addFormats(ajv);
     let checked = 0;
     for (const spec of CATALOGUE.values()) {
-      const schema = recordToolSchema(spec).schema as { properties: Record<string, { type?: string; enum?: unknown[] }>; required: string[]; examples: Record<string, unknown>[] };
+      const schema = recordToolSchema(spec).schema as {
+        properties: Record<string, { type?: string; enum?: unknown[] }>;
+        required: string[];
+        examples: Record<string, unknown>[];
+      };
       const validate = ajv.compile(schema);
-      const example = schema.examples[0]!;
+      const example = schema.examples[0];
       expect(validate(example), `${spec.type}: ${ajv.errorsText(validate.errors)}`).toBe(true);
       for (const name of schema.required) {
-        const property = schema.properties[name]!;
+        const property = schema.properties[name];
         if (property.enum) continue;
         const empty = property.type === 'string' ? '' : property.type === 'array' ? [] : undefined;
         if (empty === undefined) continue;
@@ -48,7 +52,7 @@ describe('name arguments', () => {
       const names = (tool: string, args: Record<string, (name: string) => unknown>) => {
         const schema = tools.find((t) => t.name === tool)!.inputSchema;
         const validate = ajv.compile(schema);
-        const example = (schema as unknown as { examples: Record<string, unknown>[] }).examples[0]!;
+        const example = (schema as unknown as { examples: Record<string, unknown>[] }).examples[0];
         return Object.entries(args).map(([name, value]) => {
           const at = (length: number) => validate({ ...example, [name]: value('a'.repeat(length)) });
           return { name: `${tool}.${name}`, fits: at(MAX_NAME_LENGTH), over: at(MAX_NAME_LENGTH + 1) };
@@ -63,7 +67,9 @@ describe('name arguments', () => {
       await close();
     }
     // and the core refuses the same length
-    expect(validateAttestation({ system_name: 'a'.repeat(MAX_NAME_LENGTH + 1) }).some((issue) => issue.path === 'system_name' && issue.code === 'range')).toBe(true);
+    expect(validateAttestation({ system_name: 'a'.repeat(MAX_NAME_LENGTH + 1) }).some((issue) => issue.path === 'system_name' && issue.code === 'range')).toBe(
+      true,
+    );
   });
 });
 
@@ -116,7 +122,10 @@ describe('record tool errors', () => {
   it('say a problem two members share once (change_event without a system: system_name, not twice)', async () => {
     const { client, close } = await connectMcpInProcess({ GOVCTL_BASE_URL: 'local' });
     try {
-      const result = (await client.callTool({ name: 'record_change_event', arguments: { type: 'deployment', by: 'a@example.com', description: 'x', environment: 'production' } })) as {
+      const result = (await client.callTool({
+        name: 'record_change_event',
+        arguments: { type: 'deployment', by: 'a@example.com', description: 'x', environment: 'production' },
+      })) as {
         isError?: boolean;
         structuredContent?: { message?: string };
       };

@@ -32,7 +32,13 @@ type ToolResult = { isError?: boolean; content: { type: string; text: string }[]
 /** An MCP client connected to `govctl mcp` spawned with `env`; stderr and every result are kept. */
 async function connect(env: Record<string, string>, args: string[] = ['mcp']) {
   const home = makeHome();
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, ...args], env: cleanEnv(home, { ...codeCacheEnv(), ...env }), cwd: home, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, ...args],
+    env: cleanEnv(home, { ...codeCacheEnv(), ...env }),
+    cwd: home,
+    stderr: 'pipe',
+  });
   let stderr = '';
   transport.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const client = new Client({ name: 'govctl-test', version: '1.0.0' });
@@ -57,13 +63,22 @@ async function closedPort(): Promise<number> {
 
 /** SHA-256 of UTF-8 text by an independent implementation (Python's hashlib). */
 function pythonSha256(text: string): string {
-  return execFileSync(python(), ['-c', 'import hashlib,sys; print(hashlib.sha256(sys.argv[1].encode("utf-8")).hexdigest())', text], { encoding: 'utf8' }).trim();
+  return execFileSync(python(), ['-c', 'import hashlib,sys; print(hashlib.sha256(sys.argv[1].encode("utf-8")).hexdigest())', text], {
+    encoding: 'utf8',
+  }).trim();
 }
 
 /** client_sig by an independent implementation: HMAC-SHA256 over Python's sorted, compact json.dumps of the five members. */
 function pythonClientSig(record: Record<string, unknown>, workspaceId: string, keyHex: string): string {
-  const members = { occurred_at: record.occurred_at, payload: record.payload, record_type: record.record_type, system_name: record.system_name, workspace_id: workspaceId };
-  const script = 'import hashlib,hmac,json,sys; m=json.loads(sys.stdin.read()); print(hmac.new(bytes.fromhex(sys.argv[1]), json.dumps(m, sort_keys=True, separators=(",", ":")).encode(), hashlib.sha256).hexdigest())';
+  const members = {
+    occurred_at: record.occurred_at,
+    payload: record.payload,
+    record_type: record.record_type,
+    system_name: record.system_name,
+    workspace_id: workspaceId,
+  };
+  const script =
+    'import hashlib,hmac,json,sys; m=json.loads(sys.stdin.read()); print(hmac.new(bytes.fromhex(sys.argv[1]), json.dumps(m, sort_keys=True, separators=(",", ":")).encode(), hashlib.sha256).hexdigest())';
   return execFileSync(python(), ['-c', script, keyHex], { input: JSON.stringify(members), encoding: 'utf8' }).trim();
 }
 
@@ -99,7 +114,8 @@ describe('govctl mcp over stdio against a real service, signing', () => {
       expect(ajv.validateSchema(tool.inputSchema), `${tool.name}: ${ajv.errorsText(ajv.errors)}`).toBe(true);
       const validate = ajv.compile(tool.inputSchema);
       // Each tool's own example is accepted by its schema.
-      for (const example of (tool.inputSchema as { examples?: unknown[] }).examples ?? []) expect(validate(example), `${tool.name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      for (const example of (tool.inputSchema as { examples?: unknown[] }).examples ?? [])
+        expect(validate(example), `${tool.name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
     }
     const names = tools.map((tool) => tool.name);
     for (const type of RECORD_TYPES) {
@@ -118,7 +134,19 @@ describe('govctl mcp over stdio against a real service, signing', () => {
       }
       expect(schema.properties.dry_run).toMatchObject({ type: 'boolean' });
     }
-    expect(names).toEqual(expect.arrayContaining(['whoami', 'list_evidence', 'get_evidence', 'push_attestation', 'get_posture', 'list_systems', 'check_gates', 'derive_controls', 'list_gate_policies']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'whoami',
+        'list_evidence',
+        'get_evidence',
+        'push_attestation',
+        'get_posture',
+        'list_systems',
+        'check_gates',
+        'derive_controls',
+        'list_gate_policies',
+      ]),
+    );
   });
 
   it('never defaults art5_self_assessment and asks for the human who confirmed it', async () => {
@@ -126,30 +154,45 @@ describe('govctl mcp over stdio against a real service, signing', () => {
     const tool = tools.find((candidate) => candidate.name === 'record_ai_risk_assessment')!;
     const schema = tool.inputSchema as { properties: Record<string, Record<string, unknown>>; required: string[] };
     expect(schema.properties.art5_self_assessment).not.toHaveProperty('default');
-    expect(schema.properties.art5_self_assessment!.description).toMatch(/HUMAN must confirm/);
+    expect(schema.properties.art5_self_assessment.description).toMatch(/HUMAN must confirm/);
     expect(schema.required).toEqual(expect.arrayContaining(['art5_self_assessment', 'art5_confirmed_by']));
     expect(tool.description).toMatch(/confirmed by a human/);
 
-    const base = { risk_level: 'minimal', risk_summary: 'FAQ bot', intended_purpose: 'answer questions', impact_domains: ['support'], assessor: 'alice@example.com' };
+    const base = {
+      risk_level: 'minimal',
+      risk_summary: 'FAQ bot',
+      intended_purpose: 'answer questions',
+      impact_domains: ['support'],
+      assessor: 'alice@example.com',
+    };
     const missing = await mcp.call('record_ai_risk_assessment', { ...base, art5_confirmed_by: 'alice@example.com' });
     expect(missing.isError).toBe(true);
     expect(missing.structuredContent).toMatchObject({ field: 'art5_self_assessment' });
     const unconfirmed = await mcp.call('record_ai_risk_assessment', { ...base, art5_self_assessment: true });
     expect(unconfirmed.isError).toBe(true);
     expect(unconfirmed.structuredContent).toMatchObject({ field: 'art5_confirmed_by' });
-    const confirmed = await mcp.call('record_ai_risk_assessment', { ...base, art5_self_assessment: true, art5_confirmed_by: 'alice@example.com', system_name: 'mcp-art5' });
+    const confirmed = await mcp.call('record_ai_risk_assessment', {
+      ...base,
+      art5_self_assessment: true,
+      art5_confirmed_by: 'alice@example.com',
+      system_name: 'mcp-art5',
+    });
     expect(confirmed.isError).toBeFalsy();
-    expect(confirmed.structuredContent).toMatchObject({ stored: true, art5_confirmed_by: 'alice@example.com', record: { payload: { art5_self_assessment: true } } });
+    expect(confirmed.structuredContent).toMatchObject({
+      stored: true,
+      art5_confirmed_by: 'alice@example.com',
+      record: { payload: { art5_self_assessment: true } },
+    });
   });
 
-  it('dry-runs every record type with its schema\'s example and stores nothing', async () => {
+  it("dry-runs every record type with its schema's example and stores nothing", async () => {
     const { tools } = await mcp.client.listTools();
     const before = await mcp.call('list_evidence', { system_name: 'loan-scorer' });
     expect(before.structuredContent).toMatchObject({ records: [] });
     for (const type of RECORD_TYPES) {
-      const example = (tools.find((tool) => tool.name === `record_${type}`)!.inputSchema as unknown as { examples: Record<string, unknown>[] }).examples[0]!;
+      const example = (tools.find((tool) => tool.name === `record_${type}`)!.inputSchema as unknown as { examples: Record<string, unknown>[] }).examples[0];
       const result = await mcp.call(`record_${type}`, { ...example, dry_run: true });
-      expect(result.isError, `${type}: ${result.content[0]!.text}`).toBeFalsy();
+      expect(result.isError, `${type}: ${result.content[0].text}`).toBeFalsy();
       expect(result.structuredContent).toMatchObject({ record_type: type, detail: 'dry_run', stored: false });
       expect((result.structuredContent!.mapped_controls as string[]).length, type).toBeGreaterThan(0);
     }
@@ -161,13 +204,21 @@ describe('govctl mcp over stdio against a real service, signing', () => {
     const stored = await mcp.call('record_change_event', { type: 'deployment', by: 'ci@example.com', description: 'v2.3', environment: 'production' });
     expect(stored.isError).toBeFalsy();
     const body = stored.structuredContent!;
-    expect(body).toMatchObject({ record_type: 'change_event', stored: true, signature: { client_sig: true, client_sig_algo: 'hmac-sha256' }, record: { system_name: 'mcp-signed', payload: { system: 'mcp-signed' } } });
+    expect(body).toMatchObject({
+      record_type: 'change_event',
+      stored: true,
+      signature: { client_sig: true, client_sig_algo: 'hmac-sha256' },
+      record: { system_name: 'mcp-signed', payload: { system: 'mcp-signed' } },
+    });
     expect(body.record_id).toMatch(/^rec_/);
     expect(body.mapped_controls).toEqual(expect.arrayContaining(['SOC2_CC8_1']));
 
     const listed = await mcp.call('list_evidence', { system_name: 'mcp-signed' });
     // Stored as an agent's record, told apart from what a person typed with the CLI.
-    expect((listed.structuredContent!.records as { record_id: string; signed: boolean }[]).find((item) => item.record_id === body.record_id)).toMatchObject({ signed: true, source: 'agent' });
+    expect((listed.structuredContent!.records as { record_id: string; signed: boolean }[]).find((item) => item.record_id === body.record_id)).toMatchObject({
+      signed: true,
+      source: 'agent',
+    });
     const fetched = await mcp.call('get_evidence', { record_id: body.record_id });
     expect(fetched.structuredContent).toMatchObject({ signature: 'valid', record: { record_id: body.record_id } });
     // The stored client_sig is the HMAC-SHA256 of spec §5.1 as Python computes it from the text of the specification.
@@ -203,7 +254,13 @@ describe('govctl mcp over stdio against a real service, signing', () => {
 
   it('answers every read tool from the service', async () => {
     const me = await mcp.call('whoami');
-    expect(me.structuredContent).toMatchObject({ workspace_id: server.workspaceId, user_id: server.userId, connection: { kind: 'service', base_url: server.url }, system_name: 'mcp-signed', signing_key_configured: true });
+    expect(me.structuredContent).toMatchObject({
+      workspace_id: server.workspaceId,
+      user_id: server.userId,
+      connection: { kind: 'service', base_url: server.url },
+      system_name: 'mcp-signed',
+      signing_key_configured: true,
+    });
 
     const posture = await mcp.call('get_posture');
     expect(posture.structuredContent).toMatchObject({ frameworks: expect.any(Array), failing_gates: expect.any(Array) });
@@ -215,7 +272,13 @@ describe('govctl mcp over stdio against a real service, signing', () => {
     expect((derived.structuredContent!.recommendations as { record_type: string }[]).map((r) => r.record_type)).toContain('ai_risk_assessment');
 
     const policies = await mcp.call('list_gate_policies');
-    expect((policies.structuredContent!.policies as { framework: string }[]).map((p) => p.framework)).toEqual(['eu_ai_act', 'iso_42001', 'soc2_type2', 'iso_27001', 'nist_airf']);
+    expect((policies.structuredContent!.policies as { framework: string }[]).map((p) => p.framework)).toEqual([
+      'eu_ai_act',
+      'iso_42001',
+      'soc2_type2',
+      'iso_27001',
+      'nist_airf',
+    ]);
   });
 
   it('gives the same 0/1/2 verdict as `govctl gates check`, as a result rather than an error', async () => {
@@ -232,10 +295,16 @@ describe('govctl mcp over stdio against a real service, signing', () => {
   it('reports invalid arguments as tool errors naming the argument', async () => {
     const badEnum = await mcp.call('record_ai_risk_assessment', { risk_level: 'extreme' });
     expect(badEnum.isError).toBe(true);
-    expect(badEnum.content[0]!.text).toMatch(/risk_level/);
-    expect(badEnum.content[0]!.text).toMatch(/one of: unacceptable, high, limited, minimal/);
+    expect(badEnum.content[0].text).toMatch(/risk_level/);
+    expect(badEnum.content[0].text).toMatch(/one of: unacceptable, high, limited, minimal/);
 
-    const unknown = await mcp.call('record_change_event', { type: 'deployment', by: 'ci@example.com', description: 'x', environment: 'production', colour: 'red' });
+    const unknown = await mcp.call('record_change_event', {
+      type: 'deployment',
+      by: 'ci@example.com',
+      description: 'x',
+      environment: 'production',
+      colour: 'red',
+    });
     expect(unknown.structuredContent).toMatchObject({ error: 'usage_error', field: 'colour' });
 
     const wrongType = await mcp.call('list_evidence', { days: 'thirty' });
@@ -243,13 +312,19 @@ describe('govctl mcp over stdio against a real service, signing', () => {
 
     // A rule of the catalogue beyond the schema: Annex III is required when the risk is high.
     const rule = await mcp.call('record_ai_risk_assessment', {
-      risk_level: 'high', risk_summary: 's', intended_purpose: 'p', impact_domains: ['credit'], art5_self_assessment: false, art5_confirmed_by: 'alice@example.com', assessor: 'alice@example.com',
+      risk_level: 'high',
+      risk_summary: 's',
+      intended_purpose: 'p',
+      impact_domains: ['credit'],
+      art5_self_assessment: false,
+      art5_confirmed_by: 'alice@example.com',
+      assessor: 'alice@example.com',
     });
     expect(rule.structuredContent).toMatchObject({ error: 'validation_error', field: 'annex_iii_category' });
 
     const noTool = await mcp.call('record_everything');
     expect(noTool.isError).toBe(true);
-    expect(noTool.content[0]!.text).toMatch(/there is no tool record_everything; the tools are: whoami/);
+    expect(noTool.content[0].text).toMatch(/there is no tool record_everything; the tools are: whoami/);
   });
 
   it('offers the posture as a resource and a prompt from registration to passing gates', async () => {
@@ -260,7 +335,7 @@ describe('govctl mcp over stdio against a real service, signing', () => {
     const guide = await mcp.client.readResource({ uri: 'govctl://record-types' });
     for (const type of RECORD_TYPES) expect((guide.contents[0] as { text: string }).text).toContain(`record_${type}`);
     const prompt = await mcp.client.getPrompt({ name: 'onboard_system', arguments: { system_name: 'loan-scorer', risk_tier: 'high' } });
-    const text = (prompt.messages[0]!.content as { text: string }).text;
+    const text = (prompt.messages[0].content as { text: string }).text;
     expect(text).toMatch(/art5_confirmed_by/);
     expect(text).toMatch(/check_gates/);
   });
@@ -295,8 +370,14 @@ describe('govctl mcp with the service down', () => {
     const first = await mcp.call('get_posture');
     expect(first.isError).toBe(true);
     expect(first.structuredContent).toMatchObject({ error: 'network_error' });
-    expect(first.content[0]!.text).toMatch(/check the base URL \(--base-url or SERVICE_BASE_URL\) and that the service is running/);
-    const second = await mcp.call('record_change_event', { type: 'deployment', by: 'ci@example.com', description: 'x', environment: 'production', system_name: 's' });
+    expect(first.content[0].text).toMatch(/check the base URL \(--base-url or SERVICE_BASE_URL\) and that the service is running/);
+    const second = await mcp.call('record_change_event', {
+      type: 'deployment',
+      by: 'ci@example.com',
+      description: 'x',
+      environment: 'production',
+      system_name: 's',
+    });
     expect(second.isError).toBe(true);
     const { tools } = await mcp.client.listTools();
     expect(tools.length).toBeGreaterThan(11);
@@ -325,7 +406,7 @@ describe('govctl mcp --http', () => {
       child!.stderr!.on('data', (chunk: Buffer) => {
         stderr += chunk.toString('utf8');
         const found = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
-        if (found) resolve(found[1]!);
+        if (found) resolve(found[1]);
       });
       void child!.then(() => reject(new Error(`exited: ${stderr}`)));
     });
@@ -346,7 +427,13 @@ describe('govctl mcp --http', () => {
     const rebound = await new Promise<number>((resolve, reject) => {
       const target = new URL(url);
       const request = httpRequest(
-        { host: '127.0.0.1', port: target.port, path: '/mcp', method: 'POST', headers: { host: `rebind.example:${target.port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+        {
+          host: '127.0.0.1',
+          port: target.port,
+          path: '/mcp',
+          method: 'POST',
+          headers: { host: `rebind.example:${target.port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        },
         (response) => {
           response.resume();
           resolve(response.statusCode ?? 0);
@@ -389,9 +476,12 @@ describe('govctl mcp settings', () => {
       timeout: 30_000,
     });
     expect(run.exitCode).toBe(0);
-    const messages = String(run.stdout).trim().split('\n').map((line) => JSON.parse(line) as { id: number; result: { structuredContent?: Record<string, unknown> } });
+    const messages = String(run.stdout)
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number; result: { structuredContent?: Record<string, unknown> } });
     expect(messages.map((message) => message.id)).toEqual([1, 2]);
-    expect(messages[1]!.result.structuredContent).toMatchObject({ connection: { kind: 'local_store' } });
+    expect(messages[1].result.structuredContent).toMatchObject({ connection: { kind: 'local_store' } });
     expect(String(run.stderr)).toMatch(/govctl: using the local store in/);
   });
 
@@ -401,7 +491,7 @@ describe('govctl mcp settings', () => {
       const result = await mcp.call('whoami');
       expect(result.isError).toBe(true);
       expect(result.structuredContent).toMatchObject({ error: 'config_error', field: 'baseUrl' });
-      expect(result.content[0]!.text).toMatch(/SERVICE_BASE_URL is required with an API key; set SERVICE_BASE_URL/);
+      expect(result.content[0].text).toMatch(/SERVICE_BASE_URL is required with an API key; set SERVICE_BASE_URL/);
       expect(mcp.stderr()).toMatch(/govctl: mcp: warning: the settings do not load \(SERVICE_BASE_URL is required/);
       for (const text of [...mcp.results, mcp.stderr()]) expect(text).not.toContain('gk_orphan_secret_key_5678');
     } finally {
@@ -409,7 +499,7 @@ describe('govctl mcp settings', () => {
     }
   });
 
-  it('never shows the base URL\'s query, in whoami\'s result or in the start notice', async () => {
+  it("never shows the base URL's query, in whoami's result or in the start notice", async () => {
     const mcp = await connect({ SERVICE_BASE_URL: `${server.url}/?token=query_secret_91`, SERVICE_API_KEY: server.apiKey });
     try {
       const me = await mcp.call('whoami');

@@ -155,7 +155,11 @@ describe('settings precedence: flag > environment > project config > user config
     expect((await runCli(['signing-key', 'public'], { home, cwd, env: { SERVICE_SIGNING_KEY: keys.env } })).stdout).toBe(publicOf(keys.env));
 
     writeFileSync(join(home, 'flag.key'), `${keys.flag}\n`, { mode: 0o600 });
-    const flagged = await runCli(['signing-key', 'public', '--signing-key-file', join(home, 'flag.key')], { home, cwd, env: { SERVICE_SIGNING_KEY: keys.env } });
+    const flagged = await runCli(['signing-key', 'public', '--signing-key-file', join(home, 'flag.key')], {
+      home,
+      cwd,
+      env: { SERVICE_SIGNING_KEY: keys.env },
+    });
     expect(flagged.stdout).toBe(publicOf(keys.flag));
     expect(flagged.stderr).toBe('');
   });
@@ -223,7 +227,9 @@ describe('evidence sign and verify (offline)', () => {
       const evidence = await runCli(['evidence', 'verify', '-', '--workspace', WS], { env, input });
       expect(evidence.exitCode, JSON.stringify(input)).toBe(65);
       expect(evidence.stdout).toBe('');
-      expect(evidence.stderr).toBe('govctl: the input holds no record: nothing was verified; give the file of records to verify (one JSON object, an array or NDJSON), or --remote to verify the stored ones\n');
+      expect(evidence.stderr).toBe(
+        'govctl: the input holds no record: nothing was verified; give the file of records to verify (one JSON object, an array or NDJSON), or --remote to verify the stored ones\n',
+      );
       const attestations = await runCli(['attest', 'verify', '-', '--workspace', WS, '--json'], { input });
       expect(attestations.exitCode, JSON.stringify(input)).toBe(65);
       expect(attestations.stdout).toBe('');
@@ -240,7 +246,11 @@ describe('evidence sign and verify (offline)', () => {
   it('reports verification as one JSON document with --json', async () => {
     const result = await runCli(['evidence', 'verify', '-', '--workspace', WS, '--json'], { env, input: record(1) });
     expect(result.exitCode).toBe(2);
-    expect(JSON.parse(result.stdout)).toEqual({ verified: 0, failed: 1, results: [{ index: 0, status: 'unsigned', record_type: 'change_event', system_name: 'loan-scorer' }] });
+    expect(JSON.parse(result.stdout)).toEqual({
+      verified: 0,
+      failed: 1,
+      results: [{ index: 0, status: 'unsigned', record_type: 'change_event', system_name: 'loan-scorer' }],
+    });
     expect(JSON.parse(result.stderr).error).toBe('signature_invalid');
   });
 
@@ -265,11 +275,14 @@ describe('attest sign and verify (offline)', () => {
   it('hashes the input file and stdin, signs, and verifies (0); a changed one does not (2)', async () => {
     const home = makeHome();
     writeFileSync(join(home, 'in.txt'), 'the prompt');
-    const signed = await runCli(['attest', 'sign', 'summarise', '--input', 'in.txt', '--output', '-', '--workspace', WS, '--authorised-by', 'alice@example.com', '--role', 'reviewer'], {
-      env,
-      home,
-      input: 'the answer',
-    });
+    const signed = await runCli(
+      ['attest', 'sign', 'summarise', '--input', 'in.txt', '--output', '-', '--workspace', WS, '--authorised-by', 'alice@example.com', '--role', 'reviewer'],
+      {
+        env,
+        home,
+        input: 'the answer',
+      },
+    );
     expect(signed.exitCode).toBe(0);
     const attestation = JSON.parse(signed.stdout);
     expect(attestation).toMatchObject({

@@ -29,7 +29,13 @@ afterAll(async () => {
 /** Runs the CLI in-process on a pretend terminal (colour forced) with the given clock. */
 async function onTerminal(args: string[], clock?: () => Date): Promise<{ code: number; stdout: string; stderr: string }> {
   const io = createMemoryIO({ isTTY: true, columns: 120, env: { FORCE_COLOR: '1' } });
-  const code = await main(args, { io, env: { ...env, FORCE_COLOR: '1', HOME: temp.dir, XDG_CONFIG_HOME: temp.dir, XDG_DATA_HOME: temp.dir }, cwd: temp.dir, processHandlers: false, ...(clock ? { clock } : {}) });
+  const code = await main(args, {
+    io,
+    env: { ...env, FORCE_COLOR: '1', HOME: temp.dir, XDG_CONFIG_HOME: temp.dir, XDG_DATA_HOME: temp.dir },
+    cwd: temp.dir,
+    processHandlers: false,
+    ...(clock ? { clock } : {}),
+  });
   return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
 }
 
@@ -79,7 +85,10 @@ describe('govctl systems', () => {
   it('prints one tab-separated line per system with ISO 8601 times when piped, and filters by --name', async () => {
     const result = await runCli(['systems'], { env });
     expect(result.exitCode, result.stderr).toBe(0);
-    const rows = result.stdout.trimEnd().split('\n').map((line) => line.split('\t'));
+    const rows = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split('\t'));
     expect(rows.map((row) => row[0]).sort()).toEqual(['chat-bot', 'loan-scorer']);
     const loan = rows.find((row) => row[0] === 'loan-scorer')!;
     expect(loan[1]).toMatch(/^sys_/);
@@ -93,7 +102,12 @@ describe('govctl systems', () => {
 
   it('--name matches part of the name, ignoring case, as its help says', async () => {
     const part = await runCli(['systems', '--name', 'LOAN'], { env });
-    expect(part.stdout.trimEnd().split('\n').map((line) => line.split('\t')[0])).toEqual(['loan-scorer']);
+    expect(
+      part.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split('\t')[0]),
+    ).toEqual(['loan-scorer']);
     const help = await runCli(['systems', '--help'], { env });
     expect(help.stdout).toMatch(/--name <name>\s+only systems whose name contains this,\s+ignoring case/);
   });

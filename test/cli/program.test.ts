@@ -27,8 +27,9 @@ describe('command groups', () => {
     }
   });
 
-  it('builds only the evidence subcommand a run names, and all of them for the group\'s help, an option first or an unknown word', async () => {
-    const subcommands = async (argv?: readonly string[]) => (await program(argv)).commands.find((command) => command.name() === 'evidence')!.commands.map((command) => command.name());
+  it("builds only the evidence subcommand a run names, and all of them for the group's help, an option first or an unknown word", async () => {
+    const subcommands = async (argv?: readonly string[]) =>
+      (await program(argv)).commands.find((command) => command.name() === 'evidence')!.commands.map((command) => command.name());
     const all = ['add', 'export', 'import', 'list', 'sign', 'verify'];
     expect(await subcommands(['evidence', 'list', '--json'])).toEqual(['list']);
     expect(await subcommands(['evidence', 'add', 'ai_risk_assessment', '--help'])).toEqual(['add']);

@@ -20,7 +20,21 @@ const WORKSPACE = 'ws_rate_limited';
 const HASH_IN = 'a'.repeat(64);
 const HASH_OUT = 'b'.repeat(64);
 
-const evidenceAdd = ['evidence', 'add', 'change_event', '--system', 'rl-system', '--type', 'deployment', '--by', 'ci@example.com', '--description', 'v1', '--environment', 'production'];
+const evidenceAdd = [
+  'evidence',
+  'add',
+  'change_event',
+  '--system',
+  'rl-system',
+  '--type',
+  'deployment',
+  '--by',
+  'ci@example.com',
+  '--description',
+  'v1',
+  '--environment',
+  'production',
+];
 const attest = ['attest', 'summarise', '--input-hash', HASH_IN, '--output-hash', HASH_OUT, '--system', 'rl-system'];
 
 // The message says nothing of when: what the user is told to do must come from the CLI itself.
@@ -31,12 +45,13 @@ function limitWrites(suffix: string, limited: number): FaultHandler {
   const service = serviceLikeHandler({ workspaceId: WORKSPACE });
   let seen = 0;
   return (request) => {
-    if (request.method === 'POST' && request.url.split('?')[0]!.endsWith(suffix) && seen++ < limited) return RATE_LIMITED;
+    if (request.method === 'POST' && request.url.split('?')[0].endsWith(suffix) && seen++ < limited) return RATE_LIMITED;
     return service(request);
   };
 }
 
-const posts = (server: FaultServer, suffix: string): RecordedRequest[] => server.requests.filter((request) => request.method === 'POST' && request.url.split('?')[0]!.endsWith(suffix));
+const posts = (server: FaultServer, suffix: string): RecordedRequest[] =>
+  server.requests.filter((request) => request.method === 'POST' && request.url.split('?')[0].endsWith(suffix));
 
 let server: FaultServer | undefined;
 
@@ -84,8 +99,8 @@ describe('still rate limited after the retry: exit 75', () => {
 
     const sent = posts(result.server, '/grc/evidence');
     expect(sent).toHaveLength(2);
-    expect(sent[0]!.url).toBe(`/api/workspaces/${WORKSPACE}/governance/grc/evidence`);
-    expect(sent[1]!.body).toBe(sent[0]!.body); // the same record, sent again
+    expect(sent[0].url).toBe(`/api/workspaces/${WORKSPACE}/governance/grc/evidence`);
+    expect(sent[1].body).toBe(sent[0].body); // the same record, sent again
     expect(result.waits).toEqual([1000]); // the service's Retry-After, waited once, before the retry
     expect(result.server.requests.filter((request) => request.url === '/api/me')).toHaveLength(1);
     expect(result.server.count).toBe(3);
@@ -101,7 +116,7 @@ describe('still rate limited after the retry: exit 75', () => {
 
     const sent = posts(result.server, '/attestations/external');
     expect(sent).toHaveLength(2);
-    expect(sent[1]!.body).toBe(sent[0]!.body);
+    expect(sent[1].body).toBe(sent[0].body);
     expect(result.waits).toEqual([1000]); // the service's Retry-After, waited once, before the retry
   });
 
@@ -161,7 +176,10 @@ describe('the real service', () => {
       expect(first.status).toBe(200);
       clock.ms += 59_500;
       const { waits, sleep } = recordedWaits();
-      const result = await runCli(['posture'], { env: { SERVICE_BASE_URL: service.url, SERVICE_API_KEY: tenant.api_key, SERVICE_WORKSPACE_ID: tenant.workspace_id }, sleep });
+      const result = await runCli(['posture'], {
+        env: { SERVICE_BASE_URL: service.url, SERVICE_API_KEY: tenant.api_key, SERVICE_WORKSPACE_ID: tenant.workspace_id },
+        sleep,
+      });
       expect(result.exitCode).toBe(75);
       expect(result.stdout).toBe('');
       expect(result.stderr).toMatch(/^govctl: .*rate limited/i);

@@ -35,15 +35,17 @@ async function serve(args: string[]): Promise<Served> {
   });
   children.push(child);
   let stderr = '';
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
+  );
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no URL within 15 s; stderr: ${stderr}`)), 15_000);
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
       if (match) {
         clearTimeout(timer);
-        resolve(match[1]!);
+        resolve(match[1]);
       }
     });
     void exited.then(({ code }) => reject(new Error(`serve exited with ${code} before listening: ${stderr}`)));
@@ -114,7 +116,13 @@ describe('govctl serve: attestation batches on verify workers', () => {
     const { key } = SigningKey.generate();
     const expected: string[] = [];
     const records = Array.from({ length: 40 }, (_, i) => {
-      const record = buildAttestation({ systemName: 'loan-scorer', toolName: `tool-${i}`, inputHash: 'a'.repeat(64), outputHash: 'b'.repeat(64), executedAt: `2026-11-01T00:00:${String(i).padStart(2, '0')}.000Z` });
+      const record = buildAttestation({
+        systemName: 'loan-scorer',
+        toolName: `tool-${i}`,
+        inputHash: 'a'.repeat(64),
+        outputHash: 'b'.repeat(64),
+        executedAt: `2026-11-01T00:00:${String(i).padStart(2, '0')}.000Z`,
+      });
       switch (i % 4) {
         case 0:
           expected.push('accepted canonical');

@@ -131,14 +131,19 @@ describe('-v traces requests with the key masked', () => {
 
 describe('evidence add', () => {
   it("runs each record type's help example as given (with --dry-run)", async () => {
-    const types = (await runCli(['evidence', 'add', '--help'])).stdout.match(/^ {2}([a-z_]+) \[options\]/gm)!.map((line) => line.trim().split(' ')[0]!);
+    const types = (await runCli(['evidence', 'add', '--help'])).stdout.match(/^ {2}([a-z_]+) \[options\]/gm)!.map((line) => line.trim().split(' ')[0]);
     expect(types).toHaveLength(11);
     const results = await Promise.all(
       types.map(async (type) => {
         const help = (await runCli(['evidence', 'add', type, '--help'])).stdout;
-        const example = help.split('Examples:\n')[1]!.split('\n')[0]!.replace(/^\s*\$ govctl /, '');
+        const example = help
+          .split('Examples:\n')[1]
+          .split('\n')[0]
+          .replace(/^\s*\$ govctl /, '');
         // The words as a shell splits them (quotes, escapes), run in-process.
-        const words = execFileSync('bash', ['-c', `printf '%s\\0' ${example}`], { encoding: 'utf8' }).split('\0').slice(0, -1);
+        const words = execFileSync('bash', ['-c', `printf '%s\\0' ${example}`], { encoding: 'utf8' })
+          .split('\0')
+          .slice(0, -1);
         return { type, result: await runCli([...words, '--dry-run'], { env }) };
       }),
     );
@@ -169,9 +174,12 @@ describe('evidence add', () => {
   });
 
   it('lists every bad field at once, by flag, and exits 64 (malformed flag values) without calling the service', async () => {
-    const result = await runCli(['evidence', 'add', 'model_evaluation', '--system', 's', '--accuracy', 'abc', '--evaluation-type', 'yearly', '--bias-metric', 'nope'], {
-      env: { ...env, SERVICE_BASE_URL: `http://127.0.0.1:${await closedPort()}` },
-    });
+    const result = await runCli(
+      ['evidence', 'add', 'model_evaluation', '--system', 's', '--accuracy', 'abc', '--evaluation-type', 'yearly', '--bias-metric', 'nope'],
+      {
+        env: { ...env, SERVICE_BASE_URL: `http://127.0.0.1:${await closedPort()}` },
+      },
+    );
     expect(result.exitCode).toBe(64);
     expect(result.stdout).toBe('');
     const line = result.stderr;
@@ -215,13 +223,18 @@ describe('evidence add', () => {
 
 describe('evidence import and list', () => {
   it('stores NDJSON records with one result line each, in order, and 65 when any is bad', async () => {
-    const input = [changeRecord('import-mixed', 0), '{not json', changeRecord('import-mixed', 2).replace('"production"', '"prod"'), changeRecord('import-mixed', 3)].join('\n');
+    const input = [
+      changeRecord('import-mixed', 0),
+      '{not json',
+      changeRecord('import-mixed', 2).replace('"production"', '"prod"'),
+      changeRecord('import-mixed', 3),
+    ].join('\n');
     const result = await runCli(['evidence', 'import', '-'], { env, input });
     expect(result.exitCode).toBe(65);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(/^ok\t0\trec_\S+\tISO27001_A8_32,ISO42001_A6_2,SOC2_CC8_1$/);
-    expect(lines[1]).toBe("error\t1\tinvalid_json\t-\tline 2: Expecting property name enclosed in double quotes (column 2)");
+    expect(lines[1]).toBe('error\t1\tinvalid_json\t-\tline 2: Expecting property name enclosed in double quotes (column 2)');
     expect(lines[2]).toMatch(/^error\t2\tvalidation_error\tpayload\.environment\t/);
     expect(lines[3]).toMatch(/^ok\t3\trec_/);
     expect(result.stderr).toBe('govctl: imported 2 of 4 records; 2 failed (see the error lines on stdout); fix the failed records and send them again\n');
@@ -231,7 +244,10 @@ describe('evidence import and list', () => {
     const input = [changeRecord('import-json', 0), '[]', changeRecord('import-json', 2)].join('\n');
     const result = await runCli(['evidence', 'import', '-', '--json', '--fail-fast'], { env, input });
     expect(result.exitCode).toBe(65);
-    const lines = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+    const lines = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines[0]).toMatchObject({ index: 0, status: 'ok', record_type: 'change_event', detail: 'ok' });
     expect(lines[1]).toEqual({ index: 1, status: 'error', error: 'validation_error', message: 'the record must be a JSON object' });
     expect(lines.length).toBeLessThanOrEqual(3);
@@ -248,10 +264,21 @@ describe('evidence import and list', () => {
 
     const piped = await runCli(['evidence', 'list', '--system', 'paged', '--all'], { env });
     expect(piped.exitCode).toBe(0);
-    const rows = piped.stdout.trimEnd().split('\n').map((line) => line.split('\t'));
+    const rows = piped.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split('\t'));
     expect(rows).toHaveLength(count);
     expect(new Set(rows.map((row) => row[0])).size).toBe(count);
-    expect(rows[0]).toEqual([expect.stringMatching(/^rec_/), 'change_event', 'paged', expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/), 'false', 'import', 'ISO27001_A8_32,ISO42001_A6_2,SOC2_CC8_1']);
+    expect(rows[0]).toEqual([
+      expect.stringMatching(/^rec_/),
+      'change_event',
+      'paged',
+      expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
+      'false',
+      'import',
+      'ISO27001_A8_32,ISO42001_A6_2,SOC2_CC8_1',
+    ]);
 
     const json = await runCli(['evidence', 'list', '--system', 'paged', '--all', '--json'], { env });
     const body = JSON.parse(json.stdout);
@@ -339,7 +366,10 @@ describe('attest', () => {
       JSON.stringify({ tool_name: 'c', input_hash: 'short', output_hash: hash }),
       JSON.stringify({ tool_name: 'd', input_hash: hash, output_hash: hash }),
     ].join('\n');
-    const result = await runCli(['attest', 'batch', '-', '--system', 'batched', '--batch-size', '2'], { env: { ...env, SERVICE_SIGNING_KEY: KEY }, input: lines });
+    const result = await runCli(['attest', 'batch', '-', '--system', 'batched', '--batch-size', '2'], {
+      env: { ...env, SERVICE_SIGNING_KEY: KEY },
+      input: lines,
+    });
     expect(result.exitCode).toBe(65);
     const out = result.stdout.trimEnd().split('\n');
     expect(out).toHaveLength(4);

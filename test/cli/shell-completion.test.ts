@@ -26,7 +26,7 @@ async function ask(...words: string[]): Promise<{ values: string[]; lines: strin
   const lines = result.stdout.trimEnd().split('\n');
   const last = lines.pop()!;
   expect(last).toMatch(/^:\d+$/);
-  return { values: lines.map((line) => line.split('\t')[0]!), lines, directive: Number(last.slice(1)) };
+  return { values: lines.map((line) => line.split('\t')[0]), lines, directive: Number(last.slice(1)) };
 }
 
 describe('govctl __complete', () => {
@@ -91,7 +91,10 @@ describe('govctl __complete', () => {
   });
 
   it('offers every command of the program under its parent (generated from the tree, it cannot drift)', async () => {
-    const program = await createProgram(createFactory({ io: createMemoryIO(), env: {}, cwd: '/', globals: () => ({}), signal: new AbortController().signal }), {});
+    const program = await createProgram(
+      createFactory({ io: createMemoryIO(), env: {}, cwd: '/', globals: () => ({}), signal: new AbortController().signal }),
+      {},
+    );
     const paths: string[][] = [];
     const walk = (command: Command, path: string[]) => {
       for (const sub of command.commands) {
@@ -108,7 +111,11 @@ describe('govctl __complete', () => {
     for (const path of paths) {
       const parent = path.slice(0, -1);
       const key = parent.join(' ');
-      if (!offeredUnder.has(key)) offeredUnder.set(key, ask(...parent, '').then((answer) => answer.values));
+      if (!offeredUnder.has(key))
+        offeredUnder.set(
+          key,
+          ask(...parent, '').then((answer) => answer.values),
+        );
       const offered = await offeredUnder.get(key)!;
       if (!offered.includes(path.at(-1)!)) missing.push(path.join(' '));
     }
@@ -148,7 +155,11 @@ source '${join(temp.dir, 'govctl.bash')}'
 COMP_WORDS=(${quoted}); COMP_CWORD=$(( \${#COMP_WORDS[@]} - 1 )); COMPREPLY=()
 _govctl_complete
 printf '%s\\n' "\${COMPREPLY[@]}"`;
-  const out = execFileSync('bash', ['-c', program], { encoding: 'utf8', cwd: join(temp.dir, 'work'), env: { PATH: process.env.PATH, CLI_NODE: process.execPath, CLI_BIN: BIN, HOME: temp.dir } });
+  const out = execFileSync('bash', ['-c', program], {
+    encoding: 'utf8',
+    cwd: join(temp.dir, 'work'),
+    env: { PATH: process.env.PATH, CLI_NODE: process.execPath, CLI_BIN: BIN, HOME: temp.dir },
+  });
   return out.split('\n').filter(Boolean).sort();
 }
 
@@ -183,7 +194,11 @@ describe('govctl completion --help', () => {
     const help = await runCli(['completion', '--help']);
     expect(help.exitCode).toBe(0);
     const lines = help.stdout.split('\n');
-    for (const shell of ['bash', 'zsh', 'fish', 'powershell']) expect(lines.filter((line) => line.startsWith(`  ${shell}: `)), shell).toHaveLength(1);
+    for (const shell of ['bash', 'zsh', 'fish', 'powershell'])
+      expect(
+        lines.filter((line) => line.startsWith(`  ${shell}: `)),
+        shell,
+      ).toHaveLength(1);
     expect(help.stdout).not.toMatch(/source <\(govctl completion bash\) zsh:/);
     for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
   });
@@ -221,7 +236,11 @@ zpty -d z`;
 ${session('govctl evidence add ai_risk_assessment --risk-level ', 'unacceptable')}
 print -r -- '=== files'
 ${session('govctl evidence import re', 'results.ndjson')}`;
-    const out = execFileSync('zsh', ['-f', '-c', script], { encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH, CLI_NODE: process.execPath, CLI_BIN: BIN, HOME: temp.dir } })
+    const out = execFileSync('zsh', ['-f', '-c', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { PATH: process.env.PATH, CLI_NODE: process.execPath, CLI_BIN: BIN, HOME: temp.dir },
+    })
       // eslint-disable-next-line no-control-regex
       .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
     const [levels, files] = out.split('=== files');

@@ -69,7 +69,9 @@ describe('what the embedded store loads', () => {
     const run = await loadedBy(['posture', '--json', '--base-url', 'local']);
     expect(run.exitCode).toBe(0);
     const fromPackages = run.files.filter((file) => file.includes('node_modules'));
-    expect(fromPackages.map((file) => file.slice(file.lastIndexOf('node_modules')))).toEqual([join('node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node')]);
+    expect(fromPackages.map((file) => file.slice(file.lastIndexOf('node_modules')))).toEqual([
+      join('node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'),
+    ]);
   });
 });
 
@@ -102,18 +104,18 @@ describe('answers without the command line', () => {
 });
 
 describe('the code cache', () => {
-  it('is written by a command group\'s first run, owner-only, and used by the next with the same answer', async () => {
+  it("is written by a command group's first run, owner-only, and used by the next with the same answer", async () => {
     const home = makeHome();
     const first = await runCli(['gates', 'check', '--json'], { env, home });
     const files = caches(home);
     expect(files).toEqual([expect.stringMatching(new RegExp(`^cli-[0-9a-f]{24}-${process.version.replace(/\./g, '\\.')}-gates\\.v8$`))]);
     const dir = join(home, '.cache', 'govctl');
-    expect(readFileSync(join(dir, files[0]!)).length).toBeGreaterThan(1000);
+    expect(readFileSync(join(dir, files[0])).length).toBeGreaterThan(1000);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
-    expect(statSync(join(dir, files[0]!)).mode & 0o777).toBe(0o600);
-    const written = statSync(join(dir, files[0]!)).mtimeMs;
+    expect(statSync(join(dir, files[0])).mode & 0o777).toBe(0o600);
+    const written = statSync(join(dir, files[0])).mtimeMs;
     expect(await runCli(['gates', 'check', '--json'], { env, home })).toEqual(first);
-    expect(statSync(join(dir, files[0]!)).mtimeMs).toBe(written); // used, not written again
+    expect(statSync(join(dir, files[0])).mtimeMs).toBe(written); // used, not written again
     await runCli(['whoami', '--json'], { env, home });
     expect(caches(home)).toHaveLength(2);
   });
@@ -128,7 +130,7 @@ describe('the code cache', () => {
     expect(caches(home)[0]).not.toBe(stale.split('/').pop());
   });
 
-  it('of a run against the embedded store is its own, and the service\'s code has a cache of its own that a run against a service never reads', async () => {
+  it("of a run against the embedded store is its own, and the service's code has a cache of its own that a run against a service never reads", async () => {
     const home = makeHome();
     await runCli(['whoami', '--json'], { env, home });
     const [remote] = caches(home);
@@ -136,7 +138,7 @@ describe('the code cache', () => {
     const local = await runCli(['whoami', '--json', '--base-url', 'local'], { home });
     expect(local.exitCode).toBe(0);
     const files = caches(home);
-    expect(files).toEqual([remote!.replace(/\.v8$/, '-local-service.v8'), remote!.replace(/\.v8$/, '-local.v8'), remote]);
+    expect(files).toEqual([remote.replace(/\.v8$/, '-local-service.v8'), remote.replace(/\.v8$/, '-local.v8'), remote]);
     expect(await runCli(['whoami', '--json', '--base-url=local'], { home })).toEqual(local);
     expect(caches(home)).toEqual(files);
   });
@@ -145,7 +147,7 @@ describe('the code cache', () => {
     const home = makeHome();
     const reference = await runCli(['gates', 'check', '--json'], { env, home });
     const [file] = caches(home);
-    const path = join(home, '.cache', 'govctl', file!);
+    const path = join(home, '.cache', 'govctl', file);
     const good = readFileSync(path);
     for (const bad of [Buffer.alloc(good.length, 7), Buffer.alloc(0), good.subarray(0, 100)]) {
       writeFileSync(path, bad);

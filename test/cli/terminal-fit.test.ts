@@ -16,7 +16,13 @@ import { cleanEnv, makeHome, runCli } from '../helpers/cli.js';
 
 // eslint-disable-next-line no-control-regex
 const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '');
-const widest = (text: string) => Math.max(...plain(text).trimEnd().split('\n').map((line) => stringWidth(line)));
+const widest = (text: string) =>
+  Math.max(
+    ...plain(text)
+      .trimEnd()
+      .split('\n')
+      .map((line) => stringWidth(line)),
+  );
 
 /** Runs govctl in-process on a memory "terminal" of the given width. */
 async function onTerminal(argv: string[], columns: number): Promise<{ stdout: string; stderr: string; exitCode: number }> {
@@ -47,14 +53,44 @@ describe('cutting and wrapping by display width', () => {
   });
 
   it('takes width from the widest column first and never below a minimum', () => {
-    expect(fitWidths([{ natural: 40, min: 11 }, { natural: 12, min: 8 }, { natural: 6, min: 6 }], 10, 50)).toEqual([22, 12, 6]);
-    expect(fitWidths([{ natural: 30, min: 8 }, { natural: 30, min: 8 }], 0, 40)).toEqual([20, 20]);
-    expect(fitWidths([{ natural: 30, min: 20 }, { natural: 30, min: 20 }], 0, 10)).toEqual([20, 20]);
+    expect(
+      fitWidths(
+        [
+          { natural: 40, min: 11 },
+          { natural: 12, min: 8 },
+          { natural: 6, min: 6 },
+        ],
+        10,
+        50,
+      ),
+    ).toEqual([22, 12, 6]);
+    expect(
+      fitWidths(
+        [
+          { natural: 30, min: 8 },
+          { natural: 30, min: 8 },
+        ],
+        0,
+        40,
+      ),
+    ).toEqual([20, 20]);
+    expect(
+      fitWidths(
+        [
+          { natural: 30, min: 20 },
+          { natural: 30, min: 20 },
+        ],
+        0,
+        10,
+      ),
+    ).toEqual([20, 20]);
   });
 
   it('refills an over-wide help paragraph under its indentation and leaves fitting text and examples alone', () => {
     const text = 'Intro line that is quite long indeed\n  an indented line here\n  $ govctl evidence list --system a-very-long-system-name';
-    expect(wrapHelpText(text, 20)).toBe('Intro line that is\nquite long indeed\n  an indented line\n  here\n  $ govctl evidence list --system a-very-long-system-name');
+    expect(wrapHelpText(text, 20)).toBe(
+      'Intro line that is\nquite long indeed\n  an indented line\n  here\n  $ govctl evidence list --system a-very-long-system-name',
+    );
     expect(wrapHelpText('fits\nas written', 20)).toBe('fits\nas written');
     expect(wrapHelpText('Usage: govctl attest <tool-name> [options]', 30)).toBe('Usage: govctl attest\n       <tool-name> [options]');
   });
@@ -86,8 +122,8 @@ async function table(columns: number, isTTY = true): Promise<string> {
 describe('tables fit the terminal', () => {
   it('draws the full table when it fits', async () => {
     const text = await table(200);
-    expect(text).toContain(ROWS[0]!.id);
-    expect(text).toContain(ROWS[1]!.system);
+    expect(text).toContain(ROWS[0].id);
+    expect(text).toContain(ROWS[1].system);
     expect(text).not.toContain('…');
   });
 
@@ -136,7 +172,21 @@ describe('help on a terminal', () => {
   it('lists every global option in `govctl help options` and the root help', async () => {
     const options = await runCli(['help', 'options']);
     const root = await runCli(['--help']);
-    for (const flag of ['--json', '--no-color', '--verbose', '--config', '--base-url', '--api-key-file', '--workspace', '--system', '--agent', '--signing-key-file', '--on-error', '--data-dir', '--ledger-key']) {
+    for (const flag of [
+      '--json',
+      '--no-color',
+      '--verbose',
+      '--config',
+      '--base-url',
+      '--api-key-file',
+      '--workspace',
+      '--system',
+      '--agent',
+      '--signing-key-file',
+      '--on-error',
+      '--data-dir',
+      '--ledger-key',
+    ]) {
       expect(options.stdout, flag).toContain(flag);
       expect(root.stdout, flag).toContain(flag);
     }
@@ -185,7 +235,10 @@ describe('bare groups and mistyped subcommands', () => {
     const tool = await runCli(['attest', 'summarise', '--input-hash', 'a'.repeat(64), '--output-hash', 'b'.repeat(64)]);
     expect(tool.stderr).not.toContain('unknown command');
     // After --, or with push named, the word is a tool name even when close to a subcommand.
-    for (const argv of [['attest', '--', 'batchh'], ['attest', 'push', 'batchh']]) {
+    for (const argv of [
+      ['attest', '--', 'batchh'],
+      ['attest', 'push', 'batchh'],
+    ]) {
       const result = await runCli([...argv, '--input-hash', 'a'.repeat(64), '--output-hash', 'b'.repeat(64)]);
       expect(result.stderr, argv.join(' ')).not.toContain('unknown command');
     }

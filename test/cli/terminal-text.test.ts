@@ -28,10 +28,12 @@ let server: FaultServer;
 beforeEach(async () => {
   server = await startFaultServer({
     handler: (request) => {
-      const path = request.url.split('?')[0]!;
+      const path = request.url.split('?')[0];
       if (path === '/api/me') return { body: { user_id: 'usr_1', workspace_id: 'ws_1', org_id: 'org_1' } };
       if (path.endsWith('/grc/systems')) {
-        return { body: { systems: [{ system_name: HOSTILE, system_id: `sys_${HOSTILE}`, registered: true, risk_tier: 'high\u202e', last_evidence_at: null }] } };
+        return {
+          body: { systems: [{ system_name: HOSTILE, system_id: `sys_${HOSTILE}`, registered: true, risk_tier: 'high\u202e', last_evidence_at: null }] },
+        };
       }
       return { status: 422, body: { error: 'validation_error', message: `bad ${HOSTILE}`, field: 'system_name' } };
     },
@@ -77,7 +79,7 @@ describe('service text on a terminal', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).not.toMatch(FORBIDDEN);
     expect(result.stdout.split('\n')).toHaveLength(2);
-    expect(result.stdout.split('\n')[0]!.split('\t')).toHaveLength(5);
+    expect(result.stdout.split('\n')[0].split('\t')).toHaveLength(5);
   });
 
   it('is kept exactly with --json', async () => {
@@ -87,11 +89,41 @@ describe('service text on a terminal', () => {
   });
 
   it("is neutralised in the service's error message, text and --on-error warn alike", async () => {
-    const write = await run(['evidence', 'add', 'change_event', '--system', 's', '--type', 'deployment', '--by', 'a@example.com', '--description', 'd', '--environment', 'production']);
+    const write = await run([
+      'evidence',
+      'add',
+      'change_event',
+      '--system',
+      's',
+      '--type',
+      'deployment',
+      '--by',
+      'a@example.com',
+      '--description',
+      'd',
+      '--environment',
+      'production',
+    ]);
     expect(write.exitCode).toBe(65);
     expect(write.stderr).toContain('bad loan\\x1b[2J');
     expect(write.stderr).not.toMatch(FORBIDDEN);
-    const warned = await run(['--on-error', 'warn', 'evidence', 'add', 'change_event', '--system', 's', '--type', 'deployment', '--by', 'a@example.com', '--description', 'd', '--environment', 'production']);
+    const warned = await run([
+      '--on-error',
+      'warn',
+      'evidence',
+      'add',
+      'change_event',
+      '--system',
+      's',
+      '--type',
+      'deployment',
+      '--by',
+      'a@example.com',
+      '--description',
+      'd',
+      '--environment',
+      'production',
+    ]);
     expect(warned.exitCode).toBe(0);
     expect(warned.stderr).toContain('bad loan\\x1b[2J');
     expect(warned.stderr).not.toMatch(FORBIDDEN);

@@ -59,7 +59,10 @@ describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? `tables on a real terminal of ${COLUMN
     expect(tty.exitCode, tty.output).toBe(0);
     expect(widest(tty.output), tty.output).toBeLessThanOrEqual(COLUMNS);
     const piped = await runCli(['evidence', 'list', '--system', SYSTEM], { env });
-    const ids = piped.stdout.trimEnd().split('\n').map((line) => line.split('\t')[0]!);
+    const ids = piped.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split('\t')[0]);
     expect(ids).toHaveLength(3);
     const shown = stripAnsi(tty.output);
     for (const id of ids) {
@@ -87,7 +90,10 @@ describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? `tables on a real terminal of ${COLUMN
     expect(widest(tty.output)).toBeLessThanOrEqual(COLUMNS);
     const shown = stripAnsi(tty.output);
     const piped = await runCli(args, { env });
-    const controls = piped.stdout.trimEnd().split('\n').flatMap((line) => line.split('\t')[2]!.split(','));
+    const controls = piped.stdout
+      .trimEnd()
+      .split('\n')
+      .flatMap((line) => line.split('\t')[2].split(','));
     expect(controls.length).toBeGreaterThan(20);
     for (const control of controls) expect(shown).toContain(control);
   });
@@ -111,7 +117,10 @@ describe('piped output is not fitted', () => {
   it('keeps every value whole and tab-separated, whatever COLUMNS says', async () => {
     const piped = await runCli(['evidence', 'list', '--system', SYSTEM], { env: { ...env, COLUMNS: '40' } });
     expect(piped.exitCode).toBe(0);
-    for (const row of piped.stdout.trimEnd().split('\n').map((line) => line.split('\t'))) {
+    for (const row of piped.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split('\t'))) {
       expect(row[0]).toMatch(/^rec_[0-9a-f-]{36}$/);
       expect(row[2]).toBe(SYSTEM);
     }

@@ -57,7 +57,13 @@ beforeAll(async () => {
     system_name: SYSTEM,
     occurred_at: now,
     assessor: 'alice@example.com',
-    payload: { risk_level: 'limited', risk_summary: 'Scores consumer loan applications', intended_purpose: 'Assist underwriters', impact_domains: ['credit'], art5_self_assessment: true },
+    payload: {
+      risk_level: 'limited',
+      risk_summary: 'Scores consumer loan applications',
+      intended_purpose: 'Assist underwriters',
+      impact_domains: ['credit'],
+      art5_self_assessment: true,
+    },
   });
   await seed(changeRecord(SYSTEM, 1, now));
   // Two hours old: shown as `2 hours ago` on a terminal.
@@ -167,7 +173,10 @@ describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? 'on a real terminal' : `on a real term
       expect(piped.stderr).toBe('');
       expect(piped.stdout).not.toMatch(ANY_ESCAPE);
       expect(piped.stdout).not.toMatch(/ago|just now/);
-      const rows = piped.stdout.trimEnd().split('\n').map((line) => line.split('\t'));
+      const rows = piped.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split('\t'));
       expect(rows).toHaveLength(3);
       for (const row of rows) {
         expect(row).toHaveLength(7);
@@ -203,10 +212,14 @@ describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? 'on a real terminal' : `on a real term
 
       expect(tty.output).toMatch(ANSI_SGR);
       const plain = stripAnsi(tty.output);
-      for (const { gate_id, exit_code } of body.gates) expect(plain).toMatch(new RegExp(`(✓ pass|! soft fail|✗ HARD FAIL) .*\\(${gate_id}, exit ${exit_code}\\)`));
+      for (const { gate_id, exit_code } of body.gates)
+        expect(plain).toMatch(new RegExp(`(✓ pass|! soft fail|✗ HARD FAIL) .*\\(${gate_id}, exit ${exit_code}\\)`));
       expect(plain).not.toMatch(/\t/);
 
-      const rows = piped.stdout.trimEnd().split('\n').map((line) => line.split('\t'));
+      const rows = piped.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split('\t'));
       expect(rows.map((row) => row[0])).toEqual(body.gates.map((gate) => gate.gate_id));
       expect(piped.stdout).not.toMatch(ANY_ESCAPE);
       if (verdict !== 0) {
@@ -217,7 +230,10 @@ describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? 'on a real terminal' : `on a real term
       }
 
       for (const failOn of ['hard', 'never']) {
-        const [onTerminal, whenPiped] = await Promise.all([runInPty(['gates', 'check', '--fail-on', failOn], { env }), runCli(['gates', 'check', '--fail-on', failOn], { env })]);
+        const [onTerminal, whenPiped] = await Promise.all([
+          runInPty(['gates', 'check', '--fail-on', failOn], { env }),
+          runCli(['gates', 'check', '--fail-on', failOn], { env }),
+        ]);
         expect(onTerminal.exitCode, `--fail-on ${failOn}`).toBe(whenPiped.exitCode);
       }
     });
@@ -320,7 +336,25 @@ describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? 'on a real terminal' : `on a real term
       const runs = await Promise.all([
         runInPty(['posture', '-v'], { env }),
         runInPty(['evidence', 'list', '--system', SYSTEM, '-v'], { env }),
-        runInPty(['evidence', 'add', 'change_event', '--system', 'tty-secret', '--type', 'deployment', '--by', 'ci@example.com', '--description', 'x', '--environment', 'production', '-v'], { env }),
+        runInPty(
+          [
+            'evidence',
+            'add',
+            'change_event',
+            '--system',
+            'tty-secret',
+            '--type',
+            'deployment',
+            '--by',
+            'ci@example.com',
+            '--description',
+            'x',
+            '--environment',
+            'production',
+            '-v',
+          ],
+          { env },
+        ),
         runInPty(['whoami', '-v', '--json'], { env }),
         runInPty(['config', 'show', '-v'], { env }),
       ]);
@@ -330,8 +364,9 @@ describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? 'on a real terminal' : `on a real term
         expect(result.output).not.toContain(keyPart);
       }
       // -v traced the requests, with the header masked
-      for (const result of runs.slice(0, 4)) expect(stripAnsi(result.output)).toMatch(/GET http:\/\/127\.0\.0\.1:\d+\/api\/\S* authorization: Bearer \*\*\* → 200 in \d+ ms/);
-      expect(stripAnsi(runs[2]!.output)).toMatch(/POST \S+\/grc\/evidence authorization: Bearer \*\*\* → 201/);
+      for (const result of runs.slice(0, 4))
+        expect(stripAnsi(result.output)).toMatch(/GET http:\/\/127\.0\.0\.1:\d+\/api\/\S* authorization: Bearer \*\*\* → 200 in \d+ ms/);
+      expect(stripAnsi(runs[2].output)).toMatch(/POST \S+\/grc\/evidence authorization: Bearer \*\*\* → 201/);
     });
 
     it('keeps a key read from a file off the terminal too', async () => {

@@ -60,7 +60,12 @@ describe('the client against the reference service', () => {
   });
 
   it('pushes a witnessed attestation', async () => {
-    const result = await client.push({ toolName: 'score', inputHash: hashValue({ a: 1 }), outputHash: hashValue(0.7), authorisedBy: { identity: 'ops@example.com', sessionId: 's-1' } });
+    const result = await client.push({
+      toolName: 'score',
+      inputHash: hashValue({ a: 1 }),
+      outputHash: hashValue(0.7),
+      authorisedBy: { identity: 'ops@example.com', sessionId: 's-1' },
+    });
     expect(result).toMatchObject({ attestationId: expect.stringMatching(/^att_/), externalVerified: true, trustTier: 'witnessed', detail: 'ok' });
   });
 
@@ -80,7 +85,15 @@ describe('the client against the reference service', () => {
 
   it('gets a witness signature that verifies the way the service checks it', async () => {
     const api = client.api;
-    const record = { system_name: 'loan-scorer', agent_name: 'loan-scorer', tool_name: 't', input_hash: 'a'.repeat(64), output_hash: 'b'.repeat(64), schema_version: 2, executed_at: '2026-02-01T10:00:00.000Z' };
+    const record = {
+      system_name: 'loan-scorer',
+      agent_name: 'loan-scorer',
+      tool_name: 't',
+      input_hash: 'a'.repeat(64),
+      output_hash: 'b'.repeat(64),
+      schema_version: 2,
+      executed_at: '2026-02-01T10:00:00.000Z',
+    };
     const { signWitness } = await import('../../src/core/signing/ed25519.js');
     const signed = { ...record, ...signWitness(record, service.workspaceId, SigningKey.fromHex(KEY_HEX)) };
     expect(verifyWitness(signed, service.workspaceId)).toBe('canonical');
@@ -88,14 +101,23 @@ describe('the client against the reference service', () => {
   });
 
   it('maps the service’s 422 to ValidationError with the field', async () => {
-    const error = await client.api.postEvidence({ record_type: 'vendor_risk', system_name: 'x', payload: { vendor: 'Acme' } }).catch((caught: unknown) => caught);
+    const error = await client.api
+      .postEvidence({ record_type: 'vendor_risk', system_name: 'x', payload: { vendor: 'Acme' } })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).status).toBe(422);
     expect((error as ValidationError).field).toMatch(/^payload\./);
   });
 
   it('maps a wrong key to UnauthorizedError', async () => {
-    const stranger = new GovernanceClient({ apiKey: 'gk_wrong_key_000000000000', baseUrl: service.url, systemName: 's', onError: 'raise', env: {}, flushOnExit: false });
+    const stranger = new GovernanceClient({
+      apiKey: 'gk_wrong_key_000000000000',
+      baseUrl: service.url,
+      systemName: 's',
+      onError: 'raise',
+      env: {},
+      flushOnExit: false,
+    });
     try {
       await expect(stranger.push({ toolName: 't', inputHash: 'a'.repeat(64), outputHash: 'b'.repeat(64) })).rejects.toBeInstanceOf(UnauthorizedError);
     } finally {

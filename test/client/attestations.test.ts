@@ -42,7 +42,7 @@ describe('push', () => {
     });
     expect(result).toEqual({ attestationId: expect.stringMatching(/^att_/), externalVerified: true, trustTier: 'witnessed', detail: 'ok' });
     const [body] = singles();
-    const { witness_sig: _sig, verifying_key_hex: _key, ...unsigned } = body!;
+    const { witness_sig: _sig, verifying_key_hex: _key, ...unsigned } = body;
     expect(unsigned).toEqual({
       system_name: SYSTEM,
       agent_name: SYSTEM,
@@ -54,16 +54,16 @@ describe('push', () => {
       model_id: 'gpt-x',
       authorised_by: { identity: 'ops@example.com', role: 'operator', session_id: 'sess-1' },
     });
-    await expectWitnessed(body!);
+    await expectWitnessed(body);
   });
 
   it('defaults executed_at to now and agent_name to the configured agent', async () => {
     const before = Date.now();
     await harness.makeClient({ agentName: 'triage-bot' }).push({ toolName: 'lookup', inputHash: H_IN, outputHash: H_OUT });
     const [body] = singles();
-    expect(body!.agent_name).toBe('triage-bot');
-    expect(Date.parse(body!.executed_at as string)).toBeGreaterThanOrEqual(before - 1);
-    await expectWitnessed(body!);
+    expect(body.agent_name).toBe('triage-bot');
+    expect(Date.parse(body.executed_at as string)).toBeGreaterThanOrEqual(before - 1);
+    await expectWitnessed(body);
   });
 
   it('sends no signature without a key (and the service says declared)', async () => {
@@ -75,7 +75,9 @@ describe('push', () => {
 
   it.each(['witnessed', 'declared', 'verified', 'attested', 'observed'] as const)('accepts the trust tier %s', async (tier) => {
     harness.server.setHandler((request) =>
-      request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 201, body: { attestation_id: 'att_1', external_verified: tier === 'verified', trust_tier: tier, detail: 'ok' } },
+      request.url === '/api/me'
+        ? serviceLikeHandler({ workspaceId: WS })(request)
+        : { status: 201, body: { attestation_id: 'att_1', external_verified: tier === 'verified', trust_tier: tier, detail: 'ok' } },
     );
     expect((await harness.makeClient().push({ toolName: 't', inputHash: H_IN, outputHash: H_OUT })).trustTier).toBe(tier);
   });
@@ -101,7 +103,7 @@ describe('push', () => {
     const attempts = harness.server.requests.filter(isSingle);
     expect(attempts).toHaveLength(2);
     expect(harness.waits).toEqual([7000]);
-    expect(attempts[0]!.body).toBe(attempts[1]!.body);
+    expect(attempts[0].body).toBe(attempts[1].body);
   });
 
   it('never sends the signing key, and the API key only in the Authorization header', async () => {
@@ -127,7 +129,13 @@ describe('wrap', () => {
     expect(await add(4, 5)).toEqual({ sum: 9 });
     const bodies = singles();
     expect(bodies).toHaveLength(2);
-    expect(bodies[0]).toMatchObject({ tool_name: 'addNumbers', input_hash: hashValue([2, 3]), output_hash: hashValue({ sum: 5 }), schema_version: 2, agent_name: SYSTEM });
+    expect(bodies[0]).toMatchObject({
+      tool_name: 'addNumbers',
+      input_hash: hashValue([2, 3]),
+      output_hash: hashValue({ sum: 5 }),
+      schema_version: 2,
+      agent_name: SYSTEM,
+    });
     expect(bodies[1]).toMatchObject({ input_hash: hashValue([4, 5]), output_hash: hashValue({ sum: 9 }) });
     for (const body of bodies) await expectWitnessed(body);
   });
@@ -167,13 +175,17 @@ describe('wrap', () => {
   });
 
   it('under raise, an async call whose attestation fails rejects with the attestation error', async () => {
-    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'down' } }));
+    harness.server.setHandler((request) =>
+      request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'down' } },
+    );
     const instance = harness.makeClient({ onError: 'raise' });
     await expect(instance.wrap(async () => 1, { toolName: 't' })()).rejects.toBeInstanceOf(ServerError);
   });
 
   it('under raise, a sync call’s failed background attestation is thrown by flush', async () => {
-    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'down' } }));
+    harness.server.setHandler((request) =>
+      request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'down' } },
+    );
     const instance = harness.makeClient({ onError: 'raise' });
     expect(instance.wrap(() => 1, { toolName: 't' })()).toBe(1);
     await expect(instance.flush()).rejects.toBeInstanceOf(ServerError);
@@ -181,7 +193,9 @@ describe('wrap', () => {
   });
 
   it('under warn, a failed attestation logs and the call still returns its value', async () => {
-    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'down' } }));
+    harness.server.setHandler((request) =>
+      request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'down' } },
+    );
     const instance = harness.makeClient();
     expect(await instance.wrap(async () => 'value', { toolName: 't' })()).toBe('value');
     expect(harness.warnings).toHaveLength(1);
@@ -197,14 +211,14 @@ describe('wrap', () => {
     expect(harness.server.count).toBe(0);
     await instance.flush();
     const [records] = batches();
-    expect(records!.map((record) => record.input_hash)).toEqual([hashValue([1]), hashValue([2])]);
-    for (const record of records!) await expectWitnessed(record);
+    expect(records.map((record) => record.input_hash)).toEqual([hashValue([1]), hashValue([2])]);
+    for (const record of records) await expectWitnessed(record);
   });
 
   it('hashes arguments left undefined as null', async () => {
     const instance = harness.makeClient();
     await instance.wrap(async (a?: number, b?: number) => (a ?? 0) + (b ?? 0), { toolName: 'sum' })(1, undefined);
-    expect(singles()[0]!.input_hash).toBe(hashValue([1, null]));
+    expect(singles()[0].input_hash).toBe(hashValue([1, null]));
   });
 });
 
@@ -219,8 +233,14 @@ describe('trace', () => {
     });
     expect(answer).toBe('returned');
     const [body] = singles();
-    expect(body).toMatchObject({ tool_name: 'answer_question', input_hash: hashValue({ question: 'why?' }), output_hash: hashValue('because'), model_id: 'gpt-x-2026', schema_version: 2 });
-    await expectWitnessed(body!);
+    expect(body).toMatchObject({
+      tool_name: 'answer_question',
+      input_hash: hashValue({ question: 'why?' }),
+      output_hash: hashValue('because'),
+      model_id: 'gpt-x-2026',
+      schema_version: 2,
+    });
+    await expectWitnessed(body);
   });
 
   it('uses the return value as output when none is set, and null as input', async () => {
@@ -245,8 +265,8 @@ describe('batch and the buffer', () => {
     expect(report.results.map((item) => item.status)).toEqual(['accepted', 'accepted', 'accepted']);
     const all = batches();
     expect(all).toHaveLength(1);
-    expect(all[0]!.map((record) => record.tool_name)).toEqual(['tool_0', 'tool_1', 'tool_2']);
-    for (const record of all[0]!) {
+    expect(all[0].map((record) => record.tool_name)).toEqual(['tool_0', 'tool_1', 'tool_2']);
+    for (const record of all[0]) {
       expect(record).toMatchObject({ schema_version: 2, agent_name: SYSTEM, system_name: SYSTEM });
       await expectWitnessed(record);
     }
@@ -308,7 +328,9 @@ describe('batch and the buffer', () => {
   });
 
   it('under warn, a failed flush reports how many records were lost and why', async () => {
-    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 502, body: { error: 'server_error', message: 'bad gateway' } }));
+    harness.server.setHandler((request) =>
+      request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 502, body: { error: 'server_error', message: 'bad gateway' } },
+    );
     const instance = harness.makeClient();
     const report = await instance.batch((b) => {
       b.add({ toolName: 'a', inputHash: H_IN, outputHash: H_OUT });
@@ -320,7 +342,9 @@ describe('batch and the buffer', () => {
   });
 
   it('under raise, a failed flush throws the typed error with the count', async () => {
-    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 500, body: { error: 'server_error', message: 'boom' } }));
+    harness.server.setHandler((request) =>
+      request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 500, body: { error: 'server_error', message: 'boom' } },
+    );
     const instance = harness.makeClient({ onError: 'raise' });
     const error = await instance.batch((b) => b.add({ toolName: 'a', inputHash: H_IN, outputHash: H_OUT })).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ServerError);
@@ -331,7 +355,16 @@ describe('batch and the buffer', () => {
     harness.server.setHandler((request) =>
       request.url === '/api/me'
         ? serviceLikeHandler({ workspaceId: WS })(request)
-        : { body: { accepted: 1, rejected: 1, results: [{ status: 'accepted', attestation_id: 'att_1' }, { status: 'rejected', error: 'validation_error', message: 'bad hash', field: 'records.1.input_hash' }] } },
+        : {
+            body: {
+              accepted: 1,
+              rejected: 1,
+              results: [
+                { status: 'accepted', attestation_id: 'att_1' },
+                { status: 'rejected', error: 'validation_error', message: 'bad hash', field: 'records.1.input_hash' },
+              ],
+            },
+          },
     );
     const instance = harness.makeClient();
     const report = await instance.batch((b) => {
@@ -367,7 +400,9 @@ describe('batch and the buffer', () => {
 
 describe('at process exit', () => {
   const failingBatches = () =>
-    harness.server.setHandler((request) => (request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'maintenance' } }));
+    harness.server.setHandler((request) =>
+      request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 503, body: { error: 'server_error', message: 'maintenance' } },
+    );
 
   it('registers one beforeExit listener per client, only once something is buffered, and removes it on close', async () => {
     const before = process.listenerCount('beforeExit');
@@ -423,7 +458,8 @@ describe('at process exit', () => {
     instance.wrap((n: number) => n, { toolName: 'tick', mode: 'batch' })(1);
     await instance.handleBeforeExit();
     expect(harness.warnings[0]).toMatch(/1 buffered attestation was not delivered and is lost: .*no reply within/);
-    const error = await harness.makeClient({ onError: 'raise', timeoutMs: 200 })
+    const error = await harness
+      .makeClient({ onError: 'raise', timeoutMs: 200 })
       .batch((b) => b.add({ toolName: 't', inputHash: H_IN, outputHash: H_OUT }))
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(NetworkError);

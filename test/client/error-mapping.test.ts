@@ -78,7 +78,11 @@ describe('errorFromResponse maps a status to one error class', () => {
   it('never carries the API key in the request id or request line, where a hostile service could echo it', () => {
     const key = 'gk_live_abcdef0123456789';
     for (const status of [401, 500, 302]) {
-      const error = errorFromResponse(status, body('server_error', 'boom'), { request: `POST /api/workspaces/${key}/governance/grc/evidence`, requestId: `Bearer ${key}`, secrets: [key] });
+      const error = errorFromResponse(status, body('server_error', 'boom'), {
+        request: `POST /api/workspaces/${key}/governance/grc/evidence`,
+        requestId: `Bearer ${key}`,
+        secrets: [key],
+      });
       expect(error.requestId ?? '').not.toContain(key);
       expect(inspect(error)).not.toContain(key);
       expect(String(error)).not.toContain(key);

@@ -53,7 +53,8 @@ function runChild(library: string) {
   });
 }
 
-const batchBodies = () => server.requests.filter((request) => request.url.endsWith('/attestations/batch')).map((request) => JSON.parse(request.body) as { records: unknown[] });
+const batchBodies = () =>
+  server.requests.filter((request) => request.url.endsWith('/attestations/batch')).map((request) => JSON.parse(request.body) as { records: unknown[] });
 
 const libraries: [string, () => string, () => string | undefined][] = [
   ['the library bundled from source', () => join(bundleDir, 'index.mjs'), () => undefined],

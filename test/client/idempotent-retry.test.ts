@@ -17,9 +17,13 @@ describe('retry rule 4: an idempotent write is retried once after a 5xx, a netwo
     expect(decideFailureRetry(1, { kind: 'network-error' }, true, DEFAULT_RETRY_POLICY, now)).toEqual({ retry: true, waitMs: 1000 });
   });
   it('retries a 5xx once; a 503 waits for its Retry-After, capped', () => {
-    for (const status of [500, 502, 504]) expect(decideFailureRetry(1, { kind: 'response', status }, true, DEFAULT_RETRY_POLICY, now)).toEqual({ retry: true, waitMs: 1000 });
+    for (const status of [500, 502, 504])
+      expect(decideFailureRetry(1, { kind: 'response', status }, true, DEFAULT_RETRY_POLICY, now)).toEqual({ retry: true, waitMs: 1000 });
     expect(decideFailureRetry(1, { kind: 'response', status: 503, retryAfter: '7' }, true, DEFAULT_RETRY_POLICY, now)).toEqual({ retry: true, waitMs: 7000 });
-    expect(decideFailureRetry(1, { kind: 'response', status: 503, retryAfter: '3600' }, true, DEFAULT_RETRY_POLICY, now)).toEqual({ retry: true, waitMs: 60_000 });
+    expect(decideFailureRetry(1, { kind: 'response', status: 503, retryAfter: '3600' }, true, DEFAULT_RETRY_POLICY, now)).toEqual({
+      retry: true,
+      waitMs: 60_000,
+    });
   });
   it('retries only once', () => {
     expect(decideFailureRetry(2, { kind: 'network-error' }, true, DEFAULT_RETRY_POLICY, now)).toEqual({ retry: false });
@@ -30,7 +34,8 @@ describe('retry rule 4: an idempotent write is retried once after a 5xx, a netwo
     expect(decideFailureRetry(1, { kind: 'response', status: 500 }, false, DEFAULT_RETRY_POLICY, now)).toEqual({ retry: false });
   });
   it('never retries a 4xx or a 2xx by this rule', () => {
-    for (const status of [200, 400, 401, 404, 413, 422]) expect(decideFailureRetry(1, { kind: 'response', status }, true, DEFAULT_RETRY_POLICY, now)).toEqual({ retry: false });
+    for (const status of [200, 400, 401, 404, 413, 422])
+      expect(decideFailureRetry(1, { kind: 'response', status }, true, DEFAULT_RETRY_POLICY, now)).toEqual({ retry: false });
   });
 });
 
@@ -58,8 +63,14 @@ function losingFirstReply(lose = 1): Transport & { writes: number } {
   const transport = {
     writes: 0,
     async request(req: TransportRequest) {
-      const reply = await service.service.app.inject({ method: req.method, url: req.path, headers: req.headers, ...(req.body !== undefined ? { payload: req.body } : {}) });
-      if (req.method === 'POST' && ++transport.writes <= lose) throw new NetworkError('timeout', `${req.method} ${req.path}: no reply within 15 s (the client timeout)`, { timedOut: true });
+      const reply = await service.service.app.inject({
+        method: req.method,
+        url: req.path,
+        headers: req.headers,
+        ...(req.body !== undefined ? { payload: req.body } : {}),
+      });
+      if (req.method === 'POST' && ++transport.writes <= lose)
+        throw new NetworkError('timeout', `${req.method} ${req.path}: no reply within 15 s (the client timeout)`, { timedOut: true });
       return { status: reply.statusCode, headers: reply.headers as Record<string, string>, body: reply.body };
     },
   };
@@ -88,7 +99,13 @@ describe('a client retry after a timeout whose write did land', () => {
       flushOnExit: false,
       sleep: async (ms) => void waits.push(ms),
     });
-    const result = await client.changeEvent({ changeKind: 'deployment', actor: 'ci@example.com', summary: 'release 7', environment: 'production', system: 'chatbot' });
+    const result = await client.changeEvent({
+      changeKind: 'deployment',
+      actor: 'ci@example.com',
+      summary: 'release 7',
+      environment: 'production',
+      system: 'chatbot',
+    });
     await client.close();
     expect(transport.writes).toBe(2);
     expect(waits).toEqual([1000]);
@@ -103,8 +120,22 @@ describe('a client retry after a timeout whose write did land', () => {
 
   it('says when the same record sent again was answered from its key, not stored again', async () => {
     const transport = losingFirstReply(0); // every reply arrives
-    const client = new GovernanceClient({ apiKey: service.apiKey, workspaceId: service.workspaceId, systemName: 'chatbot', transport, onError: 'raise', flushOnExit: false });
-    const input = { changeKind: 'deployment', actor: 'ci@example.com', summary: 'release 9', environment: 'production', system: 'chatbot', occurredAt: '2026-11-24T12:00:00Z' } as const;
+    const client = new GovernanceClient({
+      apiKey: service.apiKey,
+      workspaceId: service.workspaceId,
+      systemName: 'chatbot',
+      transport,
+      onError: 'raise',
+      flushOnExit: false,
+    });
+    const input = {
+      changeKind: 'deployment',
+      actor: 'ci@example.com',
+      summary: 'release 9',
+      environment: 'production',
+      system: 'chatbot',
+      occurredAt: '2026-11-24T12:00:00Z',
+    } as const;
     const first = await client.changeEvent(input);
     const again = await client.changeEvent(input);
     await client.close();
@@ -115,17 +146,36 @@ describe('a client retry after a timeout whose write did land', () => {
 
   it('stores one attestation when push is retried after a lost reply', async () => {
     const transport = losingFirstReply();
-    const client = new GovernanceClient({ apiKey: service.apiKey, workspaceId: service.workspaceId, systemName: 'chatbot', transport, onError: 'raise', flushOnExit: false, sleep: async () => {} });
+    const client = new GovernanceClient({
+      apiKey: service.apiKey,
+      workspaceId: service.workspaceId,
+      systemName: 'chatbot',
+      transport,
+      onError: 'raise',
+      flushOnExit: false,
+      sleep: async () => {},
+    });
     const result = await client.push({ toolName: 'search', inputHash: 'a'.repeat(64), outputHash: 'b'.repeat(64) });
     await client.close();
     expect(result.attestationId).toMatch(/^att_/);
     expect(storedCount('attestations')).toBe(1);
   });
 
-  it('with idempotency off, the write is not retried (the timeout is the caller\'s)', async () => {
+  it("with idempotency off, the write is not retried (the timeout is the caller's)", async () => {
     const transport = losingFirstReply();
-    const client = new GovernanceClient({ apiKey: service.apiKey, workspaceId: service.workspaceId, systemName: 'chatbot', transport, onError: 'raise', flushOnExit: false, idempotency: false, sleep: async () => {} });
-    await expect(client.changeEvent({ changeKind: 'deployment', actor: 'ci@example.com', summary: 'release 8', environment: 'production', system: 'chatbot' })).rejects.toThrow(NetworkError);
+    const client = new GovernanceClient({
+      apiKey: service.apiKey,
+      workspaceId: service.workspaceId,
+      systemName: 'chatbot',
+      transport,
+      onError: 'raise',
+      flushOnExit: false,
+      idempotency: false,
+      sleep: async () => {},
+    });
+    await expect(
+      client.changeEvent({ changeKind: 'deployment', actor: 'ci@example.com', summary: 'release 8', environment: 'production', system: 'chatbot' }),
+    ).rejects.toThrow(NetworkError);
     await client.close();
     expect(transport.writes).toBe(1);
     expect(storedCount()).toBe(1);

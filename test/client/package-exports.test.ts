@@ -28,7 +28,7 @@ describe('package exports', () => {
     expect(await runCommonJs(script)).toEqual({ client: 'function', core: 'function', server: 'function', sameClass: true });
   });
 
-  it('keeps the classes\' own names in the build, so that an inspected error reads ValidationError, not _ValidationError', async () => {
+  it("keeps the classes' own names in the build, so that an inspected error reads ValidationError, not _ValidationError", async () => {
     const script = [
       'const { inspect } = require("node:util");',
       'import("govctl").then(({ ValidationError, NetworkError, GovernanceClient }) => {',

@@ -45,12 +45,12 @@ describe('one method per record type', () => {
     const result = await call.call(instance, VALID_INPUTS[method]);
     const expected = EXPECTED[method];
     expect(result).toEqual({ recordId: expect.stringMatching(/^rec_/), recordType: expected.record_type, mappedControls: ['EUAIA_ART9'], detail: 'ok' });
-    const [body] = evidenceBodies() as Record<string, unknown>[];
-    const { occurred_at, client_sig, client_sig_algo, ...rest } = body!;
+    const [body] = evidenceBodies();
+    const { occurred_at, client_sig, client_sig_algo, ...rest } = body;
     expect(rest).toEqual(expected);
     expect(occurred_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/);
     expect(client_sig_algo).toBe('hmac-sha256');
-    expect(client_sig).toBe(expectedClientSig(body!, WS));
+    expect(client_sig).toBe(expectedClientSig(body, WS));
   });
 });
 
@@ -88,7 +88,7 @@ describe('signing', () => {
     await instance.changeEvent(VALID_INPUTS.changeEvent);
     expect(harness.server.requests.map((request) => request.url)).toEqual(['/api/workspaces/ws_configured/governance/grc/evidence']);
     const [body] = evidenceBodies();
-    expect(body!.client_sig).toBe(expectedClientSig(body!, 'ws_configured'));
+    expect(body.client_sig).toBe(expectedClientSig(body, 'ws_configured'));
   });
 
   it('sends no signature without a signing key', async () => {
@@ -116,7 +116,7 @@ describe('signing', () => {
     const instance = harness.makeClient({ signingKey: undefined, env: { SERVICE_SIGNING_KEY: `${KEY_HEX}\n` } });
     await instance.incidentReport(VALID_INPUTS.incidentReport);
     const [body] = evidenceBodies();
-    expect(body!.client_sig).toBe(expectedClientSig(body!, WS));
+    expect(body.client_sig).toBe(expectedClientSig(body, WS));
   });
 });
 
@@ -140,13 +140,23 @@ describe('inputs', () => {
     });
     await instance.vendorRisk({ ...VALID_INPUTS.vendorRisk, lastReviewed: new Date('2026-01-20T15:00:00Z') });
     const [evaluation, vendor] = evidenceBodies();
-    expect(evaluation).toMatchObject({ occurred_at: '2026-01-31T09:30:00.000Z', identity: 'someone@example.com', resource: 'models/scorer-v3', environment: 'staging' });
-    expect((vendor!.payload as { last_reviewed: string }).last_reviewed).toBe('2026-01-20');
+    expect(evaluation).toMatchObject({
+      occurred_at: '2026-01-31T09:30:00.000Z',
+      identity: 'someone@example.com',
+      resource: 'models/scorer-v3',
+      environment: 'staging',
+    });
+    expect((vendor.payload as { last_reviewed: string }).last_reviewed).toBe('2026-01-20');
   });
 
   it('sends a dry run with ?dry_run=true and returns its nil id', async () => {
     const result = await harness.makeClient().modelEvaluation({ ...VALID_INPUTS.modelEvaluation, dryRun: true });
-    expect(result).toEqual({ recordId: '00000000-0000-0000-0000-000000000000', recordType: 'model_evaluation', mappedControls: ['EUAIA_ART9'], detail: 'dry_run' });
+    expect(result).toEqual({
+      recordId: '00000000-0000-0000-0000-000000000000',
+      recordType: 'model_evaluation',
+      mappedControls: ['EUAIA_ART9'],
+      detail: 'dry_run',
+    });
     expect(harness.server.requests.at(-1)!.url).toBe(`/api/workspaces/${WS}/governance/grc/evidence?dry_run=true`);
     expect(evidenceBodies()[0]).not.toHaveProperty('dryRun');
   });
@@ -173,7 +183,9 @@ describe('inputs', () => {
 describe('error modes (spec §7 rules 1–4)', () => {
   const failEvidence = () =>
     harness.server.setHandler((request) =>
-      request.url === '/api/me' ? serviceLikeHandler({ workspaceId: WS })(request) : { status: 500, body: { error: 'server_error', message: 'unexpected server error' } },
+      request.url === '/api/me'
+        ? serviceLikeHandler({ workspaceId: WS })(request)
+        : { status: 500, body: { error: 'server_error', message: 'unexpected server error' } },
     );
 
   it('warn: logs a warning and returns an empty recordId with the reason', async () => {
@@ -228,7 +240,11 @@ describe('error modes (spec §7 rules 1–4)', () => {
 
 describe('settings', () => {
   it('reads SERVICE_API_KEY, SERVICE_BASE_URL and SERVICE_WORKSPACE_ID', async () => {
-    const instance = harness.makeClient({ apiKey: undefined, baseUrl: undefined, env: { SERVICE_API_KEY: 'gk_from_env_1234', SERVICE_BASE_URL: harness.server.url, SERVICE_WORKSPACE_ID: 'ws_env' } });
+    const instance = harness.makeClient({
+      apiKey: undefined,
+      baseUrl: undefined,
+      env: { SERVICE_API_KEY: 'gk_from_env_1234', SERVICE_BASE_URL: harness.server.url, SERVICE_WORKSPACE_ID: 'ws_env' },
+    });
     await instance.changeEvent(VALID_INPUTS.changeEvent);
     expect(harness.server.requests.map((request) => [request.url, request.headers.authorization])).toEqual([
       ['/api/workspaces/ws_env/governance/grc/evidence', 'Bearer gk_from_env_1234'],
@@ -238,8 +254,8 @@ describe('settings', () => {
   it('options win over the environment', async () => {
     const instance = harness.makeClient({ workspaceId: 'ws_option', env: { SERVICE_API_KEY: 'gk_from_env_1234', SERVICE_WORKSPACE_ID: 'ws_env' } });
     await instance.changeEvent(VALID_INPUTS.changeEvent);
-    expect(harness.server.requests[0]!.url).toBe('/api/workspaces/ws_option/governance/grc/evidence');
-    expect(harness.server.requests[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(harness.server.requests[0].url).toBe('/api/workspaces/ws_option/governance/grc/evidence');
+    expect(harness.server.requests[0].headers.authorization).toBe(`Bearer ${API_KEY}`);
   });
 
   it('has the defaults of the settings table', () => {

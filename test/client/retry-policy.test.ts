@@ -60,7 +60,8 @@ describe('decideRetry', () => {
   });
 
   it('never retries other statuses', () => {
-    for (const status of [200, 400, 401, 403, 404, 422]) expect(decideRetry(1, { kind: 'response', status }, DEFAULT_RETRY_POLICY, now)).toEqual({ retry: false });
+    for (const status of [200, 400, 401, 403, 404, 422])
+      expect(decideRetry(1, { kind: 'response', status }, DEFAULT_RETRY_POLICY, now)).toEqual({ retry: false });
   });
 
   it('retries as often as the policy says', () => {

@@ -99,7 +99,7 @@ describe('rate limiting (429)', () => {
   it('retries a rate-limited POST with the same body', async () => {
     server.enqueue(rateLimited('0'), { status: 201, body: gradeResult });
     await makeApi().postEvidence({ record_type: 'model_evaluation', payload: { accuracy: new JsonFloat(85) } });
-    expect(server.requests[0]!.body).toBe(server.requests[1]!.body);
+    expect(server.requests[0].body).toBe(server.requests[1].body);
   });
 });
 
@@ -212,7 +212,10 @@ describe('workspace resolution', () => {
   });
 
   it('a rejected key at /api/me stays UnauthorizedError, and the next call asks again', async () => {
-    server.enqueue({ status: 401, body: { error: 'unauthorized', message: 'invalid API key' } }, { status: 200, body: { user_id: 'u', workspace_id: 'ws_2', org_id: 'o' } });
+    server.enqueue(
+      { status: 401, body: { error: 'unauthorized', message: 'invalid API key' } },
+      { status: 200, body: { user_id: 'u', workspace_id: 'ws_2', org_id: 'o' } },
+    );
     const service = makeApi({ workspaceId: undefined });
     expect(await failure(service.resolveWorkspaceId())).toBeInstanceOf(UnauthorizedError);
     expect(await service.resolveWorkspaceId()).toBe('ws_2');
@@ -229,7 +232,7 @@ describe('requests', () => {
   it('sends the Bearer key, JSON headers and the User-Agent', async () => {
     server.enqueue({ status: 201, body: gradeResult });
     await makeApi().postEvidence({ record_type: 'model_evaluation' });
-    const { headers } = server.requests[0]!;
+    const { headers } = server.requests[0];
     expect(headers.authorization).toBe(`Bearer ${API_KEY}`);
     expect(headers['content-type']).toBe('application/json');
     expect(headers.accept).toBe('application/json');
@@ -273,19 +276,20 @@ describe('requests', () => {
       `GET ${prefix}/grc/gates/check`,
       `POST ${prefix}/grc/derive-controls`,
     ]);
-    expect(server.requests[7]!.body).toBe('{"records":[{"a":1}]}');
-    expect(server.requests[12]!.body).toBe('{"description":"chatbot","risk_tier":"limited"}');
-    expect(server.requests[0]!.headers['content-type']).toBeUndefined();
+    expect(server.requests[7].body).toBe('{"records":[{"a":1}]}');
+    expect(server.requests[12].body).toBe('{"description":"chatbot","risk_tier":"limited"}');
+    expect(server.requests[0].headers['content-type']).toBeUndefined();
   });
 
   it('writes request numbers without loss (85.0 stays a float, big integers keep their digits)', async () => {
     server.enqueue({ status: 201, body: gradeResult });
     await makeApi().postEvidence({ payload: { accuracy: new JsonFloat(85), count: 12345678901234567890n, ratio: 0.5, n: 3 } });
-    expect(server.requests[0]!.body).toBe('{"payload":{"accuracy":85.0,"count":12345678901234567890,"ratio":0.5,"n":3}}');
+    expect(server.requests[0].body).toBe('{"payload":{"accuracy":85.0,"count":12345678901234567890,"ratio":0.5,"n":3}}');
   });
 
   it('reads reply numbers without loss, so a stored record re-canonicalises to the bytes signed', async () => {
-    const stored = '{"record_id":"rec_1","record_type":"model_evaluation","system_name":"s","occurred_at":"2026-01-01T00:00:00.000Z","payload":{"accuracy":85.0,"big":12345678901234567890,"tiny":1e-7}}';
+    const stored =
+      '{"record_id":"rec_1","record_type":"model_evaluation","system_name":"s","occurred_at":"2026-01-01T00:00:00.000Z","payload":{"accuracy":85.0,"big":12345678901234567890,"tiny":1e-7}}';
     server.enqueue({ status: 200, raw: stored });
     const record = await makeApi().getEvidence('rec_1');
     expect(record.payload.accuracy).toBeInstanceOf(JsonFloat);
@@ -310,8 +314,8 @@ describe('requests', () => {
     server.enqueue({ hang: true });
     await failure(makeApi({ onRequest: (trace) => traces.push(trace), timeoutMs: 200 }).gatesCheck());
     expect(traces).toHaveLength(1);
-    expect(traces[0]!.status).toBeUndefined();
-    expect(traces[0]!.error).toContain('no reply within');
+    expect(traces[0].status).toBeUndefined();
+    expect(traces[0].error).toContain('no reply within');
   });
 
   it('refuses to start without an API key or a base URL', () => {
@@ -324,6 +328,6 @@ describe('requests', () => {
   it('keeps a path prefix of the base URL', async () => {
     server.enqueue({ status: 200, body: { user_id: 'u', workspace_id: 'w', org_id: 'o' } });
     await makeApi({ baseUrl: `${server.url}/governance/` }).me();
-    expect(server.requests[0]!.url).toBe('/governance/api/me');
+    expect(server.requests[0].url).toBe('/governance/api/me');
   });
 });

@@ -162,14 +162,25 @@ describe('parseJsonLossless', () => {
   });
 
   it('wraps integral and negative-zero floats in JsonFloat and returns other floats as numbers', () => {
-    expect(parseJsonLossless('[1e16, 1E22, -0.0, 0e0, 2.5, 1e-7]')).toEqual([new JsonFloat(1e16), new JsonFloat(1e22), new JsonFloat(-0), new JsonFloat(0), 2.5, 1e-7]);
+    expect(parseJsonLossless('[1e16, 1E22, -0.0, 0e0, 2.5, 1e-7]')).toEqual([
+      new JsonFloat(1e16),
+      new JsonFloat(1e22),
+      new JsonFloat(-0),
+      new JsonFloat(0),
+      2.5,
+      1e-7,
+    ]);
     expect(Object.is((parseJsonLossless('-0.0') as JsonFloat).value, -0)).toBe(true);
     expect(canonicalize(parseJsonLossless('[1e16, 1E22, -0.0, 1.0e-400]'))).toBe('[1e+16,1e+22,-0.0,0.0]');
   });
 
   it('keeps integers beyond 2^53 exact as bigint and safe ones as numbers', () => {
     expect(parseJsonLossless('[9007199254740991, -9007199254740991, 9007199254740992, 12345678901234567890, -9223372036854775808]')).toEqual([
-      9007199254740991, -9007199254740991, 9007199254740992n, 12345678901234567890n, -9223372036854775808n,
+      9007199254740991,
+      -9007199254740991,
+      9007199254740992n,
+      12345678901234567890n,
+      -9223372036854775808n,
     ]);
     expect(parseJsonLossless('[123456789012345, 1234567890123456]')).toEqual([123456789012345, 1234567890123456]);
     expect(canonicalize(parseJsonLossless('{"count": 9007199254740993}'))).toBe('{"count":9007199254740993}');
@@ -242,7 +253,7 @@ describe('parseJsonLossless', () => {
     expect(Object.keys(value)).toEqual(['__proto__', 'a']);
     expect((value as { polluted?: unknown }).polluted).toBeUndefined();
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
-    expect(Object.getPrototypeOf(asObject(value['a']!))).toBe(Object.prototype);
+    expect(Object.getPrototypeOf(asObject(value['a']))).toBe(Object.prototype);
     expect(canonicalize(value)).toBe('{"__proto__":{"polluted":true},"a":{"__proto__":[1]}}');
   });
 
@@ -351,7 +362,12 @@ describe('canonicalize', () => {
     ['a symbol', [Symbol('s')]],
     ['a Map', new Map([['a', 1]])],
     ['a Set', new Set([1])],
-    ['a class instance', new (class Point { x = 1 })()],
+    [
+      'a class instance',
+      new (class Point {
+        x = 1;
+      })(),
+    ],
     ['a boxed string', Object('s') as unknown],
     ['a Buffer', Buffer.from('x')],
   ])('rejects %s', (_, value) => {

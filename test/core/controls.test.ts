@@ -32,11 +32,42 @@ const NOW = Date.parse('2026-03-01T12:00:00.000Z');
 
 // wire.md §2, written out independently of controls.json (every conditional control included).
 const EXPECTED: Record<string, string[]> = {
-  ai_risk_assessment: ['EUAIA_ART9', 'EUAIA_ART11', 'ISO42001_A6_1', 'ISO42001_A9_1', 'SOC2_CC3_1', 'SOC2_CC3_2', 'SOC2_CC5_1', 'NIST_AIRF_GOVERN_1', 'NIST_AIRF_MAP_1'],
-  model_evaluation: ['EUAIA_ART9', 'EUAIA_ART15_ACCURACY', 'EUAIA_ART15_ROBUSTNESS', 'ISO42001_A6_3', 'ISO42001_A9_2', 'SOC2_CC3_2', 'SOC2_CC4_1', 'SOC2_CC3_3', 'SOC2_CC5_1', 'NIST_AIRF_MEASURE_1'],
+  ai_risk_assessment: [
+    'EUAIA_ART9',
+    'EUAIA_ART11',
+    'ISO42001_A6_1',
+    'ISO42001_A9_1',
+    'SOC2_CC3_1',
+    'SOC2_CC3_2',
+    'SOC2_CC5_1',
+    'NIST_AIRF_GOVERN_1',
+    'NIST_AIRF_MAP_1',
+  ],
+  model_evaluation: [
+    'EUAIA_ART9',
+    'EUAIA_ART15_ACCURACY',
+    'EUAIA_ART15_ROBUSTNESS',
+    'ISO42001_A6_3',
+    'ISO42001_A9_2',
+    'SOC2_CC3_2',
+    'SOC2_CC4_1',
+    'SOC2_CC3_3',
+    'SOC2_CC5_1',
+    'NIST_AIRF_MEASURE_1',
+  ],
   human_oversight: ['EUAIA_ART13', 'EUAIA_ART14', 'ISO42001_A6_6', 'NIST_AIRF_GOVERN_1'],
   training_data_governance: ['EUAIA_ART10', 'ISO42001_A5_4', 'ISO42001_A6_5', 'NIST_AIRF_MAP_1'],
-  incident_report: ['EUAIA_ART73', 'ISO42001_A3_2', 'SOC2_CC7_3', 'SOC2_CC7_4', 'SOC2_CC3_3', 'SOC2_CC4_2', 'ISO27001_A5_25', 'ISO27001_A5_26', 'NIST_AIRF_MANAGE_1'],
+  incident_report: [
+    'EUAIA_ART73',
+    'ISO42001_A3_2',
+    'SOC2_CC7_3',
+    'SOC2_CC7_4',
+    'SOC2_CC3_3',
+    'SOC2_CC4_2',
+    'ISO27001_A5_25',
+    'ISO27001_A5_26',
+    'NIST_AIRF_MANAGE_1',
+  ],
   change_event: ['ISO42001_A6_2', 'SOC2_CC8_1', 'ISO27001_A8_32'],
   access_review: ['ISO42001_A9_2', 'SOC2_CC6_1', 'SOC2_CC6_2', 'SOC2_CC6_3', 'ISO27001_A5_16', 'ISO27001_A5_18'],
   vendor_risk: ['ISO42001_A10_3', 'SOC2_CC9_2', 'ISO27001_A5_19', 'ISO27001_A5_22'],
@@ -46,7 +77,15 @@ const EXPECTED: Record<string, string[]> = {
 };
 
 const sorted = (ids: string[]): string[] => [...ids].sort();
-const FULL_EVALUATION = { model_id: 'm', dataset: 'd', accuracy: 0.91, evaluated_by: 'a@x', evaluation_type: 'quarterly', robustness_score: 0.8, bias_metrics: { parity: 0.02 } };
+const FULL_EVALUATION = {
+  model_id: 'm',
+  dataset: 'd',
+  accuracy: 0.91,
+  evaluated_by: 'a@x',
+  evaluation_type: 'quarterly',
+  robustness_score: 0.8,
+  bias_metrics: { parity: 0.02 },
+};
 const BARE_EVALUATION = { model_id: 'm', dataset: 'd', accuracy: 0.91, evaluated_by: 'a@x', evaluation_type: 'quarterly' };
 
 /** Coverage with every given control earned `ageDays` before NOW. */
@@ -67,7 +106,13 @@ describe('control catalogue', () => {
   });
 
   it('gives every control an upper-case id with its framework prefix, a title and a freshness window', () => {
-    const prefix: Record<Framework, string> = { eu_ai_act: 'EUAIA_', iso_42001: 'ISO42001_', soc2_type2: 'SOC2_', iso_27001: 'ISO27001_', nist_airf: 'NIST_AIRF_' };
+    const prefix: Record<Framework, string> = {
+      eu_ai_act: 'EUAIA_',
+      iso_42001: 'ISO42001_',
+      soc2_type2: 'SOC2_',
+      iso_27001: 'ISO27001_',
+      nist_airf: 'NIST_AIRF_',
+    };
     for (const control of CONTROLS) {
       expect(control.id).toMatch(/^[A-Z0-9_]+$/);
       expect(control.id.startsWith(prefix[control.framework])).toBe(true);
@@ -80,7 +125,12 @@ describe('control catalogue', () => {
   it('finds controls by id and by framework', () => {
     expect(controlById('ISO27001_A5_25')).toMatchObject({ framework: 'iso_27001', clause: 'A.5.25' });
     expect(controlById('NOPE')).toBeUndefined();
-    expect(controlsForFramework('nist_airf').map((control) => control.id)).toEqual(['NIST_AIRF_GOVERN_1', 'NIST_AIRF_MAP_1', 'NIST_AIRF_MEASURE_1', 'NIST_AIRF_MANAGE_1']);
+    expect(controlsForFramework('nist_airf').map((control) => control.id)).toEqual([
+      'NIST_AIRF_GOVERN_1',
+      'NIST_AIRF_MAP_1',
+      'NIST_AIRF_MEASURE_1',
+      'NIST_AIRF_MANAGE_1',
+    ]);
     expect(FRAMEWORKS.map((framework) => controlsForFramework(framework).length)).toEqual([10, 13, 17, 8, 4]);
   });
 
@@ -103,14 +153,22 @@ describe('control catalogue loader', () => {
     ['a duplicate id', (doc) => (doc.controls[1].id = doc.controls[0].id), /controls\.1\.id: EUAIA_ART4 duplicates controls\.0\.id/],
     ['an unknown record type', (doc) => (doc.controls[0].evidenced_by[0].record_type = 'policy_ack'), /evidenced_by\.0\.record_type: must be a record type/],
     ['a record type listed twice', (doc) => doc.controls[0].evidenced_by.push({ record_type: 'policy_acknowledged' }), /appears twice/],
-    ['a condition on a field the record type lacks', (doc) => (doc.controls[7].evidenced_by[0].when.field = 'robustnes_score'), /model_evaluation has no payload field robustnes_score/],
+    [
+      'a condition on a field the record type lacks',
+      (doc) => (doc.controls[7].evidenced_by[0].when.field = 'robustnes_score'),
+      /model_evaluation has no payload field robustnes_score/,
+    ],
     ['an unknown condition kind', (doc) => (doc.controls[7].evidenced_by[0].when.is = 'positive'), /when\.is: must be one of number, non_empty/],
     ['a zero freshness window', (doc) => (doc.controls[0].freshness_days = 0), /freshness_days/],
     ['a fractional freshness window', (doc) => (doc.controls[0].freshness_days = 1.5), /freshness_days/],
     ['an empty evidenced_by', (doc) => (doc.controls[0].evidenced_by = []), /evidenced_by: must be a non-empty array/],
     ['a misspelt key', (doc) => (doc.controls[0].freshnes_days = 90), /controls\.0\.freshnes_days: unknown key/],
     ['a non-boolean required', (doc) => (doc.controls[0].required = 'yes'), /required: must be true or false/],
-    ['a framework with no required control', (doc) => doc.controls.forEach((c: any) => c.framework === 'nist_airf' && (c.required = false)), /nist_airf has no required control/],
+    [
+      'a framework with no required control',
+      (doc) => doc.controls.forEach((c: any) => c.framework === 'nist_airf' && (c.required = false)),
+      /nist_airf has no required control/,
+    ],
     ['no controls', (doc) => (doc.controls = []), /controls: must be a non-empty array/],
   ];
 
@@ -134,7 +192,10 @@ describe('control catalogue loader', () => {
       loadControlCatalogue(doc);
       expect.unreachable();
     } catch (error) {
-      expect((error as ControlCatalogueError).problems).toEqual(['controls.0.title: must be a non-empty string', 'controls.2.freshness_days: must be a whole number of days from 1 to 3660']);
+      expect((error as ControlCatalogueError).problems).toEqual([
+        'controls.0.title: must be a non-empty string',
+        'controls.2.freshness_days: must be a whole number of days from 1 to 3660',
+      ]);
     }
   });
 });
@@ -142,12 +203,22 @@ describe('control catalogue loader', () => {
 describe('controlsEarned', () => {
   it.each(RECORD_TYPES)('maps %s to the controls of the wire.md §2 table', (type) => {
     const payload = type === 'model_evaluation' ? FULL_EVALUATION : {};
-    expect(controlsEarned(type, payload)).toEqual(sorted(EXPECTED[type]!));
+    expect(controlsEarned(type, payload)).toEqual(sorted(EXPECTED[type]));
   });
 
   it('returns ids sorted in code-point order and the same on every call', () => {
     const first = controlsEarned('incident_report', {});
-    expect(first).toEqual(['EUAIA_ART73', 'ISO27001_A5_25', 'ISO27001_A5_26', 'ISO42001_A3_2', 'NIST_AIRF_MANAGE_1', 'SOC2_CC3_3', 'SOC2_CC4_2', 'SOC2_CC7_3', 'SOC2_CC7_4']);
+    expect(first).toEqual([
+      'EUAIA_ART73',
+      'ISO27001_A5_25',
+      'ISO27001_A5_26',
+      'ISO42001_A3_2',
+      'NIST_AIRF_MANAGE_1',
+      'SOC2_CC3_3',
+      'SOC2_CC4_2',
+      'SOC2_CC7_3',
+      'SOC2_CC7_4',
+    ]);
     expect(controlsEarned('incident_report', {})).toEqual(first);
   });
 
@@ -178,7 +249,9 @@ describe('controlsEarned', () => {
   });
 
   it('earns only unconditional controls when the payload is not an object', () => {
-    expect(controlsEarned('model_evaluation', null)).toEqual(sorted(EXPECTED.model_evaluation!.filter((id) => !['EUAIA_ART15_ROBUSTNESS', 'SOC2_CC3_3', 'SOC2_CC5_1'].includes(id))));
+    expect(controlsEarned('model_evaluation', null)).toEqual(
+      sorted(EXPECTED.model_evaluation.filter((id) => !['EUAIA_ART15_ROBUSTNESS', 'SOC2_CC3_3', 'SOC2_CC5_1'].includes(id))),
+    );
   });
 
   it('earns nothing for an unknown record type', () => {
@@ -201,7 +274,10 @@ describe('noteEarned', () => {
     noteEarned(coverage, ['A', 'B'], 100);
     noteEarned(coverage, ['A'], 50);
     noteEarned(coverage, ['B'], 200);
-    expect([...coverage]).toEqual([['A', 100], ['B', 200]]);
+    expect([...coverage]).toEqual([
+      ['A', 100],
+      ['B', 200],
+    ]);
   });
 });
 
@@ -235,15 +311,15 @@ describe('frameworkScores', () => {
 
   it('no longer covers a control earned 91 days ago with a 90-day window', () => {
     expect(controlById('SOC2_CC8_1')!.freshness_days).toBe(90);
-    const soc2 = (age: number): number => frameworkScores(coverageOf(['SOC2_CC8_1'], age), NOW).frameworks[2]!.score_pct;
+    const soc2 = (age: number): number => frameworkScores(coverageOf(['SOC2_CC8_1'], age), NOW).frameworks[2].score_pct;
     expect(soc2(90)).toBe(5);
     expect(soc2(91)).toBe(0);
-    expect(frameworkScores(new Map([['SOC2_CC8_1', NOW - 90 * DAY_MS - 1]]), NOW).frameworks[2]!.score_pct).toBe(0);
+    expect(frameworkScores(new Map([['SOC2_CC8_1', NOW - 90 * DAY_MS - 1]]), NOW).frameworks[2].score_pct).toBe(0);
   });
 
   it('keeps each control on its own window', () => {
     // EUAIA_ART14 (30 days) lapses where EUAIA_ART13 (90) and EUAIA_ART4 (365) do not
-    const eu = (age: number): number => frameworkScores(coverageOf(['EUAIA_ART4', 'EUAIA_ART13', 'EUAIA_ART14'], age), NOW).frameworks[0]!.score_pct;
+    const eu = (age: number): number => frameworkScores(coverageOf(['EUAIA_ART4', 'EUAIA_ART13', 'EUAIA_ART14'], age), NOW).frameworks[0].score_pct;
     expect(eu(30)).toBe(30);
     expect(eu(31)).toBe(20);
     expect(eu(91)).toBe(10);
@@ -251,7 +327,10 @@ describe('frameworkScores', () => {
   });
 
   it('ignores ids that are not controls and times that are not finite', () => {
-    const coverage = new Map([['NOT_A_CONTROL', NOW], ['EUAIA_ART4', Number.NaN]]);
+    const coverage = new Map([
+      ['NOT_A_CONTROL', NOW],
+      ['EUAIA_ART4', Number.NaN],
+    ]);
     expect(frameworkScores(coverage, NOW).overall_pct).toBe(0);
   });
 
@@ -320,13 +399,13 @@ describe('evaluateGates', () => {
   it('names one record type for several controls it covers', () => {
     const coverage = coverageOf(allIds().filter((id) => !['EUAIA_ART13', 'EUAIA_ART14'].includes(id)));
     const [eu] = evaluateGates(coverage, mergeGatePolicy(DEFAULT_GATE_POLICY, { eu_ai_act: { threshold: 100 } }), NOW);
-    expect(eu!.reason).toBe('80% < 100%: record human_oversight to cover EUAIA_ART13, EUAIA_ART14');
+    expect(eu.reason).toBe('80% < 100%: record human_oversight to cover EUAIA_ART13, EUAIA_ART14');
   });
 
   it('names the bias field when only an evaluation with bias metrics closes the gap', () => {
     const coverage = coverageOf(allIds('soc2_type2').filter((id) => id !== 'SOC2_CC5_1'));
     const policy = mergeGatePolicy(DEFAULT_GATE_POLICY, { soc2_type2: { threshold: 100, mode: 'required' } });
-    const soc2 = evaluateGates(coverage, policy, NOW)[2]!;
+    const soc2 = evaluateGates(coverage, policy, NOW)[2];
     expect(soc2).toMatchObject({ passing: false, blocking: true, exit_code: 2 });
     // ai_risk_assessment earns CC5.1 unconditionally, so it wins the tie over model_evaluation (bias_metrics)
     expect(soc2.reason).toBe('94% < 100%: record ai_risk_assessment to cover SOC2_CC5_1');
@@ -338,8 +417,16 @@ describe('evaluateGates', () => {
       if (gate.passing) expect(gate.reason).toBeUndefined();
       else expect(gate.reason).toMatch(/^0% < (80|70)%: record [a-z_]+/);
     }
-    const eu = gates[0]!.reason!;
-    for (const type of ['ai_risk_assessment', 'model_evaluation (robustness_score)', 'human_oversight', 'training_data_governance', 'incident_report', 'model_drift_event', 'policy_acknowledged']) {
+    const eu = gates[0].reason!;
+    for (const type of [
+      'ai_risk_assessment',
+      'model_evaluation (robustness_score)',
+      'human_oversight',
+      'training_data_governance',
+      'incident_report',
+      'model_drift_event',
+      'policy_acknowledged',
+    ]) {
       expect(eu).toContain(type);
     }
     for (const id of allIds('eu_ai_act')) expect(eu).toContain(id);
@@ -362,7 +449,7 @@ describe('evaluateGates', () => {
     coverage.set('EUAIA_ART14', NOW - 31 * DAY_MS); // 30-day window
     coverage.set('EUAIA_ART9', NOW - 91 * DAY_MS); // 90-day window
     const [eu] = evaluateGates(coverage, mergeGatePolicy(DEFAULT_GATE_POLICY, { eu_ai_act: { threshold: 81 } }), NOW);
-    expect(eu!.reason).toBe('80% < 81%: record ai_risk_assessment, human_oversight to cover EUAIA_ART9, EUAIA_ART14');
+    expect(eu.reason).toBe('80% < 81%: record ai_risk_assessment, human_oversight to cover EUAIA_ART9, EUAIA_ART14');
   });
 });
 
@@ -386,7 +473,15 @@ describe('gate policy', () => {
 
   it('reports every bad entry of a submitted policy with a dotted path', () => {
     expect(validateGatePolicy({ eu_ai_act: { mode: 'required', threshold: 80 } })).toEqual([]);
-    expect(validateGatePolicy({ gdpr: {}, eu_ai_act: { mode: 'blocking', threshold: 101 }, iso_42001: { threshold: '70' }, nist_airf: 5, soc2_type2: { mode: 'advisory', level: 1 } })).toEqual([
+    expect(
+      validateGatePolicy({
+        gdpr: {},
+        eu_ai_act: { mode: 'blocking', threshold: 101 },
+        iso_42001: { threshold: '70' },
+        nist_airf: 5,
+        soc2_type2: { mode: 'advisory', level: 1 },
+      }),
+    ).toEqual([
       { path: 'policy.gdpr', code: 'enum', message: 'must be one of: eu_ai_act, iso_42001, soc2_type2, iso_27001, nist_airf' },
       { path: 'policy.eu_ai_act.mode', code: 'enum', message: 'must be one of: required, advisory' },
       { path: 'policy.eu_ai_act.threshold', code: 'range', message: 'must be between 0 and 100' },
@@ -441,7 +536,12 @@ describe('deriveControls', () => {
   });
 
   it('recommends a risk assessment for a minimal-risk system and little else', () => {
-    expect(priorities('', 'minimal')).toEqual({ ai_risk_assessment: 'recommended', governance_review: 'optional', model_evaluation: 'optional', policy_acknowledged: 'optional' });
+    expect(priorities('', 'minimal')).toEqual({
+      ai_risk_assessment: 'recommended',
+      governance_review: 'optional',
+      model_evaluation: 'optional',
+      policy_acknowledged: 'optional',
+    });
   });
 
   it('recommends every record type for an unacceptable-risk system', () => {
@@ -461,7 +561,12 @@ describe('deriveControls', () => {
   it('raises priorities for Annex III uses such as credit and hiring', () => {
     for (const description of ['Scores consumer LOAN applications', 'Ranks candidates for hiring', 'Biometric door access', 'Triage for medical imaging']) {
       const result = priorities(description, 'minimal');
-      expect(result).toMatchObject({ ai_risk_assessment: 'required', model_evaluation: 'required', human_oversight: 'required', training_data_governance: 'required' });
+      expect(result).toMatchObject({
+        ai_risk_assessment: 'required',
+        model_evaluation: 'required',
+        human_oversight: 'required',
+        training_data_governance: 'required',
+      });
     }
   });
 
@@ -487,10 +592,10 @@ describe('deriveControls', () => {
     const result = deriveControls('Credit scoring via a vendor API, deployed in production, trained on customer data', 'limited');
     const rank = { required: 0, recommended: 1, optional: 2 };
     for (let i = 1; i < result.length; i += 1) {
-      const [a, b] = [result[i - 1]!, result[i]!];
+      const [a, b] = [result[i - 1], result[i]];
       expect(rank[a.priority] < rank[b.priority] || (a.priority === b.priority && a.record_type < b.record_type)).toBe(true);
     }
-    for (const entry of result) expect(entry.controls).toEqual(sorted(EXPECTED[entry.record_type]!));
+    for (const entry of result) expect(entry.controls).toEqual(sorted(EXPECTED[entry.record_type]));
   });
 
   it('gives the same answer for the same input', () => {

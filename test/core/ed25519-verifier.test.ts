@@ -8,14 +8,28 @@ import { describe, expect, it } from 'vitest';
 import { ed25519Backend, passesEd25519Checks, verifyEd25519Bytes, type Ed25519Backend } from '../../src/core/signing/ed25519-verifier.js';
 import { SigningKey } from '../../src/core/signing/keys.js';
 
-interface RfcVector { name: string; public_key_hex: string; message_hex: string; signature_hex: string }
-interface WitnessVector { name: string; public_key_hex: string; message: string; signature_hex: string }
-const vectors = JSON.parse(readFileSync(new URL('../vectors/signatures.json', import.meta.url), 'utf8')) as { ed25519_rfc8032: RfcVector[]; ed25519_witness: WitnessVector[] };
+interface RfcVector {
+  name: string;
+  public_key_hex: string;
+  message_hex: string;
+  signature_hex: string;
+}
+interface WitnessVector {
+  name: string;
+  public_key_hex: string;
+  message: string;
+  signature_hex: string;
+}
+const vectors = JSON.parse(readFileSync(new URL('../vectors/signatures.json', import.meta.url), 'utf8')) as {
+  ed25519_rfc8032: RfcVector[];
+  ed25519_witness: WitnessVector[];
+};
 
 const BACKENDS: Ed25519Backend[] = ['libsodium', 'openssl'];
 const hex = (text: string) => Buffer.from(text, 'hex');
 /** The answer of each backend, in BACKENDS order. */
-const answers = (message: Uint8Array, signature: Uint8Array, publicKey: Uint8Array) => BACKENDS.map((backend) => verifyEd25519Bytes(message, signature, publicKey, backend));
+const answers = (message: Uint8Array, signature: Uint8Array, publicKey: Uint8Array) =>
+  BACKENDS.map((backend) => verifyEd25519Bytes(message, signature, publicKey, backend));
 
 /** L, the group order, as a bigint. */
 const L = 2n ** 252n + 27742317777372353535851937790883648493n;
@@ -36,7 +50,7 @@ describe('Ed25519 verification backends', () => {
     for (const { message, signature, key } of cases) {
       expect(answers(message, signature, key)).toEqual([true, true]);
       const flipped = Buffer.from(signature);
-      flipped[10]! ^= 1;
+      flipped[10] ^= 1;
       expect(answers(message, flipped, key)).toEqual([false, false]);
       expect(answers(Buffer.concat([message, Buffer.from('x')]), signature, key)).toEqual([false, false]);
     }
@@ -51,7 +65,7 @@ describe('Ed25519 verification backends', () => {
       expect(answers(message, signature, publicKey)).toEqual([true, true]);
       const bit = (i * 37) % 512;
       const corrupted = Buffer.from(signature);
-      corrupted[bit >> 3]! ^= 1 << (bit & 7);
+      corrupted[bit >> 3] ^= 1 << (bit & 7);
       const [sodium, openssl] = answers(message, corrupted, publicKey);
       expect(sodium).toBe(false);
       expect(openssl).toBe(sodium);
@@ -59,7 +73,7 @@ describe('Ed25519 verification backends', () => {
   });
 
   it('both reject a malleated S (S + L), a small-order key or R, and a non-canonical key', () => {
-    const v = vectors.ed25519_rfc8032[1]!;
+    const v = vectors.ed25519_rfc8032[1];
     const message = hex(v.message_hex);
     const signature = hex(v.signature_hex);
     const key = hex(v.public_key_hex);

@@ -35,7 +35,15 @@ const RECORDS: { kind: LedgerEntryKind; record: Record<string, unknown> }[] = [
   },
   {
     kind: 'attestation',
-    record: { id: 'att_42', received_at: '2026-11-23T23:00:01Z', input_hash: 'a'.repeat(64), output_hash: 'b'.repeat(64), executed_at: '2026-11-23T22:59:59Z', witness_sig: 'c'.repeat(128), tags: [] },
+    record: {
+      id: 'att_42',
+      received_at: '2026-11-23T23:00:01Z',
+      input_hash: 'a'.repeat(64),
+      output_hash: 'b'.repeat(64),
+      executed_at: '2026-11-23T22:59:59Z',
+      witness_sig: 'c'.repeat(128),
+      tags: [],
+    },
   },
 ];
 
@@ -55,24 +63,26 @@ const entryOf = ({ kind, record }: (typeof RECORDS)[number]) =>
 describe(`ledger entry, version ${LEDGER_ENTRY_VERSION}`, () => {
   it('the record digest, the entry bytes and the leaf hash are the reference’s', () => {
     RECORDS.forEach((r, i) => {
-      expect(recordSha256(r.record)).toBe(answer[i]!.sha256);
-      expect(entryOf(r)).toBe(answer[i]!.entry);
-      expect(leafHash(entryOf(r)).toString('hex')).toBe(answer[i]!.leaf);
+      expect(recordSha256(r.record)).toBe(answer[i].sha256);
+      expect(entryOf(r)).toBe(answer[i].entry);
+      expect(leafHash(entryOf(r)).toString('hex')).toBe(answer[i].leaf);
     });
-    expect(entryOf(RECORDS[1]!)).toMatch(/^\{"id":"att_42","kind":"attestation","received_at":"2026-11-23T23:00:01Z","sha256":"[0-9a-f]{64}","workspace_id":"ws-7f3a"\}$/);
+    expect(entryOf(RECORDS[1])).toMatch(
+      /^\{"id":"att_42","kind":"attestation","received_at":"2026-11-23T23:00:01Z","sha256":"[0-9a-f]{64}","workspace_id":"ws-7f3a"\}$/,
+    );
   });
 
   it('any change to any stored member changes the entry', () => {
-    const base = entryOf(RECORDS[0]!);
-    for (const key of Object.keys(RECORDS[0]!.record)) {
+    const base = entryOf(RECORDS[0]);
+    for (const key of Object.keys(RECORDS[0].record)) {
       if (key === 'id' || key === 'received_at') continue;
-      const changed = { ...RECORDS[0]!.record, [key]: key === 'mapped_controls' ? ['EU-AI-ACT-15'] : 'changed' };
+      const changed = { ...RECORDS[0].record, [key]: key === 'mapped_controls' ? ['EU-AI-ACT-15'] : 'changed' };
       expect(entryOf({ kind: 'evidence', record: changed }), key).not.toBe(base);
     }
   });
 
   it('reads back only its own canonical bytes', () => {
-    const text = entryOf(RECORDS[0]!);
+    const text = entryOf(RECORDS[0]);
     expect(parseLedgerEntry(text)).toEqual(JSON.parse(text));
     expect(parseLedgerEntry(Buffer.from(text))).toEqual(JSON.parse(text));
     const parsed = JSON.parse(text) as Record<string, string>;
@@ -94,8 +104,16 @@ describe('log origin', () => {
   it('is <prefix>/<workspace id>, schema-less and a valid key name', () => {
     expect(ledgerOrigin(DEFAULT_LOG_ORIGIN_PREFIX, WORKSPACE)).toBe('govctl.local/ledger/ws-7f3a');
     expect(ledgerOrigin('evidence.example.com/log/', WORKSPACE)).toBe('evidence.example.com/log/ws-7f3a');
-    for (const [prefix, ws] of [['https://example.com/log', WORKSPACE], ['a b', WORKSPACE], ['a+b', WORKSPACE], ['', WORKSPACE], ['x', ''], ['x', 'ws 1'], ['x', 'ws\n1']]) {
-      expect(() => ledgerOrigin(prefix!, ws!), `${prefix} ${ws}`).toThrow(LedgerFormatError);
+    for (const [prefix, ws] of [
+      ['https://example.com/log', WORKSPACE],
+      ['a b', WORKSPACE],
+      ['a+b', WORKSPACE],
+      ['', WORKSPACE],
+      ['x', ''],
+      ['x', 'ws 1'],
+      ['x', 'ws\n1'],
+    ]) {
+      expect(() => ledgerOrigin(prefix, ws), `${prefix} ${ws}`).toThrow(LedgerFormatError);
     }
   });
 });

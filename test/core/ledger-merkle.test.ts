@@ -76,7 +76,13 @@ interface MerkleAnswer {
 
 // Python starts now and works while the product computes its side.
 const reference = runReference<MerkleAnswer>({
-  merkle: { leaf_prefix: LEAF_PREFIX, max_size: MAX, inclusion: inclusionCases, consistency: consistencyCases, large: LARGE.map((c) => ({ ...c, leaf_prefix: LARGE_PREFIX })) },
+  merkle: {
+    leaf_prefix: LEAF_PREFIX,
+    max_size: MAX,
+    inclusion: inclusionCases,
+    consistency: consistencyCases,
+    large: LARGE.map((c) => ({ ...c, leaf_prefix: LARGE_PREFIX })),
+  },
 });
 
 const hex = (hashes: readonly Uint8Array[]) => hashes.map((h) => Buffer.from(h).toString('hex'));
@@ -87,11 +93,11 @@ const unhex = (hashes: readonly string[]) => hashes.map((h) => Buffer.from(h, 'h
  * flip every hash of every proof, and a copy of the whole proof per flip cost more than the check.
  */
 function withFlippedBit<T>(proof: Buffer[], at: number, byte: number, bit: number, check: (bad: Buffer[]) => T): T {
-  proof[at]![byte]! ^= 1 << bit;
+  proof[at][byte] ^= 1 << bit;
   try {
     return check(proof);
   } finally {
-    proof[at]![byte]! ^= 1 << bit;
+    proof[at][byte] ^= 1 << bit;
   }
 }
 
@@ -142,7 +148,11 @@ describe('Merkle tree heads (RFC 9162 §2.1.1)', () => {
     const t = CompactTree.empty();
     const created = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => t.append(leafHash(`${LEAF_PREFIX}${i}`)).map((n) => nodeKey(n.level, n.index)));
     expect(created).toEqual([['0/0'], ['0/1', '1/0'], ['0/2'], ['0/3', '1/1', '2/0'], ['0/4'], ['0/5', '1/2'], ['0/6'], ['0/7', '1/3', '2/1', '3/0']]);
-    expect(CompactTree.edgeNodes(13)).toEqual([{ level: 3, index: 0 }, { level: 2, index: 2 }, { level: 0, index: 12 }]);
+    expect(CompactTree.edgeNodes(13)).toEqual([
+      { level: 3, index: 0 },
+      { level: 2, index: 2 },
+      { level: 0, index: 12 },
+    ]);
   });
 });
 
@@ -153,7 +163,7 @@ describe('inclusion proofs (RFC 9162 §2.1.3)', () => {
     // Collected and asserted once: an expect() per case cost more than the verification.
     const refused: string[] = [];
     inclusionCases.forEach(([i, n], c) => {
-      if (verifyInclusion(i, n, leafHash(`${LEAF_PREFIX}${i}`), refInclusion[c]!, refRoots[n]!) !== true) refused.push(`index ${i} size ${n}`);
+      if (verifyInclusion(i, n, leafHash(`${LEAF_PREFIX}${i}`), refInclusion[c], refRoots[n]) !== true) refused.push(`index ${i} size ${n}`);
     });
     expect(refused).toEqual([]);
   });
@@ -162,9 +172,9 @@ describe('inclusion proofs (RFC 9162 §2.1.3)', () => {
     let rejected = 0;
     const accepted: string[] = [];
     inclusionCases.forEach(([i, n], c) => {
-      const proof = refInclusion[c]!;
+      const proof = refInclusion[c];
       const leaf = leafHash(`${LEAF_PREFIX}${i}`);
-      const root = refRoots[n]!;
+      const root = refRoots[n];
       const fails = (index: number, size: number, l: Buffer, p: Buffer[], r: Buffer) => {
         if (verifyInclusion(index, size, l, p, r) !== false) accepted.push(`case ${c}: index ${index} size ${size}`);
         rejected++;
@@ -172,8 +182,8 @@ describe('inclusion proofs (RFC 9162 §2.1.3)', () => {
       proof.forEach((_, at) => withFlippedBit(proof, at, (i + at) % 32, c % 8, (bad) => fails(i, n, leaf, bad, root)));
       if (i + 1 < n) fails(i + 1, n, leaf, proof, root);
       if (i > 0) fails(i - 1, n, leaf, proof, root);
-      if (n < MAX) fails(i, n + 1, leaf, proof, refRoots[n + 1]!);
-      if (n > 1 && i < n - 1) fails(i, n - 1, leaf, proof, refRoots[n - 1]!);
+      if (n < MAX) fails(i, n + 1, leaf, proof, refRoots[n + 1]);
+      if (n > 1 && i < n - 1) fails(i, n - 1, leaf, proof, refRoots[n - 1]);
       fails(i, n, leafHash(`${LEAF_PREFIX}${i + 1}`), proof, root);
       if (proof.length > 0) fails(i, n, leaf, proof.slice(0, -1), root);
       fails(i, n, leaf, [...proof, leaf], root);
@@ -191,18 +201,18 @@ describe('consistency proofs (RFC 9162 §2.1.4)', () => {
     expect(mine).toEqual(answer.consistency);
     const refused: string[] = [];
     consistencyCases.forEach(([m, n], c) => {
-      const ok = verifyConsistency(m, n, refConsistency[c]!, refRoots[m]!, refRoots[n]!);
+      const ok = verifyConsistency(m, n, refConsistency[c], refRoots[m], refRoots[n]);
       if (ok !== true) refused.push(`${m} → ${n}`);
     });
     expect(refused).toEqual([]);
   });
 
   it('reject a flipped bit, wrong sizes, swapped or foreign roots, a missing or an extra hash', () => {
-    const root = (n: number) => refRoots[n]!;
+    const root = (n: number) => refRoots[n];
     const accepted: string[] = [];
     let rejected = 0;
     consistencyCases.forEach(([m, n], c) => {
-      const proof = refConsistency[c]!;
+      const proof = refConsistency[c];
       const fails = (from: number, to: number, p: Buffer[], a: Buffer, b: Buffer) => {
         if (verifyConsistency(from, to, p, a, b) !== false) accepted.push(`case ${c}: ${from} → ${to}`);
         rejected++;
@@ -253,8 +263,8 @@ describe('large trees, leaves generated and never stored', () => {
 
   it.each(LARGE.map((c, at) => [c.size, at] as const))('size %i: root, inclusion and consistency proofs match the reference', async (size, at) => {
     const store = largeStore(size);
-    const ref = answer.large[at]!;
-    const c = LARGE[at]!;
+    const ref = answer.large[at];
+    const c = LARGE[at];
     expect(store.root.toString('hex')).toBe(ref.root);
     expect(store.stored).toBeLessThan(size / 128);
     expect(rootHash(size, store.read).toString('hex')).toBe(ref.root);
@@ -266,9 +276,9 @@ describe('large trees, leaves generated and never stored', () => {
     });
     c.consistency.forEach((m, k) => {
       const proof = consistencyProof(m, size, store.read);
-      expect(hex(proof)).toEqual(ref.consistency[k]!.proof);
-      expect(rootHash(m, store.read).toString('hex')).toBe(ref.consistency[k]!.root);
-      expect(verifyConsistency(m, size, proof, Buffer.from(ref.consistency[k]!.root, 'hex'), store.root)).toBe(true);
+      expect(hex(proof)).toEqual(ref.consistency[k].proof);
+      expect(rootHash(m, store.read).toString('hex')).toBe(ref.consistency[k].root);
+      expect(verifyConsistency(m, size, proof, Buffer.from(ref.consistency[k].root, 'hex'), store.root)).toBe(true);
       expect(verifyConsistency(m, size, proof, store.root, store.root)).toBe(m === size);
     });
   });

@@ -49,7 +49,12 @@ const CHECKPOINTS = [
 ];
 
 const logSigner = new Ed25519NoteSigner(ORIGIN, SigningKey.fromHex(LOG_SEED));
-const checkpointOf = (c: (typeof CHECKPOINTS)[number]): Checkpoint => ({ origin: ORIGIN, size: c.size, rootHash: Buffer.from(c.root, 'hex'), extensions: c.extensions });
+const checkpointOf = (c: (typeof CHECKPOINTS)[number]): Checkpoint => ({
+  origin: ORIGIN,
+  size: c.size,
+  rootHash: Buffer.from(c.root, 'hex'),
+  extensions: c.extensions,
+});
 const cosignerAt = (timestamp: number) => new CosignatureSigner(WITNESS, SigningKey.fromHex(WITNESS_SEED), () => timestamp);
 
 /** Notes the product signs, for Python to verify: each genuine one, then tampered copies. */
@@ -57,13 +62,13 @@ const mine = CHECKPOINTS.map((c) => {
   const note = signCheckpoint(checkpointOf(c), [logSigner]);
   return note + cosignerAt(c.timestamp).cosign(formatCheckpoint(checkpointOf(c)));
 });
-const tamperedSize = mine[2]!.replace('\n1000003\n', '\n1000004\n');
+const tamperedSize = mine[2].replace('\n1000003\n', '\n1000004\n');
 const tamperedSignature = (() => {
-  const lines = mine[1]!.split('\n');
-  const sigLine = lines[lines.length - 2]!; // the cosignature line
+  const lines = mine[1].split('\n');
+  const sigLine = lines[lines.length - 2]; // the cosignature line
   const [dash, name, b64] = sigLine.split(' ') as [string, string, string];
   const bytes = Buffer.from(b64, 'base64');
-  bytes[bytes.length - 1]! ^= 0x01;
+  bytes[bytes.length - 1] ^= 0x01;
   lines[lines.length - 2] = `${dash} ${name} ${bytes.toString('base64')}`;
   return lines.join('\n');
 })();
@@ -106,7 +111,9 @@ describe('keys (signed-note key ids and verifier keys)', () => {
     expect(parsed.verifierKey).toBe(answer.log_vkey);
     expect(cosignerAt(0).verifierKey).toBe(answer.witness_vkey);
     expect(Ed25519NoteVerifier.fromVerifierKey(answer.log_vkey).keyId).toBe(logSigner.keyId);
-    expect(CosignatureVerifier.fromVerifierKey(answer.witness_vkey).keyId).toBe(noteKeyId(WITNESS, 0x04, Buffer.from(SigningKey.fromHex(WITNESS_SEED).publicKeyHex, 'hex')));
+    expect(CosignatureVerifier.fromVerifierKey(answer.witness_vkey).keyId).toBe(
+      noteKeyId(WITNESS, 0x04, Buffer.from(SigningKey.fromHex(WITNESS_SEED).publicKeyHex, 'hex')),
+    );
   });
 
   it('the signer key and signature published with the Go note package reproduce exactly', () => {
@@ -151,9 +158,9 @@ describe('keys (signed-note key ids and verifier keys)', () => {
 describe('checkpoints (tlog-checkpoint)', () => {
   it('bodies and signed notes are byte-for-byte the reference', () => {
     CHECKPOINTS.forEach((c, i) => {
-      expect(formatCheckpoint(checkpointOf(c))).toBe(answer.checkpoints[i]!.body);
-      expect(signCheckpoint(checkpointOf(c), [logSigner])).toBe(answer.checkpoints[i]!.note);
-      expect(mine[i]).toBe(answer.checkpoints[i]!.cosigned);
+      expect(formatCheckpoint(checkpointOf(c))).toBe(answer.checkpoints[i].body);
+      expect(signCheckpoint(checkpointOf(c), [logSigner])).toBe(answer.checkpoints[i].note);
+      expect(mine[i]).toBe(answer.checkpoints[i].cosigned);
     });
   });
 
@@ -162,7 +169,9 @@ describe('checkpoints (tlog-checkpoint)', () => {
   });
 
   it('the product verifies what the reference signed with a key of its own making', () => {
-    const opened = openCheckpoint(answer.fresh.note, Ed25519NoteVerifier.fromVerifierKey(answer.fresh.vkey), [CosignatureVerifier.fromVerifierKey(answer.fresh.witness_vkey)]);
+    const opened = openCheckpoint(answer.fresh.note, Ed25519NoteVerifier.fromVerifierKey(answer.fresh.vkey), [
+      CosignatureVerifier.fromVerifierKey(answer.fresh.witness_vkey),
+    ]);
     expect(opened.checkpoint.origin).toBe(FRESH_ORIGIN);
     expect(opened.checkpoint.size).toBe(7);
     expect(opened.checkpoint.rootHash).toEqual(sha('fresh'));
@@ -174,8 +183,8 @@ describe('checkpoints (tlog-checkpoint)', () => {
     const witness = cosignerAt(0).verifier;
     answer.checkpoints.forEach((c, i) => {
       const opened = openCheckpoint(c.cosigned, log, [witness]);
-      expect(opened.checkpoint).toEqual(checkpointOf(CHECKPOINTS[i]!));
-      expect(opened.cosignatures.map((s) => s.timestamp)).toEqual([CHECKPOINTS[i]!.timestamp]);
+      expect(opened.checkpoint).toEqual(checkpointOf(CHECKPOINTS[i]));
+      expect(opened.cosignatures.map((s) => s.timestamp)).toEqual([CHECKPOINTS[i].timestamp]);
       // Without the witness key the cosignature is an unknown signature, ignored.
       const alone = openCheckpoint(c.cosigned, log);
       expect(alone.cosignatures).toEqual([]);
@@ -186,7 +195,7 @@ describe('checkpoints (tlog-checkpoint)', () => {
   it('refuse a checkpoint without the log signature, with another origin, or with a bad cosignature', () => {
     const witness = cosignerAt(0).verifier;
     expect(() => openCheckpoint(answer.fresh.note, logSigner.verifier)).toThrow(LedgerVerificationError);
-    const otherOrigin = signNote(formatCheckpoint({ ...checkpointOf(CHECKPOINTS[1]!), origin: 'elsewhere.example/log' }), [logSigner]);
+    const otherOrigin = signNote(formatCheckpoint({ ...checkpointOf(CHECKPOINTS[1]), origin: 'elsewhere.example/log' }), [logSigner]);
     expect(() => openCheckpoint(otherOrigin, logSigner.verifier)).toThrow(/origin/);
     expect(() => openCheckpoint(tamperedSignature, logSigner.verifier, [witness])).toThrow(/witness\.example\/w1 does not verify/);
     expect(() => openCheckpoint(tamperedSize, logSigner.verifier)).toThrow(LedgerVerificationError);
@@ -196,7 +205,18 @@ describe('checkpoints (tlog-checkpoint)', () => {
     const root = sha('x').toString('base64');
     expect(parseCheckpoint(`o\n0\n${root}\n`).size).toBe(0);
     expect(parseCheckpoint(`o\n5\n${root}\next a\next b\n`).extensions).toEqual(['ext a', 'ext b']);
-    for (const bad of [`o\n05\n${root}\n`, `o\n-1\n${root}\n`, `o\n1\n${root}`, `o\n1\n`, `\n1\n${root}\n`, `o\n1\n${root}\n\n`, `o\n1\n${sha('x').subarray(1).toString('base64')}\n`, `o\n1\n${root.replace('=', '')}\n`, `o\n1e3\n${root}\n`, `o\n99999999999999999\n${root}\n`]) {
+    for (const bad of [
+      `o\n05\n${root}\n`,
+      `o\n-1\n${root}\n`,
+      `o\n1\n${root}`,
+      `o\n1\n`,
+      `\n1\n${root}\n`,
+      `o\n1\n${root}\n\n`,
+      `o\n1\n${sha('x').subarray(1).toString('base64')}\n`,
+      `o\n1\n${root.replace('=', '')}\n`,
+      `o\n1e3\n${root}\n`,
+      `o\n99999999999999999\n${root}\n`,
+    ]) {
       expect(() => parseCheckpoint(bad), JSON.stringify(bad)).toThrow(LedgerFormatError);
     }
   });
@@ -205,7 +225,7 @@ describe('checkpoints (tlog-checkpoint)', () => {
 describe('cosignatures (tlog-cosignature, Ed25519 v1)', () => {
   it('carry the timestamp big-endian before the signature, and reject what cannot be one', () => {
     const line = cosignerAt(1_700_000_000).cosign('o\n1\nAAAA\n');
-    const bytes = Buffer.from(line.trim().split(' ')[2]!, 'base64');
+    const bytes = Buffer.from(line.trim().split(' ')[2], 'base64');
     expect(bytes.length).toBe(4 + 8 + 64);
     expect(cosignatureTimestamp(bytes.subarray(4))).toBe(1_700_000_000);
     expect(bytes.subarray(4, 12).toString('hex')).toBe((1_700_000_000).toString(16).padStart(16, '0'));
@@ -215,7 +235,7 @@ describe('cosignatures (tlog-cosignature, Ed25519 v1)', () => {
     expect(cosignatureTimestamp(bytes.subarray(4, 70))).toBeNull();
     // The timestamp is signed: moving it breaks the signature.
     const moved = Buffer.from(bytes.subarray(4));
-    moved[7]! ^= 1;
+    moved[7] ^= 1;
     expect(cosignerAt(0).verifier.verify(Buffer.from('o\n1\nAAAA\n'), moved)).toBe(false);
     expect(cosignerAt(0).verifier.verify(Buffer.from('o\n1\nAAAA\n'), bytes.subarray(4))).toBe(true);
   });
@@ -229,7 +249,7 @@ describe('signed notes: strict parsing (signed-note)', () => {
     const withBlank = signNote('a\n\nb\n', [logSigner]);
     expect(parseNote(withBlank).text).toBe('a\n\nb\n');
     expect(openNote(withBlank, [logSigner.verifier]).text).toBe('a\n\nb\n');
-    expect(parseNote(Buffer.from(signed)).signatures[0]!.name).toBe(ORIGIN);
+    expect(parseNote(Buffer.from(signed)).signatures[0].name).toBe(ORIGIN);
     // A blank line after the signatures makes them text: the note then has one signature line fewer.
     const line = signed.slice(text.length + 1);
     expect(parseNote(signed + '\n' + line).text).toBe(signed);
@@ -276,7 +296,7 @@ describe('signed notes: strict parsing (signed-note)', () => {
     expect(() => signNote('no newline', [logSigner])).toThrow(LedgerFormatError);
     expect(() => signNote('', [logSigner])).toThrow(LedgerFormatError);
     expect(() => signNote('tab\there\n', [logSigner])).toThrow(LedgerFormatError);
-    expect(() => signCheckpoint({ ...checkpointOf(CHECKPOINTS[1]!), origin: 'has space' }, [logSigner])).toThrow(LedgerFormatError);
+    expect(() => signCheckpoint({ ...checkpointOf(CHECKPOINTS[1]), origin: 'has space' }, [logSigner])).toThrow(LedgerFormatError);
   });
 });
 
@@ -284,17 +304,17 @@ describe('docs/ledger.md', () => {
   it('its worked example is what the product computes and verifies', async () => {
     const { readFile } = await import('node:fs/promises');
     const doc = await readFile(new URL('../../docs/ledger.md', import.meta.url), 'utf8');
-    const signerKey = /signer key {4}(PRIVATE\+KEY\+\S+)/.exec(doc)![1]!;
-    const verifierKey = /verifier key {2}(\S+)/.exec(doc)![1]!;
-    const witnessKey = /verifier key\n`(witness\.example\/w1\+\S+)`/.exec(doc)![1]!;
-    const note = /at time 1763888400:\n\n```\n([\s\S]*?)```/.exec(doc)![1]!;
+    const signerKey = /signer key {4}(PRIVATE\+KEY\+\S+)/.exec(doc)![1];
+    const verifierKey = /verifier key {2}(\S+)/.exec(doc)![1];
+    const witnessKey = /verifier key\n`(witness\.example\/w1\+\S+)`/.exec(doc)![1];
+    const note = /at time 1763888400:\n\n```\n([\s\S]*?)```/.exec(doc)![1];
     expect(parseSignerKey(signerKey).verifierKey).toBe(verifierKey);
     expect(signerKey).toContain(Buffer.concat([Buffer.from([1]), Buffer.from(Array.from({ length: 32 }, (_, i) => i + 1))]).toString('base64'));
     const opened = openCheckpoint(note, Ed25519NoteVerifier.fromVerifierKey(verifierKey), [CosignatureVerifier.fromVerifierKey(witnessKey)]);
     expect(opened.cosignatures.map((c) => c.timestamp)).toEqual([1_763_888_400]);
     expect(signCheckpoint(opened.checkpoint, [parseSignerKey(signerKey)])).toBe(note.slice(0, note.lastIndexOf('\n— witness') + 1));
-    const entry = /^1 (\{.*\})$/m.exec(doc)![1]!;
-    const proof = (JSON.parse(/inclusion proof of leaf 1 in size 3: `(\[.*?\])`/.exec(doc)![1]!) as string[]).map((h) => Buffer.from(h, 'base64'));
+    const entry = /^1 (\{.*\})$/m.exec(doc)![1];
+    const proof = (JSON.parse(/inclusion proof of leaf 1 in size 3: `(\[.*?\])`/.exec(doc)![1]) as string[]).map((h) => Buffer.from(h, 'base64'));
     expect(verifyInclusion(1, 3, leafHash(entry), proof, opened.checkpoint.rootHash)).toBe(true);
   });
 });

@@ -79,14 +79,35 @@ describe('tile paths', () => {
 
   it('parse back every path written, and nothing but the canonical spelling', () => {
     for (const index of INDEXES) {
-      for (const tile of [{ level: 0, index, width: 256 }, { level: 63, index, width: 1 }, { level: 'entries' as const, index, width: 255 }]) {
+      for (const tile of [
+        { level: 0, index, width: 256 },
+        { level: 63, index, width: 1 },
+        { level: 'entries' as const, index, width: 255 },
+      ]) {
         expect(parseTilePath(tilePath(tile))).toEqual(tile);
       }
     }
     const bad = [
-      'tile/0/1', 'tile/00/000', 'tile/0/x000/001', 'tile/0/000/001', 'tile/0/x001', 'tile/0/001.p/256', 'tile/0/001.p/0',
-      'tile/0/001.p/07', 'tile/0/001.p/', 'tile/0/001.p', 'tile/64/000', 'tile/-1/000', 'tiles/0/000', 'tile/entries/x1/000',
-      'tile/0/X001/000', 'tile/0/', 'tile/0', 'tile/0/000/', 'tile/entry/000', 'tile/0/009007199254740992'.replace(/(\d{3})(?=\d)/g, 'x$1/'),
+      'tile/0/1',
+      'tile/00/000',
+      'tile/0/x000/001',
+      'tile/0/000/001',
+      'tile/0/x001',
+      'tile/0/001.p/256',
+      'tile/0/001.p/0',
+      'tile/0/001.p/07',
+      'tile/0/001.p/',
+      'tile/0/001.p',
+      'tile/64/000',
+      'tile/-1/000',
+      'tiles/0/000',
+      'tile/entries/x1/000',
+      'tile/0/X001/000',
+      'tile/0/',
+      'tile/0',
+      'tile/0/000/',
+      'tile/entry/000',
+      'tile/0/009007199254740992'.replace(/(\d{3})(?=\d)/g, 'x$1/'),
     ];
     for (const path of bad) expect(() => parseTilePath(path), path).toThrow(LedgerFormatError);
   });
@@ -99,11 +120,20 @@ describe('tiles of a tree', () => {
     expect(at(0).length).toBe(274);
     expect(at(0).filter((t) => t.width === 256).length).toBe(273);
     expect(at(0)[273]).toEqual({ level: 0, index: 273, width: 112 });
-    expect(at(1)).toEqual([{ level: 1, index: 0, width: 256 }, { level: 1, index: 1, width: 17 }]);
+    expect(at(1)).toEqual([
+      { level: 1, index: 0, width: 256 },
+      { level: 1, index: 1, width: 17 },
+    ]);
     expect(at(2)).toEqual([{ level: 2, index: 0, width: 1 }]);
-    expect([...tilesForSize(256)]).toEqual([{ level: 0, index: 0, width: 256 }, { level: 1, index: 0, width: 1 }]);
+    expect([...tilesForSize(256)]).toEqual([
+      { level: 0, index: 0, width: 256 },
+      { level: 1, index: 0, width: 1 },
+    ]);
     expect([...tilesForSize(0)]).toEqual([]);
-    expect([...entryBundlesForSize(257)]).toEqual([{ level: 'entries', index: 0, width: 256 }, { level: 'entries', index: 1, width: 1 }]);
+    expect([...entryBundlesForSize(257)]).toEqual([
+      { level: 'entries', index: 0, width: 256 },
+      { level: 'entries', index: 1, width: 1 },
+    ]);
   });
 
   it.each(SIZES.map((s, i) => [s, i] as const))('size %i: the same tiles and entry bundles, byte for byte, as the reference', (size, i) => {
@@ -122,7 +152,8 @@ describe('tiles of a tree', () => {
       });
       expect(rootHash(size, fromTiles)).toEqual(rootHash(size, read));
       for (const index of [0, 1, 255, 256, size - 2, size - 1]) expect(inclusionProof(index, size, fromTiles)).toEqual(inclusionProof(index, size, read));
-      for (const from of [1, 200, 256, 4097, size - 1].filter((m) => m <= size)) expect(consistencyProof(from, size, fromTiles)).toEqual(consistencyProof(from, size, read));
+      for (const from of [1, 200, 256, 4097, size - 1].filter((m) => m <= size))
+        expect(consistencyProof(from, size, fromTiles)).toEqual(consistencyProof(from, size, read));
       expect(fetched).toBeLessThanOrEqual(widths.size);
     }
   });

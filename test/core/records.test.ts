@@ -127,7 +127,9 @@ describe.each(RECORD_TYPES)('%s', (type) => {
   it('accepts a record without the payload members that are optional on the wire (stored exactly as sent)', () => {
     // the members the client fills when not given (a default, or derived) but the wire does not require
     const { payload } = validRecord(type);
-    const filled = new Set(spec.fields.filter((field) => !field.required && (field.default !== undefined || field.wire === 'override')).map((field) => field.wire));
+    const filled = new Set(
+      spec.fields.filter((field) => !field.required && (field.default !== undefined || field.wire === 'override')).map((field) => field.wire),
+    );
     const bare = Object.fromEntries(Object.entries(payload).filter(([wire]) => !filled.has(wire)));
     expect(validateRecord({ ...validRecord(type), payload: bare })).toEqual([]);
   });
@@ -136,16 +138,19 @@ describe.each(RECORD_TYPES)('%s', (type) => {
     const { [wire]: _removed, ...payload } = validRecord(type).payload;
     const issues = validateRecord({ ...validRecord(type), payload });
     expect(paths(issues)).toEqual([`payload.${wire}`]);
-    expect(issues[0]!.code).toBe('required');
+    expect(issues[0].code).toBe('required');
   });
 
-  it.each(spec.fields.filter((field) => field.enum).map((field) => [field.wire, field] as const))('reports payload.%s when it is outside its enum', (wire, field) => {
-    const record = validRecord(type);
-    const bad = field.kind === 'string[]' ? ['surely-not-a-member'] : 'surely-not-a-member';
-    const issues = validateRecord({ ...record, payload: { ...record.payload, [wire]: bad } });
-    expect(paths(issues)).toEqual([field.kind === 'string[]' ? `payload.${wire}.0` : `payload.${wire}`]);
-    expect(issues[0]!.code).toBe('enum');
-  });
+  it.each(spec.fields.filter((field) => field.enum).map((field) => [field.wire, field] as const))(
+    'reports payload.%s when it is outside its enum',
+    (wire, field) => {
+      const record = validRecord(type);
+      const bad = field.kind === 'string[]' ? ['surely-not-a-member'] : 'surely-not-a-member';
+      const issues = validateRecord({ ...record, payload: { ...record.payload, [wire]: bad } });
+      expect(paths(issues)).toEqual([field.kind === 'string[]' ? `payload.${wire}.0` : `payload.${wire}`]);
+      expect(issues[0].code).toBe('enum');
+    },
+  );
 
   it('reports every field of the wrong kind at once, with dotted paths', () => {
     const record = validRecord(type);
@@ -244,7 +249,9 @@ describe('rules and defaults', () => {
     const training = validRecord('training_data_governance');
     expect(paths(validateRecord({ ...training, payload: { ...training.payload, data_sources: ['ok', 7] } }))).toEqual(['payload.data_sources.1']);
     const evaluation = validRecord('model_evaluation');
-    expect(paths(validateRecord({ ...evaluation, payload: { ...evaluation.payload, bias_metrics: { parity: 'low' } } }))).toEqual(['payload.bias_metrics.parity']);
+    expect(paths(validateRecord({ ...evaluation, payload: { ...evaluation.payload, bias_metrics: { parity: 'low' } } }))).toEqual([
+      'payload.bias_metrics.parity',
+    ]);
   });
 
   it('requires non-empty required arrays', () => {
@@ -256,7 +263,9 @@ describe('rules and defaults', () => {
     const vendor = validRecord('vendor_risk');
     expect(paths(validateRecord({ ...vendor, payload: { ...vendor.payload, last_reviewed: '15/01/2026' } }))).toEqual(['payload.last_reviewed']);
     const incident = validRecord('incident_report');
-    expect(paths(validateRecord({ ...incident, payload: { ...incident.payload, authority_notified_at: '2026-02-01' } }))).toEqual(['payload.authority_notified_at']);
+    expect(paths(validateRecord({ ...incident, payload: { ...incident.payload, authority_notified_at: '2026-02-01' } }))).toEqual([
+      'payload.authority_notified_at',
+    ]);
     const built = build('incident_report', { ...inputsOf('incident_report'), detectedAt: 'this morning' });
     expect(built.ok).toBe(false);
     if (!built.ok) expect(paths(built.issues)).toEqual(['detectedAt', 'occurred_at']);

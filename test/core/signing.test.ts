@@ -23,9 +23,31 @@ import { hashValue, sha256Hex, sha256Stream } from '../../src/core/hashing.js';
 
 ed.etc.sha512Sync = (...messages) => sha512(ed.etc.concatBytes(...messages));
 
-interface HmacVector { name: string; key_hex: string; workspace_id: string; record_json: string; message: string; client_sig: string }
-interface WitnessVector { name: string; form: 'canonical' | 'legacy'; seed_hex: string; public_key_hex: string; workspace_id: string; attestation_json: string; message: string; signature_hex: string }
-interface RfcVector { name: string; seed_hex: string; public_key_hex: string; message_hex: string; signature_hex: string }
+interface HmacVector {
+  name: string;
+  key_hex: string;
+  workspace_id: string;
+  record_json: string;
+  message: string;
+  client_sig: string;
+}
+interface WitnessVector {
+  name: string;
+  form: 'canonical' | 'legacy';
+  seed_hex: string;
+  public_key_hex: string;
+  workspace_id: string;
+  attestation_json: string;
+  message: string;
+  signature_hex: string;
+}
+interface RfcVector {
+  name: string;
+  seed_hex: string;
+  public_key_hex: string;
+  message_hex: string;
+  signature_hex: string;
+}
 
 const vectors = JSON.parse(readFileSync(new URL('../vectors/signatures.json', import.meta.url), 'utf8')) as {
   hmac_sha256: HmacVector[];
@@ -45,13 +67,13 @@ describe('client_sig (HMAC-SHA256, spec §5.1) against vectors made by Python', 
   });
 
   it('agrees with an HMAC computed independently by node:crypto', () => {
-    const vector = vectors.hmac_sha256[0]!;
+    const vector = vectors.hmac_sha256[0];
     const independent = createHmac('sha256', Buffer.from(vector.key_hex, 'hex')).update(Buffer.from(vector.message, 'utf8')).digest('hex');
     expect(independent).toBe(vector.client_sig);
   });
 
   it('fails verification when the payload, workspace or key changes', () => {
-    const vector = vectors.hmac_sha256[0]!;
+    const vector = vectors.hmac_sha256[0];
     const record = { ...asRecord(vector.record_json), client_sig: vector.client_sig };
     const key = SigningKey.fromHex(vector.key_hex);
     expect(verifyClientSig({ ...record, payload: { changed: true } }, vector.workspace_id, key)).toBe(false);
@@ -138,7 +160,10 @@ describe('witnessTexts: the stored text and the signed message from one canonica
   });
 
   it('agrees on a record read losslessly from JSON text', () => {
-    const record = parseJsonLossless('{"tool_name":"t","system_name":"s","n":85.0,"big":12345678901234567890,"e":1e-7,"u":"\\u2028"}') as Record<string, unknown>;
+    const record = parseJsonLossless('{"tool_name":"t","system_name":"s","n":85.0,"big":12345678901234567890,"e":1e-7,"u":"\\u2028"}') as Record<
+      string,
+      unknown
+    >;
     const texts = witnessTexts(record, ws);
     expect(texts.stored).toBe(canonicalize(record));
     expect(texts.message).toBe(signedMessage(record));

@@ -57,7 +57,6 @@ export function changeEvent(system: string): Record<string, unknown> {
   return { type: 'deployment', by: 'ci@example.com', description: 'v2.3', environment: 'production', system };
 }
 
-
 /** One element of a parsed XML document. */
 export interface XmlElement {
   name: string;
@@ -70,10 +69,10 @@ function decodeEntities(text: string, where: string): string {
   return text.replace(/&([^;\s&<]*);?/g, (match, name: string) => {
     if (!match.endsWith(';')) throw new Error(`${where}: a bare & (not an entity reference)`);
     const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-    if (name in named) return named[name]!;
+    if (name in named) return named[name];
     const numeric = /^#(x[0-9a-fA-F]+|[0-9]+)$/.exec(name);
     if (!numeric) throw new Error(`${where}: unknown entity &${name};`);
-    const code = numeric[1]!.startsWith('x') ? parseInt(numeric[1]!.slice(1), 16) : parseInt(numeric[1]!, 10);
+    const code = numeric[1].startsWith('x') ? parseInt(numeric[1].slice(1), 16) : parseInt(numeric[1], 10);
     return String.fromCodePoint(code);
   });
 }
@@ -102,7 +101,7 @@ export function parseXml(text: string): XmlElement {
         if (textPart.trim() !== '') throw new Error(`text outside the root element: ${JSON.stringify(textPart.slice(0, 40))}`);
       } else {
         if (textPart.includes('>') && textPart.includes(']]>')) throw new Error(']]> in text');
-        stack[stack.length - 1]!.text += decodeEntities(textPart, 'text');
+        stack[stack.length - 1].text += decodeEntities(textPart, 'text');
       }
     }
     if (lt === -1) break;
@@ -126,15 +125,15 @@ export function parseXml(text: string): XmlElement {
     if (root && stack.length === 0) throw new Error('a second root element');
     const element: XmlElement = { name: tagName, attributes: {}, children: [], text: '' };
     for (const found of attributeText.matchAll(attribute)) {
-      const key = found[1]!;
+      const key = found[1];
       if (key in element.attributes) throw new Error(`attribute ${key} repeated on <${tagName}>`);
       element.attributes[key] = decodeEntities(found[2] ?? found[3] ?? '', `attribute ${key}`);
     }
-    if (stack.length > 0) stack[stack.length - 1]!.children.push(element);
+    if (stack.length > 0) stack[stack.length - 1].children.push(element);
     else root = element;
     if (!selfClosing) stack.push(element);
   }
-  if (stack.length > 0) throw new Error(`<${stack[stack.length - 1]!.name}> is not closed`);
+  if (stack.length > 0) throw new Error(`<${stack[stack.length - 1].name}> is not closed`);
   if (!root) throw new Error('no root element');
   return root;
 }

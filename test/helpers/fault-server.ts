@@ -145,7 +145,8 @@ export async function startFaultServer(options: { handler?: FaultHandler } = {})
     get connections() {
       return connections;
     },
-    bodies: (prefix = '') => requests.filter((request) => request.url.startsWith(prefix) && request.body !== '').map((request) => JSON.parse(request.body) as unknown),
+    bodies: (prefix = '') =>
+      requests.filter((request) => request.url.startsWith(prefix) && request.body !== '').map((request) => JSON.parse(request.body) as unknown),
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
@@ -162,7 +163,7 @@ export function serviceLikeHandler(options: { workspaceId?: string } = {}): Faul
   const workspaceId = options.workspaceId ?? 'ws_test';
   let next = 0;
   return (request) => {
-    const path = request.url.split('?')[0]!;
+    const path = request.url.split('?')[0];
     if (request.method === 'GET' && path === '/api/me') {
       return { body: { user_id: 'usr_test', workspace_id: workspaceId, org_id: 'org_test' } };
     }
@@ -183,7 +184,15 @@ export function serviceLikeHandler(options: { workspaceId?: string } = {}): Faul
     if (request.method === 'POST' && path.endsWith('/attestations/external')) {
       const body = JSON.parse(request.body) as { witness_sig?: string };
       next += 1;
-      return { status: 201, body: { attestation_id: `att_${next}`, external_verified: body.witness_sig !== undefined, trust_tier: body.witness_sig ? 'witnessed' : 'declared', detail: 'ok' } };
+      return {
+        status: 201,
+        body: {
+          attestation_id: `att_${next}`,
+          external_verified: body.witness_sig !== undefined,
+          trust_tier: body.witness_sig ? 'witnessed' : 'declared',
+          detail: 'ok',
+        },
+      };
     }
     if (request.method === 'POST' && path.endsWith('/attestations/batch')) {
       const body = JSON.parse(request.body) as { records: unknown[] };

@@ -11,7 +11,12 @@ export interface InProcess {
   /** the service's clock, epoch ms; tests move it */
   clock: { ms: number };
   /** one request; the body object is sent as JSON */
-  send(method: 'GET' | 'POST', rest: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any; text: string; headers: Record<string, unknown> }>;
+  send(
+    method: 'GET' | 'POST',
+    rest: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; json: any; text: string; headers: Record<string, unknown> }>;
   /** closes and opens the service again on the same database (a restart) */
   restart(): Promise<void>;
   close(): Promise<void>;

@@ -37,7 +37,11 @@ export interface LedgerServices {
   /** runs `close` after the test (a proxy, a server of its own) */
   onCleanup(close: () => Promise<void>): void;
   /** `govctl args` in-process against `service`, in a home directory of its own */
-  govctl(service: Pick<LedgerService, 'url' | 'apiKey'>, args: string[], env?: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }>;
+  govctl(
+    service: Pick<LedgerService, 'url' | 'apiKey'>,
+    args: string[],
+    env?: Record<string, string>,
+  ): Promise<{ code: number; stdout: string; stderr: string }>;
 }
 
 /** The workspace's log verifier key, as the service publishes it. */
@@ -62,7 +66,13 @@ export function ledgerServices(prefix: string): LedgerServices {
     return dir;
   };
   const serve = async (dbPath: string, identity: Identity, keyFile = ledgerKeyPath(dbPath)): Promise<LedgerService> => {
-    const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(keyFile), integration: 'manual' } });
+    const server = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      db: dbPath,
+      verifyWorkers: 0,
+      ledger: { key: readLedgerKey(keyFile), integration: 'manual' },
+    });
     running.push(server);
     return { url: server.url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, server };
   };
@@ -86,7 +96,18 @@ export function ledgerServices(prefix: string): LedgerServices {
     async govctl(service, args, env = {}) {
       const io = createMemoryIO();
       const home = tempDir();
-      const code = await main(args, { io, env: { HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), SERVICE_BASE_URL: service.url, SERVICE_API_KEY: service.apiKey, ...env }, cwd: home });
+      const code = await main(args, {
+        io,
+        env: {
+          HOME: home,
+          XDG_CONFIG_HOME: join(home, 'c'),
+          XDG_DATA_HOME: join(home, 'd'),
+          SERVICE_BASE_URL: service.url,
+          SERVICE_API_KEY: service.apiKey,
+          ...env,
+        },
+        cwd: home,
+      });
       return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
     },
   };

@@ -204,15 +204,23 @@ export class PostgresCluster {
     for (let attempt = 0; ; attempt++) {
       if (this.port === 0 || attempt > 0) this.port = await freePort();
       const args = [
-        '-D', this.data,
-        '-c', 'listen_addresses=127.0.0.1',
-        '-c', `port=${this.port}`,
-        '-c', `unix_socket_directories=${this.dir}`,
+        '-D',
+        this.data,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        `port=${this.port}`,
+        '-c',
+        `unix_socket_directories=${this.dir}`,
         // durability is part of the contract the tests check: never turned off here
-        '-c', 'fsync=on',
-        '-c', 'synchronous_commit=on',
-        '-c', 'max_connections=200',
-        '-c', 'shared_buffers=32MB',
+        '-c',
+        'fsync=on',
+        '-c',
+        'synchronous_commit=on',
+        '-c',
+        'max_connections=200',
+        '-c',
+        'shared_buffers=32MB',
         ...Object.entries(this.settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
       ];
       const [cmd, argv] = asServerUser(this.user, join(this.bin, 'postgres'), args);

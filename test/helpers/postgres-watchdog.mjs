@@ -10,7 +10,6 @@ import { alive } from './postgres-cluster.mjs';
 const [owner, postmaster] = process.argv.slice(2).map(Number);
 if (!Number.isSafeInteger(owner) || !Number.isSafeInteger(postmaster)) throw new Error('usage: postgres-watchdog.mjs OWNER_PID POSTMASTER_PID');
 
-
 const timer = setInterval(() => {
   if (!alive(postmaster)) process.exit(0);
   if (alive(owner)) return;

@@ -67,7 +67,10 @@ export async function freshMigratedDatabase(label = 'test'): Promise<string> {
 }
 
 async function createDatabase(label: string, template: string | null): Promise<string> {
-  const name = `t_${label.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 30)}_${randomBytes(6).toString('hex')}`;
+  const name = `t_${label
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .slice(0, 30)}_${randomBytes(6).toString('hex')}`;
   const url = clusterUrl();
   const client = new pg.Client({ connectionString: url });
   await client.connect();

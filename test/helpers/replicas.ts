@@ -36,7 +36,7 @@ export async function startReplica(db: string, logKey: string, extraArgs: string
       const match = /govctl: listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(text);
       if (match) {
         clearTimeout(timer);
-        resolve(match[1]!);
+        resolve(match[1]);
       }
     });
     void exit.then(() => {

@@ -37,7 +37,7 @@ export async function call(server: Pick<TestServer, 'url' | 'apiKey'>, method: s
   // undici's request, not fetch: the same HTTP/1.1 on a kept-alive connection at half the CPU a
   // request (fetch's WHATWG layers cost more than the service's own work on small requests, and
   // the suite sends thousands). No redirects or content decoding: the service sends neither.
-  const response = await request(server.url + path, { method: method as Dispatcher.HttpMethod, headers, ...(body !== undefined ? { body } : {}) });
+  const response = await request(server.url + path, { method: method, headers, ...(body !== undefined ? { body } : {}) });
   const text = await response.body.text();
   let json: unknown;
   try {
@@ -113,7 +113,7 @@ export async function pool<T, R>(items: readonly T[], concurrency: number, task:
   const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
     while (next < items.length) {
       const index = next++;
-      results[index] = await task(items[index]!, index);
+      results[index] = await task(items[index], index);
     }
   });
   await Promise.all(workers);
@@ -146,7 +146,14 @@ function countPostgresRows(url: string, table: string, workspaceId: string): num
 }
 
 /** A stored evidence row for store-level tests: the members that matter, the rest empty. */
-export function storedEvidenceRow(fields: { workspaceId: string; recordId: string; occurredMs: number; receivedMs?: number; system?: string; type?: string }): EvidenceRow {
+export function storedEvidenceRow(fields: {
+  workspaceId: string;
+  recordId: string;
+  occurredMs: number;
+  receivedMs?: number;
+  system?: string;
+  type?: string;
+}): EvidenceRow {
   const receivedMs = fields.receivedMs ?? fields.occurredMs + 1000;
   return {
     record_id: fields.recordId,

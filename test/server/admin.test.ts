@@ -57,7 +57,7 @@ describe('API keys', () => {
     expect(listed.map((k) => k.key_id)).toEqual(expect.arrayContaining([created.key_id]));
     expect(listed).toHaveLength(2);
     expect(JSON.stringify(listed)).not.toContain(created.api_key);
-    expect(Object.keys(listed[0]!).sort()).toEqual(['created_at', 'expires_at', 'key_id', 'name', 'prefix', 'revoked', 'revoked_at', 'user_id', 'workspace_id']);
+    expect(Object.keys(listed[0]).sort()).toEqual(['created_at', 'expires_at', 'key_id', 'name', 'prefix', 'revoked', 'revoked_at', 'user_id', 'workspace_id']);
     expect(await listApiKeys(dbPath)).toHaveLength(3);
     expect(await listApiKeys(dbPath, { workspaceId: other.workspace_id })).toHaveLength(1);
 
@@ -71,7 +71,9 @@ describe('API keys', () => {
     await provision(dbPath);
     await expect(createApiKey(dbPath, { workspaceId: 'ws_nope' })).rejects.toThrow(AdminError);
     await expect(revokeApiKey(dbPath, 'key_nope')).rejects.toThrow(expect.objectContaining({ code: 'not_found' }));
-    await expect(createApiKey(dbPath, { workspaceId: 'ws_nope', expiresAt: 'soon' })).rejects.toThrow(expect.objectContaining({ code: 'invalid', field: 'expiresAt' }));
+    await expect(createApiKey(dbPath, { workspaceId: 'ws_nope', expiresAt: 'soon' })).rejects.toThrow(
+      expect.objectContaining({ code: 'invalid', field: 'expiresAt' }),
+    );
   });
 });
 
@@ -95,9 +97,17 @@ describe('gate policy', () => {
 
   it('refuses an unknown framework, mode, a threshold outside 0–100 and an unknown workspace', async () => {
     const { workspace_id: workspaceId } = await provision(dbPath);
-    await expect(setGatePolicy(dbPath, { workspaceId, framework: 'gdpr' as never, mode: 'required' })).rejects.toThrow(expect.objectContaining({ code: 'invalid', field: 'framework' }));
-    await expect(setGatePolicy(dbPath, { workspaceId, framework: 'eu_ai_act', mode: 'strict' as never })).rejects.toThrow(expect.objectContaining({ code: 'invalid', field: 'mode' }));
-    await expect(setGatePolicy(dbPath, { workspaceId, framework: 'eu_ai_act', threshold: 101 })).rejects.toThrow(expect.objectContaining({ code: 'invalid', field: 'threshold' }));
-    await expect(setGatePolicy(dbPath, { workspaceId: 'ws_nope', framework: 'eu_ai_act', threshold: 1 })).rejects.toThrow(expect.objectContaining({ code: 'not_found' }));
+    await expect(setGatePolicy(dbPath, { workspaceId, framework: 'gdpr' as never, mode: 'required' })).rejects.toThrow(
+      expect.objectContaining({ code: 'invalid', field: 'framework' }),
+    );
+    await expect(setGatePolicy(dbPath, { workspaceId, framework: 'eu_ai_act', mode: 'strict' as never })).rejects.toThrow(
+      expect.objectContaining({ code: 'invalid', field: 'mode' }),
+    );
+    await expect(setGatePolicy(dbPath, { workspaceId, framework: 'eu_ai_act', threshold: 101 })).rejects.toThrow(
+      expect.objectContaining({ code: 'invalid', field: 'threshold' }),
+    );
+    await expect(setGatePolicy(dbPath, { workspaceId: 'ws_nope', framework: 'eu_ai_act', threshold: 1 })).rejects.toThrow(
+      expect.objectContaining({ code: 'not_found' }),
+    );
   });
 });

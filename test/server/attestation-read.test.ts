@@ -32,10 +32,19 @@ beforeAll(async () => {
   const lossless = attestation({ executed_at: at(0), tool_name: 'score', score: new JsonFloat(85), big: 12345678901234567890n, note: 'caf\u00e9 \u2713' });
   ids.canonical = await post({ ...lossless, ...signWitness(lossless, server.workspaceId, key) });
   const legacy = attestation({ executed_at: at(1), tool_name: 'legacy', input_hash: '1'.repeat(64) });
-  ids.legacy = await post({ ...legacy, witness_sig: key.ed25519SignHex(`${legacy.input_hash}:${legacy.output_hash}:${legacy.executed_at}`), verifying_key_hex: key.publicKeyHex });
+  ids.legacy = await post({
+    ...legacy,
+    witness_sig: key.ed25519SignHex(`${legacy.input_hash}:${legacy.output_hash}:${legacy.executed_at}`),
+    verifying_key_hex: key.publicKeyHex,
+  });
   ids.unsigned = await post(attestation({ executed_at: at(2), system_name: 'other-system', tool_name: 'plain' }));
   for (let i = 0; i < 5; i += 1) {
-    const record = attestation({ executed_at: at(10 + i), system_name: 'paged', tool_name: `t${i % 2}`, input_hash: (i + 2).toString(16).repeat(64).slice(0, 64) });
+    const record = attestation({
+      executed_at: at(10 + i),
+      system_name: 'paged',
+      tool_name: `t${i % 2}`,
+      input_hash: (i + 2).toString(16).repeat(64).slice(0, 64),
+    });
     ids[`paged${i}`] = await post({ ...record, ...signWitness(record, server.workspaceId, key) });
   }
 });
@@ -78,11 +87,18 @@ describe('GET attestations/{attestation_id}', () => {
   it('returns the record exactly as stored, and a signature python verifies over signed_text rebuilt from it', async () => {
     const reply = await call(server, 'GET', wsPath(server.workspaceId, `attestations/${ids.canonical}`));
     expect(reply.status).toBe(200);
-    const storedText = (await storedRow<{ record: string }>(server.dbPath, 'SELECT record FROM attestations WHERE attestation_id = ?', [ids.canonical]))!.record;
+    const storedText = (await storedRow<{ record: string }>(server.dbPath, 'SELECT record FROM attestations WHERE attestation_id = ?', [ids.canonical]))!
+      .record;
     expect(reply.text).toContain(`"record":${storedText},`);
     expect(storedText).toContain('"score":85.0');
     expect(storedText).toContain('"big":12345678901234567890');
-    expect(reply.json).toMatchObject({ attestation_id: ids.canonical, witness_form: 'canonical', trust_tier: 'witnessed', verifying_key_hex: key.publicKeyHex, detail: 'ok' });
+    expect(reply.json).toMatchObject({
+      attestation_id: ids.canonical,
+      witness_form: 'canonical',
+      trust_tier: 'witnessed',
+      verifying_key_hex: key.publicKeyHex,
+      detail: 'ok',
+    });
     // python parses 85.0 as a float and prints it back as 85.0: the rebuilt text matches byte for byte
     expect(pythonCheck(reply.text)).toEqual([{ id: ids.canonical, verified: true, rebuilt: true, fingerprint: true }]);
   });
@@ -94,9 +110,16 @@ describe('GET attestations/{attestation_id}', () => {
     expect(pythonCheck(reply.text)).toEqual([{ id: ids.legacy, verified: true, rebuilt: true, fingerprint: true }]);
   });
 
-  it('shows an unsigned attestation with no signature, and 404 for an unknown id or another workspace\'s', async () => {
+  it("shows an unsigned attestation with no signature, and 404 for an unknown id or another workspace's", async () => {
     const reply = await call(server, 'GET', wsPath(server.workspaceId, `attestations/${ids.unsigned}`));
-    expect(reply.json).toMatchObject({ signed_text: null, witness_sig: null, verifying_key_hex: null, witness_form: null, key_fingerprint: null, trust_tier: 'declared' });
+    expect(reply.json).toMatchObject({
+      signed_text: null,
+      witness_sig: null,
+      verifying_key_hex: null,
+      witness_form: null,
+      key_fingerprint: null,
+      trust_tier: 'declared',
+    });
     expect((await call(server, 'GET', wsPath(server.workspaceId, 'attestations/att_nope'))).status).toBe(404);
     const other = await provisionWorkspace(server.dbPath);
     const foreign = await call({ url: server.url, apiKey: other.apiKey }, 'GET', wsPath(other.workspaceId, `attestations/${ids.canonical}`));

@@ -28,8 +28,12 @@ function legacySigned(record: Record<string, unknown>): Record<string, unknown> 
   return { ...record, witness_sig: key.ed25519SignHex(legacyWitnessMessage(record)), verifying_key_hex: key.publicKeyHex };
 }
 
-async function storedRow(attestationId: string): Promise<{ record: string; witness_form: string | null; trust_tier: string; agent_name: string; executed_at: string }> {
-  return (await readStoredRow(server.dbPath, 'SELECT record, witness_form, trust_tier, agent_name, executed_at FROM attestations WHERE attestation_id = ?', [attestationId])) as never;
+async function storedRow(
+  attestationId: string,
+): Promise<{ record: string; witness_form: string | null; trust_tier: string; agent_name: string; executed_at: string }> {
+  return (await readStoredRow(server.dbPath, 'SELECT record, witness_form, trust_tier, agent_name, executed_at FROM attestations WHERE attestation_id = ?', [
+    attestationId,
+  ])) as never;
 }
 
 describe('POST attestations/external', () => {
@@ -161,7 +165,7 @@ describe('POST attestations/batch', () => {
     expect(typeof results[3].message).toBe('string');
     expect(results[5]).toMatchObject({ status: 'rejected', error: 'validation_error', field: 'records.5' });
     expect((await storedRow(results[4].attestation_id)).witness_form).toBe('legacy');
-    expect((await storedRow(results[0].attestation_id))).toBeDefined();
+    expect(await storedRow(results[0].attestation_id)).toBeDefined();
   });
 
   it(`takes up to ${MAX_BATCH_SIZE} attestations and refuses more with 422 on records`, async () => {

@@ -38,7 +38,6 @@ describe('GET /api/me', () => {
 });
 
 describe('authentication', () => {
-
   it('answers 401 unauthorized on every endpoint without an Authorization header', async () => {
     for (const [method, path] of endpoints(server.workspaceId)) {
       const reply = await call(server, method, path, { apiKey: null, ...(method === 'POST' ? { body: {} } : {}) });

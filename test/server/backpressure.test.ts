@@ -65,7 +65,9 @@ afterAll(() => {
 describe('pipelined requests whose replies are never read', () => {
   it(`${CONNECTIONS} connections × ${PIPELINED} requests for a 0.9 MB record: peak RSS stays below ${PEAK_RSS_BOUND_MB} MB and another client is still answered`, async () => {
     const auth = { authorization: `Bearer ${identity.api_key}`, 'content-type': 'application/json' };
-    const big = evidenceRecord('change_event', { payload: { type: 'deployment', by: 'ci@example.com', description: 'x'.repeat(900_000), environment: 'production', system: 'chatbot' } });
+    const big = evidenceRecord('change_event', {
+      payload: { type: 'deployment', by: 'ci@example.com', description: 'x'.repeat(900_000), environment: 'production', system: 'chatbot' },
+    });
     const stored = await fetch(url + wsPath(identity.workspace_id, 'grc/evidence'), { method: 'POST', headers: auth, body: JSON.stringify(big) });
     expect(stored.status).toBe(201);
     const { record_id: recordId } = (await stored.json()) as { record_id: string };

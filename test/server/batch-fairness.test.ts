@@ -67,12 +67,10 @@ async function raceOtherTenant(rest: string, records: unknown[], store: 'recordA
   const find = service.store.findIdempotent.bind(service.store);
   vi.spyOn(service.store, 'findIdempotent').mockImplementation(async (...args) => {
     if (otherReply !== undefined) return find(...args);
-    otherReply = service.app
-      .inject({ method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${other.apiKey}` } })
-      .then((reply) => {
-        events.push('other tenant answered');
-        return reply;
-      });
+    otherReply = service.app.inject({ method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${other.apiKey}` } }).then((reply) => {
+      events.push('other tenant answered');
+      return reply;
+    });
     await otherAdmitted;
     return find(...args);
   });
@@ -107,7 +105,9 @@ describe('a 1000-item batch and another tenant', () => {
     expect(batch.status).toBe(200);
     expect(batch.json.accepted).toBe(BATCH);
     expect(batch.json.results.map((result: { index: number }) => result.index)).toEqual(records.map((_, n) => n));
-    expect(batch.json.results.every((result: { status: string; external_verified: boolean }) => result.status === 'accepted' && result.external_verified)).toBe(true);
+    expect(batch.json.results.every((result: { status: string; external_verified: boolean }) => result.status === 'accepted' && result.external_verified)).toBe(
+      true,
+    );
   });
 
   it('answers another workspace sent during an evidence batch before the batch is checked, and the batch in full and in order', async () => {

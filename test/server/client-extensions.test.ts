@@ -81,7 +81,9 @@ describe('GET grc/readiness', () => {
     const readiness = await ws.get('grc/readiness');
     const brief = await ws.get('grc/posture-brief');
     expect(readiness.overall_pct).toBe(brief.overall_pct);
-    expect(readiness.frameworks.map((f: { framework: string; score_pct: number }) => ({ framework: f.framework, score_pct: f.score_pct }))).toEqual(brief.frameworks);
+    expect(readiness.frameworks.map((f: { framework: string; score_pct: number }) => ({ framework: f.framework, score_pct: f.score_pct }))).toEqual(
+      brief.frameworks,
+    );
     for (const framework of readiness.frameworks) {
       expect(framework.controls_required).toBeGreaterThan(0);
       expect(framework.controls_covered).toBeLessThanOrEqual(framework.controls_required);
@@ -98,14 +100,28 @@ describe('GET grc/gates: the gate policy in effect, read-only', () => {
     const gates = await ws.get('grc/gates');
     expect(gates.unconfigured_frameworks).toEqual([]);
     expect(gates.policies.map((p: { framework: string }) => p.framework)).toEqual(['eu_ai_act', 'iso_42001', 'soc2_type2', 'iso_27001', 'nist_airf']);
-    expect(gates.policies[0]).toEqual({ id: 'gate_eu_ai_act', framework: 'eu_ai_act', mode: 'required', threshold_pct: 80, current_pct: 0, status: 'failing', scope: 'workspace', source: 'default' });
+    expect(gates.policies[0]).toEqual({
+      id: 'gate_eu_ai_act',
+      framework: 'eu_ai_act',
+      mode: 'required',
+      threshold_pct: 80,
+      current_pct: 0,
+      status: 'failing',
+      scope: 'workspace',
+      source: 'default',
+    });
     expect(gates.policies[2]).toMatchObject({ id: 'gate_soc2_type2', mode: 'required', threshold_pct: 50, source: 'workspace' });
   });
 
   it('cannot be changed with an API key', async () => {
     const ws = await workspace();
     for (const method of ['PUT', 'POST', 'DELETE']) {
-      const reply = await call(ws, method, wsPath(ws.workspaceId, 'grc/gates'), method === 'DELETE' ? {} : { body: { framework: 'eu_ai_act', mode: 'advisory', threshold_pct: 0 } });
+      const reply = await call(
+        ws,
+        method,
+        wsPath(ws.workspaceId, 'grc/gates'),
+        method === 'DELETE' ? {} : { body: { framework: 'eu_ai_act', mode: 'advisory', threshold_pct: 0 } },
+      );
       expect(reply.status, method).toBe(404);
     }
     expect((await ws.get('grc/gates')).policies[0]).toMatchObject({ mode: 'required', threshold_pct: 80 });
@@ -127,7 +143,12 @@ describe('GET grc/systems: what list_systems reads', () => {
     const written = async (type: RecordType) => (await ws.post('grc/evidence?dry_run=true', evidenceRecord(type))).json.mapped_controls as string[];
     const expectedControls = [...new Set([...(await written('change_event')), ...(await written('ai_risk_assessment'))])].sort();
     expect(byName.scorer.controls).toEqual(expectedControls);
-    expect(byName.chatbot).toMatchObject({ is_registered: false, record_count: 1, record_types: ['incident_report'], controls: await written('incident_report') });
+    expect(byName.chatbot).toMatchObject({
+      is_registered: false,
+      record_count: 1,
+      record_types: ['incident_report'],
+      controls: await written('incident_report'),
+    });
     expect(byName['agent-only']).toMatchObject({ record_count: 0, record_types: [], controls: [], last_seen: new Date(clockMs).toISOString() });
   });
 

@@ -33,10 +33,10 @@ async function spawnServer(dbPath: string): Promise<Running> {
   });
   const url = await new Promise<string>((resolve, reject) => {
     let err = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       err += chunk.toString();
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(err);
-      if (match) resolve(match[1]!);
+      if (match) resolve(match[1]);
     });
     void child.then((result) => reject(new Error(`govctl serve exited early (${result.exitCode}): ${err}`)));
   });
@@ -114,7 +114,11 @@ describe.skipIf(sqliteOnly)('crash safety', () => {
       const stored = db.prepare('SELECT count(*) AS n FROM evidence').get() as { n: number };
       expect(stored.n).toBeGreaterThanOrEqual(acknowledged.length + 1);
       expect(stored.n).toBeLessThanOrEqual(sequence + 1);
-      const orphans = db.prepare('SELECT count(*) AS n FROM evidence e WHERE NOT EXISTS (SELECT 1 FROM systems s WHERE s.workspace_id = e.workspace_id AND s.name = e.system_name)').get() as { n: number };
+      const orphans = db
+        .prepare(
+          'SELECT count(*) AS n FROM evidence e WHERE NOT EXISTS (SELECT 1 FROM systems s WHERE s.workspace_id = e.workspace_id AND s.name = e.system_name)',
+        )
+        .get() as { n: number };
       expect(orphans.n).toBe(0);
     } finally {
       db.close();

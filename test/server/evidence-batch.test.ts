@@ -72,7 +72,9 @@ describe('POST grc/evidence/batch', () => {
       commits.push(1);
       return original(work);
     }) as typeof writer.write;
-    const reply = await service.send('POST', 'grc/evidence/batch', { records: Array.from({ length: 50 }, (_, i) => evidenceRecord('change_event', { resource: `r${i}` })) });
+    const reply = await service.send('POST', 'grc/evidence/batch', {
+      records: Array.from({ length: 50 }, (_, i) => evidenceRecord('change_event', { resource: `r${i}` })),
+    });
     expect(reply.json.accepted).toBe(50);
     expect(commits).toHaveLength(1);
   });

@@ -39,7 +39,7 @@ describe('GET grc/evidence/export', () => {
     expect(got).toHaveLength(old.length + recent.length);
     expect(got.map((line) => JSON.parse(line).record_id)).toEqual([...old, ...recent]);
     for (const index of [0, EXPORT_PAGE, got.length - 1]) {
-      const single = await service.send('GET', `grc/evidence/${JSON.parse(got[index]!).record_id}`);
+      const single = await service.send('GET', `grc/evidence/${JSON.parse(got[index]).record_id}`);
       expect(got[index]).toBe(single.text);
     }
   });

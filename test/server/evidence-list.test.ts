@@ -22,7 +22,9 @@ beforeAll(async () => {
   });
   await pool(specs, 8, async (spec) => {
     const occurredAt = new Date(spec.ms).toISOString();
-    const reply = await call(server, 'POST', listPath, { body: evidenceRecord(spec.type as 'change_event', { occurred_at: occurredAt, system_name: spec.system }) });
+    const reply = await call(server, 'POST', listPath, {
+      body: evidenceRecord(spec.type as 'change_event', { occurred_at: occurredAt, system_name: spec.system }),
+    });
     expect(reply.status).toBe(201);
     written.push({ id: reply.json.record_id, occurredAt, ms: spec.ms, type: spec.type, system: spec.system });
   });
@@ -83,8 +85,8 @@ describe('GET grc/evidence', () => {
     const ids: string[] = reply.json.records.map((r: { record_id: string }) => r.record_id);
     const positions = ids.flatMap((id, i) => (tiedIds.has(id) ? [i] : []));
     expect(positions).toHaveLength(10);
-    expect(positions.at(-1)! - positions[0]!).toBe(9); // together
-    const tied = positions.map((i) => ids[i]!);
+    expect(positions.at(-1)! - positions[0]).toBe(9); // together
+    const tied = positions.map((i) => ids[i]);
     expect(tied).toEqual([...tied].sort().reverse());
   });
 

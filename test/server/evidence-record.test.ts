@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLIENT_SIG_ALGO, JsonFloat, parseJsonLossless, signClientSig, SigningKey, stringifyJson, verifyClientSig, type JsonValue } from '../../src/core/index.js';
+import {
+  CLIENT_SIG_ALGO,
+  JsonFloat,
+  parseJsonLossless,
+  signClientSig,
+  SigningKey,
+  stringifyJson,
+  verifyClientSig,
+  type JsonValue,
+} from '../../src/core/index.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 import { call, PAYLOADS, wsPath } from '../helpers/service-requests.js';
 
@@ -51,8 +60,19 @@ describe('GET grc/evidence/{record_id}', () => {
     expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
     const stored = reply.json;
     expect(Object.keys(stored)).toEqual([
-      'record_id', 'record_type', 'system_name', 'identity', 'environment', 'occurred_at', 'payload',
-      'client_sig', 'client_sig_algo', 'source', 'signed', 'mapped_controls', 'received_at',
+      'record_id',
+      'record_type',
+      'system_name',
+      'identity',
+      'environment',
+      'occurred_at',
+      'payload',
+      'client_sig',
+      'client_sig_algo',
+      'source',
+      'signed',
+      'mapped_controls',
+      'received_at',
     ]);
     expect(stored).toMatchObject({
       record_id: written.json.record_id,

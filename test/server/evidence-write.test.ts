@@ -39,7 +39,12 @@ describe('POST grc/evidence', () => {
   });
 
   it('records the source from X-Govctl-Source, sdk otherwise', async () => {
-    const sources: [Record<string, string>, string][] = [[{}, 'sdk'], [{ 'x-govctl-source': 'cli' }, 'cli'], [{ 'x-govctl-source': 'import' }, 'import'], [{ 'x-govctl-source': 'bogus' }, 'sdk']];
+    const sources: [Record<string, string>, string][] = [
+      [{}, 'sdk'],
+      [{ 'x-govctl-source': 'cli' }, 'cli'],
+      [{ 'x-govctl-source': 'import' }, 'import'],
+      [{ 'x-govctl-source': 'bogus' }, 'sdk'],
+    ];
     for (const [headers, expected] of sources) {
       const reply = await call(server, 'POST', evidencePath, { body: evidenceRecord('vendor_risk'), headers });
       const stored = await call(server, 'GET', `${evidencePath}/${reply.json.record_id}`);
@@ -49,7 +54,9 @@ describe('POST grc/evidence', () => {
 
   it('dry run answers the nil UUID, dry_run and the controls, and writes nothing at all', async () => {
     const fresh = { url: server.url, ...(await provisionWorkspace(server.dbPath)) };
-    const reply = await call(fresh, 'POST', `${wsPath(fresh.workspaceId, 'grc/evidence')}?dry_run=true`, { body: evidenceRecord('ai_risk_assessment', { system_name: 'dry-system' }) });
+    const reply = await call(fresh, 'POST', `${wsPath(fresh.workspaceId, 'grc/evidence')}?dry_run=true`, {
+      body: evidenceRecord('ai_risk_assessment', { system_name: 'dry-system' }),
+    });
     expect(reply.status).toBe(200);
     expect(reply.json).toEqual({
       record_id: '00000000-0000-0000-0000-000000000000',
@@ -94,7 +101,13 @@ describe('POST grc/evidence: bad requests', () => {
 
   it('answers 400 bad_request for a wrong content type, a missing body and a non-UTF-8 charset', async () => {
     const text = JSON.stringify(evidenceRecord());
-    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/json; charset=latin1']) {
+    for (const contentType of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+      'application/json; charset=latin1',
+    ]) {
       const reply = await call(server, 'POST', evidencePath, { body: text, headers: { 'content-type': contentType } });
       expect(reply.status, contentType).toBe(400);
       expect(reply.json.error).toBe('bad_request');
@@ -132,8 +145,16 @@ describe('POST grc/evidence: bad requests', () => {
       ['high risk without annex category', { record_type: 'ai_risk_assessment', payload: { ...ai, risk_level: 'high' } }, 'payload.annex_iii_category'],
       ['impact domain of the wrong type', { record_type: 'ai_risk_assessment', payload: { ...ai, impact_domains: ['ok', 5] } }, 'payload.impact_domains.1'],
       ['accuracy as a string', { record_type: 'model_evaluation', payload: { ...PAYLOADS.model_evaluation, accuracy: '0.9' } }, 'payload.accuracy'],
-      ['bias metric not a number', { record_type: 'model_evaluation', payload: { ...PAYLOADS.model_evaluation, bias_metrics: { parity: 'high' } } }, 'payload.bias_metrics.parity'],
-      ['record_count not an integer', { record_type: 'training_data_governance', payload: { ...PAYLOADS.training_data_governance, record_count: 1.5 } }, 'payload.record_count'],
+      [
+        'bias metric not a number',
+        { record_type: 'model_evaluation', payload: { ...PAYLOADS.model_evaluation, bias_metrics: { parity: 'high' } } },
+        'payload.bias_metrics.parity',
+      ],
+      [
+        'record_count not an integer',
+        { record_type: 'training_data_governance', payload: { ...PAYLOADS.training_data_governance, record_count: 1.5 } },
+        'payload.record_count',
+      ],
       ['vendor date malformed', { record_type: 'vendor_risk', payload: { ...PAYLOADS.vendor_risk, last_reviewed: '01/02/2026' } }, 'payload.last_reviewed'],
       ['lone surrogate in system_name', { system_name: 'bad\ud800name' }, 'system_name'],
       // kept in their own columns: refused on every backend alike (PostgreSQL's text cannot hold U+0000)
@@ -153,7 +174,9 @@ describe('POST grc/evidence: bad requests', () => {
   });
 
   it('names every issue in the message and the first one in field', async () => {
-    const reply = await call(server, 'POST', evidencePath, { body: { record_type: 'ai_risk_assessment', system_name: 'x', payload: { risk_level: 'extreme' } } });
+    const reply = await call(server, 'POST', evidencePath, {
+      body: { record_type: 'ai_risk_assessment', system_name: 'x', payload: { risk_level: 'extreme' } },
+    });
     expect(reply.status).toBe(422);
     expect(reply.json.field).toBe('payload.risk_level');
     for (const path of ['payload.risk_level', 'payload.risk_summary', 'payload.intended_purpose', 'payload.impact_domains', 'payload.art5_self_assessment']) {

@@ -79,7 +79,6 @@ describe('systems written once per group', () => {
     return storedEvidenceRow({ workspaceId, recordId: id, occurredMs, receivedMs, system, type });
   }
 
-
   it('leaves what one upsert per record would: latest assessment wins, a tie goes to the later arrival', async () => {
     store = await openStore(await testStoreLocation('systems'));
     const ws = (await store.identity.provision({}, Date.now())).workspace_id;
@@ -109,7 +108,7 @@ describe.skipIf(sqliteOnly)('migrations 2, 3 and 4 on a version-1 database', () 
     try {
       const path = join(dir, 'v1.db');
       const raw = new Database(path);
-      raw.exec(MIGRATIONS[0]!.sql);
+      raw.exec(MIGRATIONS[0].sql);
       raw.pragma('user_version = 1');
       const ws = 'ws_0195f000-0000-7000-8000-00000000000a';
       const insert = raw.prepare(
@@ -122,7 +121,16 @@ describe.skipIf(sqliteOnly)('migrations 2, 3 and 4 on a version-1 database', () 
         const id = `rec_0195f000-0000-7000-8000-${String(i).padStart(12, '0')}`;
         ids.push(id);
         const occurred = now - (i % 5) * 1000; // ties on occurred_at, broken by record_id
-        insert.run(id, ws, i % 2 ? 'change_event' : 'access_review', `sys-${i % 3}`, new Date(occurred).toISOString(), occurred, new Date(now).toISOString(), now);
+        insert.run(
+          id,
+          ws,
+          i % 2 ? 'change_event' : 'access_review',
+          `sys-${i % 3}`,
+          new Date(occurred).toISOString(),
+          occurred,
+          new Date(now).toISOString(),
+          now,
+        );
       }
       raw.close();
 
@@ -154,9 +162,20 @@ describe.skipIf(sqliteOnly)('migrations 2, 3 and 4 on a version-1 database', () 
         // LIST_INDEX_BATCH of them, sorted).
         const key = store.db.prepare('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck().get(ws);
         const planOf = (sql: string) =>
-          (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({
-            key, sinceMs: 0, take: 5, systemName: 'sys-1', recordType: 'change_event', afterMs: now, afterSeq: 10, throughSeq: 3,
-          }) as { detail: string }[]).map((p) => p.detail).join('\n');
+          (
+            store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({
+              key,
+              sinceMs: 0,
+              take: 5,
+              systemName: 'sys-1',
+              recordType: 'change_event',
+              afterMs: now,
+              afterSeq: 10,
+              throughSeq: 3,
+            }) as { detail: string }[]
+          )
+            .map((p) => p.detail)
+            .join('\n');
         for (const system of [false, true]) {
           for (const type of [false, true]) {
             for (const after of [false, true]) {

@@ -66,15 +66,53 @@ afterAll(async () => {
 
 function generator(random: () => number) {
   const int = (n: number) => Math.floor(random() * n);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
+  const pick = <T>(items: readonly T[]): T => items[int(items.length)];
   const chance = (p: number) => random() < p;
 
   const strings = [
-    '', ' ', 'x', 'ünïcödé ✓', '😀', '\u0000', '\ud800', '\u2028\u2029', '<script>alert(1)</script>', "'; DROP TABLE evidence; --",
-    '../../etc/passwd', '%00', '\\', '"', 'null', 'true', '1e400', 'x'.repeat(300), 'y'.repeat(70_000), 'rec_00000000-0000-0000-0000-000000000000',
-    '2026-02-30T25:61:00Z', '9999-12-31T23:59:59Z', '0000-01-01T00:00:00Z', '2026-01-01', 'hmac-sha256', 'a'.repeat(64), 'A'.repeat(128),
+    '',
+    ' ',
+    'x',
+    'ünïcödé ✓',
+    '😀',
+    '\u0000',
+    '\ud800',
+    '\u2028\u2029',
+    '<script>alert(1)</script>',
+    "'; DROP TABLE evidence; --",
+    '../../etc/passwd',
+    '%00',
+    '\\',
+    '"',
+    'null',
+    'true',
+    '1e400',
+    'x'.repeat(300),
+    'y'.repeat(70_000),
+    'rec_00000000-0000-0000-0000-000000000000',
+    '2026-02-30T25:61:00Z',
+    '9999-12-31T23:59:59Z',
+    '0000-01-01T00:00:00Z',
+    '2026-01-01',
+    'hmac-sha256',
+    'a'.repeat(64),
+    'A'.repeat(128),
   ];
-  const numberLexemes = ['0', '-0', '-0.0', '1e400', '-1e400', '1e-400', '12345678901234567890', '85.0', '1.5', '-1', '1E+2', '0.1e-7', '99999999999999999999999999999999'];
+  const numberLexemes = [
+    '0',
+    '-0',
+    '-0.0',
+    '1e400',
+    '-1e400',
+    '1e-400',
+    '12345678901234567890',
+    '85.0',
+    '1.5',
+    '-1',
+    '1E+2',
+    '0.1e-7',
+    '99999999999999999999999999999999',
+  ];
 
   function randomJson(depth: number): string {
     switch (depth > 4 ? int(5) : int(8)) {
@@ -135,7 +173,7 @@ function generator(random: () => number) {
         value[pick(['system_name', 'identity', 'tool_name', 'description', 'notes'])] = 'z'.repeat(1000 + int(200_000));
         return JSON.stringify(value);
       case 6:
-        return text.replace(/:/, pick([': NaN,"a":', ':Infinity,"b":', ': undefined,"c":', ":'x',\"d\":", ':/*c*/1,"e":']));
+        return text.replace(/:/, pick([': NaN,"a":', ':Infinity,"b":', ': undefined,"c":', ':\'x\',"d":', ':/*c*/1,"e":']));
       case 7:
         return randomJson(0);
       default:
@@ -171,7 +209,27 @@ function generator(random: () => number) {
   function query(rest: string | null): string {
     if (!chance(0.5)) return '';
     const names = ['limit', 'days', 'cursor', 'dry_run', 'system_name', 'record_type', 'name', 'unknown', 'limit'];
-    const values = ['1', '200', '201', '0', '-5', '1.5', '1e3', '', 'true', 'false', 'maybe', '%00', '%zz', 'x'.repeat(2000), 'eyJ4IjoxfQ', 'W1swLCJ4Il1d', encodeURIComponent('ü'), 'change_event', '9'.repeat(30)];
+    const values = [
+      '1',
+      '200',
+      '201',
+      '0',
+      '-5',
+      '1.5',
+      '1e3',
+      '',
+      'true',
+      'false',
+      'maybe',
+      '%00',
+      '%zz',
+      'x'.repeat(2000),
+      'eyJ4IjoxfQ',
+      'W1swLCJ4Il1d',
+      encodeURIComponent('ü'),
+      'change_event',
+      '9'.repeat(30),
+    ];
     const parts = Array.from({ length: 1 + int(4) }, () => `${pick(names)}=${pick(values)}`);
     return `?${parts.join('&')}${rest === null ? '' : ''}`;
   }
@@ -179,14 +237,25 @@ function generator(random: () => number) {
   return function next(): FuzzRequest {
     const endpoint = pick(ENDPOINTS);
     const ws = workspaceSegment();
-    let path = endpoint.rest === null ? '/api/me' : wsPath(ws.text, endpoint.rest.replace('{id}', pick(['rec_00000000-0000-0000-0000-000000000000', 'x', '%00', '..', 'r'.repeat(120), '%2e%2e'])));
+    let path =
+      endpoint.rest === null
+        ? '/api/me'
+        : wsPath(ws.text, endpoint.rest.replace('{id}', pick(['rec_00000000-0000-0000-0000-000000000000', 'x', '%00', '..', 'r'.repeat(120), '%2e%2e'])));
     path += query(endpoint.rest);
     let raw = ws.raw;
     const headers: Record<string, string> = {};
     const auth = random();
     if (auth < 0.85) headers.authorization = `Bearer ${server.apiKey}`;
-    else if (auth < 0.9) headers.authorization = pick(['Bearer', 'Bearer ', `Basic ${server.apiKey}`, 'Bearer gk_x', `Bearer ${'k'.repeat(5000)}`, `Bearer ${server.apiKey}${server.apiKey}`]);
-    let method = chance(0.9) ? endpoint.method : pick(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND']);
+    else if (auth < 0.9)
+      headers.authorization = pick([
+        'Bearer',
+        'Bearer ',
+        `Basic ${server.apiKey}`,
+        'Bearer gk_x',
+        `Bearer ${'k'.repeat(5000)}`,
+        `Bearer ${server.apiKey}${server.apiKey}`,
+      ]);
+    const method = chance(0.9) ? endpoint.method : pick(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND']);
     let body: string | Buffer | undefined;
     let oversized = false;
     let label = `${method} ${endpoint.rest ?? 'me'}`;
@@ -207,7 +276,18 @@ function generator(random: () => number) {
         label += ' deep';
         forms.push('deep');
       } else if (form < 0.8) {
-        headers['content-type'] = pick(['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data', 'application/json; charset=latin1', 'application/jsonx', '*/*', '', 'application/json;;;', 'APPLICATION/JSON']);
+        headers['content-type'] = pick([
+          'text/plain',
+          'application/xml',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data',
+          'application/json; charset=latin1',
+          'application/jsonx',
+          '*/*',
+          '',
+          'application/json;;;',
+          'APPLICATION/JSON',
+        ]);
         body = JSON.stringify(evidenceRecord());
         label += ` content-type(${headers['content-type']})`;
         forms.push('content-type');
@@ -272,7 +352,7 @@ function sendRaw(port: number, request: FuzzRequest): Promise<Outcome> {
       let body = text.slice(split + 4);
       if (head.includes('transfer-encoding: chunked')) {
         let decoded = '';
-        for (let at = 0; ; ) {
+        for (let at = 0; ;) {
           const lineEnd = body.indexOf('\r\n', at);
           const size = parseInt(body.slice(at, lineEnd), 16);
           if (!size) break;
@@ -293,7 +373,7 @@ function sendRaw(port: number, request: FuzzRequest): Promise<Outcome> {
 
 async function sendPooled(pool: Pool, request: FuzzRequest): Promise<Outcome> {
   const reply = await pool.request({
-    method: request.method as 'GET',
+    method: request.method,
     path: request.path,
     headers: request.headers,
     ...(request.body !== undefined ? { body: request.body } : {}),

@@ -257,7 +257,13 @@ describe('a client that half-closes after its request', () => {
         socket.on('data', (chunk) => chunks.push(chunk));
         socket.on('error', reject);
         socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
-        const head = [`POST ${path} HTTP/1.1`, 'Host: 127.0.0.1', `Authorization: Bearer ${server.apiKey}`, 'Content-Type: application/json', `Content-Length: ${body.length}`];
+        const head = [
+          `POST ${path} HTTP/1.1`,
+          'Host: 127.0.0.1',
+          `Authorization: Bearer ${server.apiKey}`,
+          'Content-Type: application/json',
+          `Content-Length: ${body.length}`,
+        ];
         socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`), body])); // request, then FIN
       });
       expect(text).toMatch(/^HTTP\/1\.1 201 /);

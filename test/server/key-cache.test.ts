@@ -79,7 +79,9 @@ describe.skipIf(sqliteOnly)('API key cache', () => {
 
   it('never caches unknown keys and stays bounded with many valid ones', () => {
     for (let i = 0; i < 50; i += 1) expect(identity.authenticate(`gk_unknown${i}`, Date.now())).toBeNull();
-    const keys = db.transaction(() => Array.from({ length: KEY_CACHE_SIZE + 5 }, (_, i) => identity.createApiKey(workspaceId, `k${i}`, null, Date.now())!.api_key))();
+    const keys = db.transaction(() =>
+      Array.from({ length: KEY_CACHE_SIZE + 5 }, (_, i) => identity.createApiKey(workspaceId, `k${i}`, null, Date.now())!.api_key),
+    )();
     for (const key of keys) expect(identity.authenticate(key, Date.now())).toMatchObject({ workspaceId });
     for (const key of keys) expect(identity.authenticate(key, Date.now())).toMatchObject({ workspaceId });
     expect(identity.authenticate(`${apiKey}x`, Date.now())).toBeNull();

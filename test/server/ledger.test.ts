@@ -9,15 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  CosignatureSigner,
-  Ed25519NoteVerifier,
-  leafHash,
-  openCheckpoint,
-  SigningKey,
-  verifyConsistency,
-  verifyInclusion,
-} from '../../src/core/index.js';
+import { CosignatureSigner, Ed25519NoteVerifier, leafHash, openCheckpoint, SigningKey, verifyConsistency, verifyInclusion } from '../../src/core/index.js';
 import { addWitness, createLedgerKey, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
 import { sqliteOnly, storedRows, testStoreLocation } from '../helpers/backend.js';
 import { runPythonJson } from '../helpers/python.js';
@@ -73,7 +65,9 @@ describe('the transparency log endpoints', () => {
     expect(first.json.ledger_index).toBe(0);
     const att = await call(service, 'POST', path('attestations/external'), { body: attestation() });
     expect(att.json.ledger_index).toBe(1);
-    const batch = await call(service, 'POST', path('attestations/batch'), { body: { records: [attestation(), { bad: true }, attestation({ tool_name: 'fetch' })] } });
+    const batch = await call(service, 'POST', path('attestations/batch'), {
+      body: { records: [attestation(), { bad: true }, attestation({ tool_name: 'fetch' })] },
+    });
     expect(batch.json.results.map((r: { ledger_index?: number }) => r.ledger_index)).toEqual([2, undefined, 3]);
     const second = await call(service, 'POST', path('grc/evidence'), { body: evidenceRecord('change_event', { resource: 'github.com/acme/app' }) });
     expect(second.json.ledger_index).toBe(4);
@@ -101,7 +95,9 @@ describe('the transparency log endpoints', () => {
     for (const id of ids) {
       const proof = await call(service, 'GET', path(`ledger/proof/inclusion?id=${id}`));
       expect(proof.status).toBe(200);
-      expect(verifyInclusion(proof.json.leaf_index, proof.json.tree_size, leafHash(proof.json.entry), b64(proof.json.hashes), opened.checkpoint.rootHash)).toBe(true);
+      expect(verifyInclusion(proof.json.leaf_index, proof.json.tree_size, leafHash(proof.json.entry), b64(proof.json.hashes), opened.checkpoint.rootHash)).toBe(
+        true,
+      );
       inclusion.push(proof.json);
       const kind = JSON.parse(proof.json.entry).kind;
       const record = await call(service, 'GET', path(kind === 'evidence' ? `grc/evidence/${id}` : `attestations/${id}`));
@@ -111,7 +107,14 @@ describe('the transparency log endpoints', () => {
     const older = await call(service, 'GET', path(`ledger/proof/inclusion?id=${ids[1]}&tree_size=3`));
     inclusion.push(older.json);
     const consistency = [];
-    for (const [from, to] of [[0, 5], [1, 5], [3, 5], [4, 5], [2, 3], [5, 5]]) {
+    for (const [from, to] of [
+      [0, 5],
+      [1, 5],
+      [3, 5],
+      [4, 5],
+      [2, 3],
+      [5, 5],
+    ]) {
       const proof = await call(service, 'GET', path(`ledger/proof/consistency?from=${from}&to=${to}`));
       expect(proof.status).toBe(200);
       consistency.push(proof.json);
@@ -123,7 +126,10 @@ describe('the transparency log endpoints', () => {
       expect(reply.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       tiles[tile] = Buffer.from(await reply.arrayBuffer()).toString('base64');
     }
-    const entries = inclusion.slice(0, 5).sort((a, b) => a.leaf_index - b.leaf_index).map((p) => p.entry as string);
+    const entries = inclusion
+      .slice(0, 5)
+      .sort((a, b) => a.leaf_index - b.leaf_index)
+      .map((p) => p.entry as string);
     const checked = await runServiceCheck<Record<string, any>>({ vkey: key, note: checkpoint.text, entries, records: bodies, inclusion, consistency, tiles });
     expect(checked).toMatchObject({ key_id_ok: true, signature_ok: true, root_ok: true, size: 5, origin: `govctl.local/ledger/${service.workspaceId}` });
     expect(checked.inclusion_ok).toEqual(inclusion.map(() => true));
@@ -160,7 +166,11 @@ describe('the transparency log endpoints', () => {
     const cosigned = note + witness.cosign(note.slice(0, note.indexOf('\n\n') + 1));
     const refused = await call(service, 'POST', path('ledger/cosignatures'), { body: { checkpoint: cosigned } });
     expect(refused.status).toBe(422);
-    expect(refused.json).toEqual({ error: 'validation_error', message: expect.stringMatching(/^the workspace has no registered witness/), field: 'checkpoint' });
+    expect(refused.json).toEqual({
+      error: 'validation_error',
+      message: expect.stringMatching(/^the workspace has no registered witness/),
+      field: 'checkpoint',
+    });
     await addWitness(service.dbPath, { workspaceId: service.workspaceId, key: witness.verifierKey });
     const accepted = await call(service, 'POST', path('ledger/cosignatures'), { body: { checkpoint: cosigned } });
     expect(accepted.status).toBe(201);
@@ -231,9 +241,17 @@ describe.skipIf(sqliteOnly)('a database from before the log', () => {
     // What migration 6 finds in an existing database: records, no log, the back-fill marker.
     const { default: Database } = await import('better-sqlite3');
     const db = new Database(service.dbPath);
-    db.exec('DELETE FROM ledger_leaves; DELETE FROM ledger_nodes; DELETE FROM ledger_state; DELETE FROM ledger_checkpoints; INSERT INTO ledger_backfill VALUES (1);');
+    db.exec(
+      'DELETE FROM ledger_leaves; DELETE FROM ledger_nodes; DELETE FROM ledger_state; DELETE FROM ledger_checkpoints; INSERT INTO ledger_backfill VALUES (1);',
+    );
     db.close();
-    const again = await startServer({ host: '127.0.0.1', port: 0, db: service.dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(service.keyFile), integration: 'manual' } });
+    const again = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      db: service.dbPath,
+      verifyWorkers: 0,
+      ledger: { key: readLedgerKey(service.keyFile), integration: 'manual' },
+    });
     try {
       await again.service.store.ledger.integrate();
       const s = { url: again.url, apiKey: service.apiKey };
@@ -280,15 +298,25 @@ describe('the log key and origin', () => {
     const one = await provision(dbPath, {});
     const two = await provision(dbPath, {});
     createLedgerKey(keyFile);
-    const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(keyFile), originPrefix: 'audit.example.com/govctl', integration: 'manual' } });
+    const server = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      db: dbPath,
+      verifyWorkers: 0,
+      ledger: { key: readLedgerKey(keyFile), originPrefix: 'audit.example.com/govctl', integration: 'manual' },
+    });
     try {
-      const keyOf = async (id: { api_key: string; workspace_id: string }) => (await call({ url: server.url, apiKey: id.api_key }, 'GET', wsPath(id.workspace_id, 'ledger/key'))).text.trim();
+      const keyOf = async (id: { api_key: string; workspace_id: string }) =>
+        (await call({ url: server.url, apiKey: id.api_key }, 'GET', wsPath(id.workspace_id, 'ledger/key'))).text.trim();
       const [k1, k2] = [await keyOf(one), await keyOf(two)];
       expect(k1.startsWith(`audit.example.com/govctl/${one.workspace_id}+`)).toBe(true);
       expect(k2.startsWith(`audit.example.com/govctl/${two.workspace_id}+`)).toBe(true);
       expect(k1.split('+')[2]).toBe(k2.split('+')[2]);
       const note = (await call({ url: server.url, apiKey: two.api_key }, 'GET', wsPath(two.workspace_id, 'ledger/checkpoint'))).text;
-      expect(openCheckpoint(note, Ed25519NoteVerifier.fromVerifierKey(k2)).checkpoint).toMatchObject({ origin: `audit.example.com/govctl/${two.workspace_id}`, size: 0 });
+      expect(openCheckpoint(note, Ed25519NoteVerifier.fromVerifierKey(k2)).checkpoint).toMatchObject({
+        origin: `audit.example.com/govctl/${two.workspace_id}`,
+        size: 0,
+      });
       expect(() => openCheckpoint(note, Ed25519NoteVerifier.fromVerifierKey(k1))).toThrow();
     } finally {
       await server.close();

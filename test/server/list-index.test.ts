@@ -88,8 +88,8 @@ describe.skipIf(sqliteOnly)('evidence list tables written in batches', () => {
       const writes: Promise<unknown>[] = [];
       for (let i = 0; i < size; i++) {
         const ws = random() < 0.8 ? wsA : wsB;
-        const system = SYSTEMS[Math.floor(random() * (random() < 0.1 ? 4 : 3))]!;
-        const type = TYPES[Math.floor(random() * 2)]!;
+        const system = SYSTEMS[Math.floor(random() * (random() < 0.1 ? 4 : 3))];
+        const type = TYPES[Math.floor(random() * 2)];
         writes.push(add(ws, system, type, t0 + Math.floor(random() * 40) * 60_000));
       }
       await Promise.all(writes);

@@ -41,7 +41,10 @@ describe.skipIf(sqliteOnly)('openLocalStore', () => {
       expect(me.status).toBe(200);
       expect(JSON.parse(me.body).workspace_id).toBe(local.workspaceId);
 
-      const body = JSON.stringify(evidenceRecord('change_event', { payload: { ...evidenceRecord().payload as object, score: 85.0 } })).replace('"score":85', '"score":85.0');
+      const body = JSON.stringify(evidenceRecord('change_event', { payload: { ...(evidenceRecord().payload as object), score: 85.0 } })).replace(
+        '"score":85',
+        '"score":85.0',
+      );
       const written = await local.transport.request({ method: 'POST', path: wsPath(local.workspaceId, 'grc/evidence'), headers, body });
       expect(written.status).toBe(201);
       const id = JSON.parse(written.body).record_id;

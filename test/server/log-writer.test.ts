@@ -69,7 +69,7 @@ describe('createLogWriter', () => {
     }
     time.advance(LOG_FLUSH_MS);
     expect(writes.map((w) => w.text).join('')).toBe(Array.from({ length: n }, (_, i) => `line ${i}\n`).join(''));
-    for (let i = 1; i < writes.length; i++) expect(writes[i]!.at - writes[i - 1]!.at).toBeGreaterThanOrEqual(LOG_FLUSH_MS);
+    for (let i = 1; i < writes.length; i++) expect(writes[i].at - writes[i - 1].at).toBeGreaterThanOrEqual(LOG_FLUSH_MS);
     expect(writes.length).toBeLessThanOrEqual(11);
     expect(writes.length).toBeGreaterThanOrEqual(10);
   });

@@ -69,7 +69,14 @@ describe('unexpected errors', () => {
 
 describe('error shape', () => {
   it('answers unknown paths and methods with 404 not_found in the error shape', async () => {
-    for (const [method, path] of [['GET', '/'], ['GET', '/api'], ['POST', '/api/me'], ['DELETE', '/api/me'], ['GET', '/api/workspaces'], ['OPTIONS', '/api/me']] as const) {
+    for (const [method, path] of [
+      ['GET', '/'],
+      ['GET', '/api'],
+      ['POST', '/api/me'],
+      ['DELETE', '/api/me'],
+      ['GET', '/api/workspaces'],
+      ['OPTIONS', '/api/me'],
+    ] as const) {
       const reply = await call(server, method, path, { apiKey: null });
       expect(reply.status, `${method} ${path}`).toBe(404);
       expect(reply.json).toEqual({ error: 'not_found', message: expect.any(String) });
@@ -89,7 +96,12 @@ describe('a database that went away', () => {
   async function appFailingWith(cause: Error, clock: { ms: number }) {
     const lines: string[] = [];
     const app = Fastify();
-    app.setErrorHandler(createErrorHandler((line) => lines.push(line), () => clock.ms));
+    app.setErrorHandler(
+      createErrorHandler(
+        (line) => lines.push(line),
+        () => clock.ms,
+      ),
+    );
     const fail = async () => {
       throw new DatabaseUnavailableError('the database is unavailable', { cause });
     };
@@ -110,7 +122,7 @@ describe('a database that went away', () => {
       expect(write.json()).toEqual({ error: 'service_unavailable', message: 'the database is unavailable; nothing was stored, retry later' });
       for (let i = 0; i < 5; i++) await app.inject({ method: 'GET', url: '/read' });
       expect(lines).toHaveLength(1);
-      expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'warn', msg: 'database unavailable', reason: 'connect ECONNREFUSED 127.0.0.1:5432' });
+      expect(JSON.parse(lines[0])).toMatchObject({ level: 'warn', msg: 'database unavailable', reason: 'connect ECONNREFUSED 127.0.0.1:5432' });
       clock.ms += 10_000;
       await app.inject({ method: 'GET', url: '/read' });
       expect(lines).toHaveLength(2);

@@ -31,8 +31,10 @@ async function workspace() {
   const path = (rest: string) => wsPath(ws.workspaceId, rest);
   return {
     ...ws,
-    write: (type: RecordType, overrides: Record<string, unknown> = {}) => call(ws, 'POST', path('grc/evidence'), { body: evidenceRecord(type, { occurred_at: new Date(clockMs).toISOString(), ...overrides }) }),
-    attest: (overrides: Record<string, unknown> = {}) => call(ws, 'POST', path('attestations/external'), { body: attestation({ executed_at: new Date(clockMs).toISOString(), ...overrides }) }),
+    write: (type: RecordType, overrides: Record<string, unknown> = {}) =>
+      call(ws, 'POST', path('grc/evidence'), { body: evidenceRecord(type, { occurred_at: new Date(clockMs).toISOString(), ...overrides }) }),
+    attest: (overrides: Record<string, unknown> = {}) =>
+      call(ws, 'POST', path('attestations/external'), { body: attestation({ executed_at: new Date(clockMs).toISOString(), ...overrides }) }),
     get: async (rest: string) => (await call(ws, 'GET', path(rest))).json,
   };
 }
@@ -180,7 +182,9 @@ describe('GET grc/systems', () => {
 describe('POST grc/derive-controls', () => {
   it('answers core’s recommendations for the description and risk tier', async () => {
     const ws = await workspace();
-    const reply = await call(ws, 'POST', wsPath(ws.workspaceId, 'grc/derive-controls'), { body: { description: 'Scores consumer loan applications', risk_tier: 'high' } });
+    const reply = await call(ws, 'POST', wsPath(ws.workspaceId, 'grc/derive-controls'), {
+      body: { description: 'Scores consumer loan applications', risk_tier: 'high' },
+    });
     expect(reply.status).toBe(200);
     expect(reply.json).toMatchObject({ recommendations: deriveControls('Scores consumer loan applications', 'high') });
     expect(reply.json.recommendations[0]).toMatchObject({ record_type: 'ai_risk_assessment', priority: 'required' });

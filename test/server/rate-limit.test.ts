@@ -24,11 +24,16 @@ describe('rate limit', () => {
   it(`passes ${LIMIT} requests a minute for a workspace across its endpoints (${LIMIT === DEFAULT_RATE_LIMIT_PER_MINUTE ? 'the default' : 'the budget it was started with'}), answers the next with 429 and Retry-After, and leaves other workspaces alone`, async () => {
     expect(DEFAULT_RATE_LIMIT_PER_MINUTE).toBe(2000);
     const other = { url: server.url, ...(await provisionWorkspace(server.dbPath)) };
-    const paths = ['/api/me', wsPath(server.workspaceId, 'grc/systems'), wsPath(server.workspaceId, 'grc/posture-brief'), wsPath(server.workspaceId, 'grc/evidence?limit=1')];
+    const paths = [
+      '/api/me',
+      wsPath(server.workspaceId, 'grc/systems'),
+      wsPath(server.workspaceId, 'grc/posture-brief'),
+      wsPath(server.workspaceId, 'grc/evidence?limit=1'),
+    ];
 
     // Requests that fail authentication or name another workspace spend nothing.
     const strangers = await pool(Array.from({ length: 100 }), 10, (_, i) =>
-      i % 2 === 0 ? call(server, 'GET', paths[1]!, { apiKey: 'gk_wrong' }) : call(other, 'GET', paths[1]!),
+      i % 2 === 0 ? call(server, 'GET', paths[1], { apiKey: 'gk_wrong' }) : call(other, 'GET', paths[1]),
     );
     expect(strangers.map((r) => r.status).sort()).toEqual([...Array(50).fill(401), ...Array(50).fill(404)]);
 
@@ -38,13 +43,15 @@ describe('rate limit', () => {
     // after it go over HTTP, so the limit shown is the one a client on the socket meets.
     const app = server.server.service.app;
     const authorization = `Bearer ${server.apiKey}`;
-    const replies = await pool(Array.from({ length: LIMIT }), 16, (_, i) => app.inject({ method: 'GET', url: paths[i % paths.length]!, headers: { authorization } }));
+    const replies = await pool(Array.from({ length: LIMIT }), 16, (_, i) =>
+      app.inject({ method: 'GET', url: paths[i % paths.length], headers: { authorization } }),
+    );
     expect(Date.now() - started).toBeLessThan(55_000);
     const statuses = new Map<number, number>();
     for (const reply of replies) statuses.set(reply.statusCode, (statuses.get(reply.statusCode) ?? 0) + 1);
     expect(Object.fromEntries(statuses)).toEqual({ 200: LIMIT });
 
-    const limited = await call(server, 'GET', paths[1]!);
+    const limited = await call(server, 'GET', paths[1]);
     expect(limited.status).toBe(429);
     expect(limited.json.error).toBe('rate_limited');
     expect(typeof limited.json.message).toBe('string');

@@ -46,10 +46,12 @@ async function start(recordsPerMinute: number): Promise<{ clock: { ms: number };
 const key = SigningKey.fromHex('44'.repeat(32));
 
 function batchOf(n: number, workspaceId: string) {
-  return { records: Array.from({ length: n }, (_, i) => {
-    const record = attestation({ tool_name: `tool-${i}` });
-    return { ...record, ...signWitness(record, workspaceId, key) };
-  }) };
+  return {
+    records: Array.from({ length: n }, (_, i) => {
+      const record = attestation({ tool_name: `tool-${i}` });
+      return { ...record, ...signWitness(record, workspaceId, key) };
+    }),
+  };
 }
 
 async function post(tenant: Tenant, path: string, body: unknown) {
@@ -94,7 +96,8 @@ describe('record budget', () => {
     clock.ms += 50_000;
     expect((await post(a, 'attestations/batch', batchOf(1000, a.workspaceId))).status).toBe(200);
 
-    const perWorkspace = async (workspaceId: string) => (await storedRow<{ n: number }>(location, 'SELECT count(*) AS n FROM attestations WHERE workspace_id = ?', [workspaceId]))!.n;
+    const perWorkspace = async (workspaceId: string) =>
+      (await storedRow<{ n: number }>(location, 'SELECT count(*) AS n FROM attestations WHERE workspace_id = ?', [workspaceId]))!.n;
     expect(await perWorkspace(a.workspaceId)).toBe(2000);
     expect(await perWorkspace(b.workspaceId)).toBe(1000);
   });
@@ -118,14 +121,18 @@ describe('govctl serve flags', () => {
     const tenant = await provision(db, { orgName: 'flags', workspaceName: 'flags' });
     const logKey = join(dir, 'ledger-key');
     createLedgerKey(logKey); // as `govctl admin init` does
-    const child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0', '--verify-workers', '0', '--requests-per-minute', '4', '--records-per-minute', '1000'], {
-      env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1', ...codeCacheEnv() },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0', '--verify-workers', '0', '--requests-per-minute', '4', '--records-per-minute', '1000'],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1', ...codeCacheEnv() },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let stderr = '';
-        child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+        child.stderr.setEncoding('utf8').on('data', (text: string) => {
           stderr += text;
           const found = /listening on (http:\/\/\S+)/.exec(stderr)?.[1];
           if (found) resolve(found);

@@ -95,19 +95,31 @@ const MOST_UNREAD_TAKEN = 48 * 1024 * 1024;
 describe('a request refused before its body is read', () => {
   it.each([
     ['401 without an API key', () => ({ target: port, head: postHead(wsPath(server.workspaceId, 'grc/evidence'), {}) }), 401],
-    ['404 for another workspace', () => ({ target: port, head: postHead(wsPath('ws_someone_else', 'grc/evidence'), { Authorization: `Bearer ${server.apiKey}` }) }), 404],
-    ['413 over the body limit', () => ({ target: port, head: postHead(wsPath(server.workspaceId, 'grc/evidence'), { Authorization: `Bearer ${server.apiKey}` }) }), 413],
+    [
+      '404 for another workspace',
+      () => ({ target: port, head: postHead(wsPath('ws_someone_else', 'grc/evidence'), { Authorization: `Bearer ${server.apiKey}` }) }),
+      404,
+    ],
+    [
+      '413 over the body limit',
+      () => ({ target: port, head: postHead(wsPath(server.workspaceId, 'grc/evidence'), { Authorization: `Bearer ${server.apiKey}` }) }),
+      413,
+    ],
     // Fastify checks the announced length before routing: 413 rather than 404
     ['no such endpoint', () => ({ target: port, head: postHead('/api/nowhere', { Authorization: `Bearer ${server.apiKey}` }) }), 413],
-  ])('%s: answered with Connection: close, and the connection is closed without reading the 100 GB body', async (_name, setup, status) => {
-    const { target, head } = setup();
-    const upload = await uploadHuge(target, head);
-    expect(upload.reply).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
-    expect(upload.reply.toLowerCase()).toContain('connection: close');
-    expect(JSON.parse(upload.reply.slice(upload.reply.indexOf('\r\n\r\n') + 4))).toHaveProperty('error');
-    expect(upload.closed).toBe(true);
-    expect(upload.written).toBeLessThan(MOST_UNREAD_TAKEN);
-  }, 30_000);
+  ])(
+    '%s: answered with Connection: close, and the connection is closed without reading the 100 GB body',
+    async (_name, setup, status) => {
+      const { target, head } = setup();
+      const upload = await uploadHuge(target, head);
+      expect(upload.reply).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(upload.reply.toLowerCase()).toContain('connection: close');
+      expect(JSON.parse(upload.reply.slice(upload.reply.indexOf('\r\n\r\n') + 4))).toHaveProperty('error');
+      expect(upload.closed).toBe(true);
+      expect(upload.written).toBeLessThan(MOST_UNREAD_TAKEN);
+    },
+    30_000,
+  );
 
   it('429 over the request budget: the same; a refused GET or a refused small body keeps its connection', async () => {
     const noKey = await fetch(`${server.url}/api/me`);
@@ -151,7 +163,9 @@ describe('headers and methods', () => {
       [server.apiKey, 'gk_someone_elses_key'],
       [server.apiKey, server.apiKey],
     ]) {
-      const reply = await rawExchange(`GET /api/me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${first}\r\nAuthorization: Bearer ${second}\r\nConnection: close\r\n\r\n`);
+      const reply = await rawExchange(
+        `GET /api/me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${first}\r\nAuthorization: Bearer ${second}\r\nConnection: close\r\n\r\n`,
+      );
       expect(reply).toMatch(/^HTTP\/1\.1 400 /);
       expect(bodyOf(reply)).toEqual({ error: 'bad_request', message: expect.stringMatching(/more than one Authorization header/) });
     }
@@ -231,7 +245,9 @@ describe('request bodies', () => {
   });
 
   it('an attestation executed at 2026-02-30 is a 422 on executed_at, in a batch on records.N.executed_at; real edge dates pass', async () => {
-    const single = await call(server, 'POST', wsPath(server.workspaceId, 'attestations/external'), { body: attestation({ executed_at: '2026-02-30T00:00:00Z' }) });
+    const single = await call(server, 'POST', wsPath(server.workspaceId, 'attestations/external'), {
+      body: attestation({ executed_at: '2026-02-30T00:00:00Z' }),
+    });
     expect(single.status).toBe(422);
     expect(single.json).toMatchObject({ error: 'validation_error', field: 'executed_at' });
     const batch = await call(server, 'POST', wsPath(server.workspaceId, 'attestations/batch'), {
@@ -249,7 +265,12 @@ describe('request bodies', () => {
 
 describe('connection caps and timeouts', () => {
   it('a client that sends its headers too slowly gets a 408 after the headers timeout; connections beyond the cap are closed', async () => {
-    const capped = await startServer({ db: await testStoreLocation('capped'), port: 0, verifyWorkers: 0, limits: { headersTimeoutMs: 1000, maxConnections: 2 } });
+    const capped = await startServer({
+      db: await testStoreLocation('capped'),
+      port: 0,
+      verifyWorkers: 0,
+      limits: { headersTimeoutMs: 1000, maxConnections: 2 },
+    });
     const cappedPort = Number(new URL(capped.url).port);
     const sockets: Socket[] = [];
     try {

@@ -28,9 +28,14 @@ function normalised(sql: string | null): string | null {
 
 /** Every schema object as SQLite keeps it (auto-indexes included, by name). */
 function schemaOf(db: Db): { type: string; name: string; tbl_name: string; sql: string | null }[] {
-  return (db.prepare('SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name').all() as { type: string; name: string; tbl_name: string; sql: string | null }[]).map(
-    (row) => ({ ...row, sql: normalised(row.sql) }),
-  );
+  return (
+    db.prepare('SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name').all() as {
+      type: string;
+      name: string;
+      tbl_name: string;
+      sql: string | null;
+    }[]
+  ).map((row) => ({ ...row, sql: normalised(row.sql) }));
 }
 
 /** The rows the schema itself seeds. */

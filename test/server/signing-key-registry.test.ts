@@ -43,7 +43,9 @@ function signedBy(key: SigningKey, workspaceId = server.workspaceId): Record<str
 const fingerprintOf = (key: SigningKey) => createHash('sha256').update(Buffer.from(key.publicKeyHex, 'hex')).digest('hex');
 
 async function stored(attestationId: string): Promise<Record<string, unknown>> {
-  return (await storedRow(server.dbPath, 'SELECT trust_tier, tier_reason, key_fingerprint, witness_form FROM attestations WHERE attestation_id = ?', [attestationId]))!;
+  return (await storedRow(server.dbPath, 'SELECT trust_tier, tier_reason, key_fingerprint, witness_form FROM attestations WHERE attestation_id = ?', [
+    attestationId,
+  ]))!;
 }
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -81,7 +83,12 @@ describe('key policy registered', () => {
     expect(reply.status).toBe(201);
     expect(reply.json).toMatchObject({ trust_tier: 'declared', external_verified: true });
     expect(reply.json.detail).toMatch(/not a registered key/);
-    expect(await stored(reply.json.attestation_id)).toMatchObject({ trust_tier: 'declared', tier_reason: 'unregistered_key', witness_form: 'canonical', key_fingerprint: fingerprintOf(stranger) });
+    expect(await stored(reply.json.attestation_id)).toMatchObject({
+      trust_tier: 'declared',
+      tier_reason: 'unregistered_key',
+      witness_form: 'canonical',
+      key_fingerprint: fingerprintOf(stranger),
+    });
   });
 
   it('stores a valid signature by a revoked key as declared', async () => {
@@ -93,7 +100,11 @@ describe('key policy registered', () => {
 
   it('stores a legacy-form signature by a registered key as declared: it binds neither workspace nor system', async () => {
     const record = attestation({ input_hash: 'f'.repeat(64) });
-    const legacy = { ...record, witness_sig: registered.ed25519SignHex(`${record.input_hash}:${record.output_hash}:${record.executed_at}`), verifying_key_hex: registered.publicKeyHex };
+    const legacy = {
+      ...record,
+      witness_sig: registered.ed25519SignHex(`${record.input_hash}:${record.output_hash}:${record.executed_at}`),
+      verifying_key_hex: registered.publicKeyHex,
+    };
     const reply = await call(server, 'POST', externalPath, { body: legacy });
     expect(reply.json).toMatchObject({ trust_tier: 'declared', external_verified: true });
     expect(reply.json.detail).toMatch(/legacy form/);
@@ -114,7 +125,9 @@ describe('key policy registered', () => {
   it('applies a revocation from the next request on, and a key registered in one workspace is not registered in another', async () => {
     const other = await provisionWorkspace(server.dbPath);
     await setSigningKeyPolicy(server.dbPath, { workspaceId: other.workspaceId, policy: 'registered' });
-    const there = await call({ url: server.url, apiKey: other.apiKey }, 'POST', wsPath(other.workspaceId, 'attestations/external'), { body: signedBy(registered, other.workspaceId) });
+    const there = await call({ url: server.url, apiKey: other.apiKey }, 'POST', wsPath(other.workspaceId, 'attestations/external'), {
+      body: signedBy(registered, other.workspaceId),
+    });
     expect(there.json).toMatchObject({ trust_tier: 'declared' });
 
     const late = SigningKey.fromHex('74'.repeat(32));
@@ -127,7 +140,11 @@ describe('key policy registered', () => {
 
 describe('a new key policy', () => {
   const postIn = async (other: { workspaceId: string; apiKey: string }) =>
-    (await call({ url: server.url, apiKey: other.apiKey }, 'POST', wsPath(other.workspaceId, 'attestations/external'), { body: signedBy(stranger, other.workspaceId) })).json;
+    (
+      await call({ url: server.url, apiKey: other.apiKey }, 'POST', wsPath(other.workspaceId, 'attestations/external'), {
+        body: signedBy(stranger, other.workspaceId),
+      })
+    ).json;
 
   it('applies from the next request on, set from another connection (govctl admin beside the service) or through the serving store', async () => {
     const other = await provisionWorkspace(server.dbPath);
@@ -185,9 +202,28 @@ describe('govctl admin signing-key', () => {
   it('adds, lists, revokes keys and sets the policy of a workspace', async () => {
     const ws = (await provisionWorkspace(server.dbPath)).workspaceId;
     const key = SigningKey.fromHex('75'.repeat(32));
-    const add = await cli(['admin', 'signing-key', 'add', '--db', server.dbPath, '--workspace', ws, '--public-key', key.publicKeyHex, '--name', 'runner', '--json']);
+    const add = await cli([
+      'admin',
+      'signing-key',
+      'add',
+      '--db',
+      server.dbPath,
+      '--workspace',
+      ws,
+      '--public-key',
+      key.publicKeyHex,
+      '--name',
+      'runner',
+      '--json',
+    ]);
     expect(add.code, add.stderr).toBe(0);
-    expect(JSON.parse(add.stdout)).toMatchObject({ workspace_id: ws, fingerprint: fingerprintOf(key), public_key: key.publicKeyHex, name: 'runner', revoked_at: null });
+    expect(JSON.parse(add.stdout)).toMatchObject({
+      workspace_id: ws,
+      fingerprint: fingerprintOf(key),
+      public_key: key.publicKeyHex,
+      name: 'runner',
+      revoked_at: null,
+    });
 
     const policy = await cli(['admin', 'signing-key', 'policy', 'registered', '--db', server.dbPath, '--workspace', ws, '--json']);
     expect(policy.code, policy.stderr).toBe(0);

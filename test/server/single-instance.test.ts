@@ -50,7 +50,14 @@ function serve(db: string, options: { uid?: number; gid?: number; home?: string 
   const home = options.home ?? dir;
   // The worker's shared code cache, except for a run as another user (who cannot enter it).
   const child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0'], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_DATA_HOME: join(home, 'data'), NO_COLOR: '1', ...(options.uid === undefined ? codeCacheEnv() : {}) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      XDG_CONFIG_HOME: join(home, 'config'),
+      XDG_DATA_HOME: join(home, 'data'),
+      NO_COLOR: '1',
+      ...(options.uid === undefined ? codeCacheEnv() : {}),
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
     ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid } : {}),
   });
@@ -58,7 +65,7 @@ function serve(db: string, options: { uid?: number; gid?: number; home?: string 
   let stderr = '';
   let announce: (url: string | null) => void;
   const listening = new Promise<string | null>((resolve) => (announce = resolve));
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+  child.stderr.setEncoding('utf8').on('data', (text: string) => {
     stderr += text;
     const url = /listening on (http:\/\/\S+)/.exec(stderr)?.[1];
     if (url) announce(url);
@@ -116,30 +123,40 @@ describe.skipIf(sqliteOnly)('a database the service cannot write', () => {
   const runAs = asRoot ? { uid: 65534, gid: 65534 } : {};
 
   it.each([
-    ['the file is read-only', (db: string, folder: string) => {
-      chmodSync(folder, 0o777);
-      chmodSync(db, 0o444);
-    }],
-    ['its directory is read-only', (db: string, folder: string) => {
-      chmodSync(db, 0o666);
-      chmodSync(folder, 0o555);
-    }],
-  ])('%s: govctl serve refuses to start (exit 66) and says why', async (_name, makeReadOnly) => {
-    const db = await freshDb();
-    const home = mkdtempSync(join(tmpdir(), 'govctl-single-home-'));
-    chmodSync(home, 0o777);
-    chmodSync(dir, 0o755);
-    makeReadOnly(db, dir);
-    try {
-      const served = serve(db, { ...runAs, home });
-      const result = await served.exited;
-      expect(result.stderr).toMatch(/cannot serve from a database this process cannot write/);
-      expect(result.code).toBe(66);
-    } finally {
+    [
+      'the file is read-only',
+      (db: string, folder: string) => {
+        chmodSync(folder, 0o777);
+        chmodSync(db, 0o444);
+      },
+    ],
+    [
+      'its directory is read-only',
+      (db: string, folder: string) => {
+        chmodSync(db, 0o666);
+        chmodSync(folder, 0o555);
+      },
+    ],
+  ])(
+    '%s: govctl serve refuses to start (exit 66) and says why',
+    async (_name, makeReadOnly) => {
+      const db = await freshDb();
+      const home = mkdtempSync(join(tmpdir(), 'govctl-single-home-'));
+      chmodSync(home, 0o777);
       chmodSync(dir, 0o755);
-      rmSync(home, { recursive: true, force: true });
-    }
-  }, 30_000);
+      makeReadOnly(db, dir);
+      try {
+        const served = serve(db, { ...runAs, home });
+        const result = await served.exited;
+        expect(result.stderr).toMatch(/cannot serve from a database this process cannot write/);
+        expect(result.code).toBe(66);
+      } finally {
+        chmodSync(dir, 0o755);
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+    30_000,
+  );
 });
 
 describe.skipIf(sqliteOnly)('a database file deleted or replaced while the service runs', () => {

@@ -100,12 +100,21 @@ describe.each(backends)('Store.admit ($name)', (backend) => {
     await a.identity.revokeApiKey(created.key_id, now);
     const limits = { maxRequests: 2, records: 1, maxRecords: 2 };
     for (let i = 0; i < 3; i++) {
-      expect(await a.admit(query(one.api_key, now, { ...limits, pathWorkspaceId: other.workspace_id }))).toMatchObject({ auth: { workspaceId: one.workspace_id }, counted: false });
+      expect(await a.admit(query(one.api_key, now, { ...limits, pathWorkspaceId: other.workspace_id }))).toMatchObject({
+        auth: { workspaceId: one.workspace_id },
+        counted: false,
+      });
       expect(await b.admit(query(created.api_key, now, limits))).toEqual({ auth: null });
     }
     // the budget is whole: two requests with a record each pass, the third is over
-    expect(await b.admit(query(one.api_key, now, { ...limits, pathWorkspaceId: one.workspace_id }))).toMatchObject({ requests: { exceeded: false, remaining: 1 }, records: { exceeded: false, remaining: 1 } });
-    expect(await a.admit(query(one.api_key, now, limits))).toMatchObject({ requests: { exceeded: false, remaining: 0 }, records: { exceeded: false, remaining: 0 } });
+    expect(await b.admit(query(one.api_key, now, { ...limits, pathWorkspaceId: one.workspace_id }))).toMatchObject({
+      requests: { exceeded: false, remaining: 1 },
+      records: { exceeded: false, remaining: 1 },
+    });
+    expect(await a.admit(query(one.api_key, now, limits))).toMatchObject({
+      requests: { exceeded: false, remaining: 0 },
+      records: { exceeded: false, remaining: 0 },
+    });
     expect(await b.admit(query(one.api_key, now, limits))).toMatchObject({ requests: { exceeded: true, remaining: 0 }, records: null });
   });
 
@@ -188,7 +197,9 @@ describe.each(backends)('Store.admit ($name)', (backend) => {
       [one.api_key, 0, undefined],
       [one.api_key, 1, undefined],
     ];
-    const got = await Promise.all(sent.map(([key, records, path]) => a.admit(query(key, now, { ...limits, records, ...(path !== undefined ? { pathWorkspaceId: path } : {}) }))));
+    const got = await Promise.all(
+      sent.map(([key, records, path]) => a.admit(query(key, now, { ...limits, records, ...(path !== undefined ? { pathWorkspaceId: path } : {}) }))),
+    );
     const expected = sent.map(([key, n, path]) => {
       const owner = key === one.api_key ? one : key === two.api_key ? two : null;
       if (owner === null) return { auth: null };
@@ -242,7 +253,10 @@ describe.each(backends)('Store.admit ($name)', (backend) => {
     const rounds = 200;
     const admissions: Promise<unknown>[] = [];
     for (let round = 0; round < rounds; round++) {
-      for (const [replica, first, second] of [[a, one, two], [b, two, one]] as const) {
+      for (const [replica, first, second] of [
+        [a, one, two],
+        [b, two, one],
+      ] as const) {
         for (const owner of [first, second, first, second]) admissions.push(replica.admit(query(owner.api_key, now, { maxRequests: BIG })));
       }
       await new Promise((resolve) => setImmediate(resolve));

@@ -20,11 +20,18 @@ function jobs(n: number) {
   const { key } = SigningKey.generate();
   const expected: (string | null)[] = [];
   const list = Array.from({ length: n }, (_, i) => {
-    const attestation = { system_name: 's', tool_name: `t${i}`, input_hash: 'a'.repeat(64), output_hash: 'b'.repeat(64), executed_at: `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z` };
+    const attestation = {
+      system_name: 's',
+      tool_name: `t${i}`,
+      input_hash: 'a'.repeat(64),
+      output_hash: 'b'.repeat(64),
+      executed_at: `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z`,
+    };
     const canonical = witnessMessage(attestation, 'ws_1');
     const legacy = legacyWitnessMessage(attestation);
     const kind = i % 3;
-    const signature = kind === 0 ? signWitness(attestation, 'ws_1', key).witness_sig : kind === 1 ? key.ed25519SignHex(legacy) : key.ed25519SignHex('something else');
+    const signature =
+      kind === 0 ? signWitness(attestation, 'ws_1', key).witness_sig : kind === 1 ? key.ed25519SignHex(legacy) : key.ed25519SignHex('something else');
     expected.push(kind === 0 ? 'canonical' : kind === 1 ? 'legacy' : null);
     return { canonical, legacy, signature, publicKey: key.publicKeyHex };
   });

@@ -76,7 +76,8 @@ describe('a witness_sig is accepted once', () => {
     expect(results[0].attestation_id).toBeUndefined();
     expect(rows()).toBe(before + 4);
     // the accepted ids are the stored ones
-    for (const i of [1, 2, 4, 5]) expect(await storedRow(server.dbPath, 'SELECT count(*) AS n FROM attestations WHERE attestation_id = ?', [results[i].attestation_id])).toEqual({ n: 1 });
+    for (const i of [1, 2, 4, 5])
+      expect(await storedRow(server.dbPath, 'SELECT count(*) AS n FROM attestations WHERE attestation_id = ?', [results[i].attestation_id])).toEqual({ n: 1 });
   });
 
   it('refuses the replay of a signed attestation without executed_at (stored each time with the time of ingest)', async () => {
@@ -124,7 +125,9 @@ describe('a witness_sig is accepted once', () => {
       const replay = await call({ url: again.url, apiKey: restartable.apiKey }, 'POST', path, { body: record });
       expect(replay.status).toBe(422);
       expect(replay.json.field).toBe('witness_sig');
-      const batch = await call({ url: again.url, apiKey: restartable.apiKey }, 'POST', wsPath(restartable.workspaceId, 'attestations/batch'), { body: { records: [record] } });
+      const batch = await call({ url: again.url, apiKey: restartable.apiKey }, 'POST', wsPath(restartable.workspaceId, 'attestations/batch'), {
+        body: { records: [record] },
+      });
       expect(batch.json).toMatchObject({ accepted: 0, rejected: 1 });
       expect(batch.json.results[0].field).toBe('records.0.witness_sig');
       expect(countRows(restartable.dbPath, 'attestations', restartable.workspaceId)).toBe(1);
@@ -159,7 +162,11 @@ describe('the legacy form', () => {
     const reply = await call(server, 'POST', externalPath, { body: moved });
     expect(reply.status).toBe(201);
     expect(reply.json).toMatchObject({ trust_tier: 'witnessed', detail: 'ok' });
-    const row = (await storedRow<Record<string, string>>(server.dbPath, 'SELECT witness_form, key_fingerprint, record FROM attestations WHERE attestation_id = ?', [reply.json.attestation_id]))!;
+    const row = (await storedRow<Record<string, string>>(
+      server.dbPath,
+      'SELECT witness_form, key_fingerprint, record FROM attestations WHERE attestation_id = ?',
+      [reply.json.attestation_id],
+    ))!;
     expect(row.witness_form).toBe('legacy');
     expect(row.record).toBe(canonicalize(moved));
     expect(row.key_fingerprint).toMatch(/^[0-9a-f]{64}$/);
@@ -189,20 +196,31 @@ describe.skipIf(sqliteOnly)('migration 5 on a database that already holds a repl
         `INSERT INTO attestations (attestation_id, workspace_id, system_name, agent_name, tool_name, input_hash, output_hash, executed_at, executed_ms, record, witness_form, trust_tier, source, received_at, received_ms)
          VALUES (?, 'ws_old', 'chatbot', 'chatbot', 'search', ?, ?, ?, 0, ?, ?, 'witnessed', 'sdk', ?, 0)`,
       );
-      for (const id of ['att_first', 'att_replay']) insert.run(id, record.input_hash, record.output_hash, record.executed_at, text, 'canonical', record.executed_at);
+      for (const id of ['att_first', 'att_replay'])
+        insert.run(id, record.input_hash, record.output_hash, record.executed_at, text, 'canonical', record.executed_at);
       insert.run('att_unsigned', 'a'.repeat(64), 'b'.repeat(64), record.executed_at, canonicalize(attestation()), null, record.executed_at);
       old.close();
 
       const db = openDatabase(path);
       try {
-        const rowsNow = db.prepare('SELECT attestation_id, CASE WHEN witness_sig IS NULL THEN NULL ELSE hex(witness_sig) END AS sig, witness_form, key_fingerprint FROM attestations ORDER BY seq').all();
+        const rowsNow = db
+          .prepare(
+            'SELECT attestation_id, CASE WHEN witness_sig IS NULL THEN NULL ELSE hex(witness_sig) END AS sig, witness_form, key_fingerprint FROM attestations ORDER BY seq',
+          )
+          .all();
         expect(rowsNow).toEqual([
           { attestation_id: 'att_first', sig: (record.witness_sig as string).toUpperCase(), witness_form: 'canonical', key_fingerprint: null },
           { attestation_id: 'att_replay', sig: null, witness_form: 'canonical', key_fingerprint: null },
           { attestation_id: 'att_unsigned', sig: null, witness_form: null, key_fingerprint: null },
         ]);
         // the first copy's signature is under the unique index (its signed_ms: the executed_ms it was stored with)
-        expect(() => db.prepare("INSERT INTO attestations (attestation_id, workspace_id, system_name, agent_name, tool_name, input_hash, output_hash, executed_at, executed_ms, record, trust_tier, source, received_at, received_ms, witness_sig, signed_ms) VALUES ('att_x', 'ws_old', 's', 's', 't', 'a', 'b', 'x', 0, '{}', 'witnessed', 'sdk', 'x', 0, unhex(?), 0)").run(record.witness_sig)).toThrow(/UNIQUE/);
+        expect(() =>
+          db
+            .prepare(
+              "INSERT INTO attestations (attestation_id, workspace_id, system_name, agent_name, tool_name, input_hash, output_hash, executed_at, executed_ms, record, trust_tier, source, received_at, received_ms, witness_sig, signed_ms) VALUES ('att_x', 'ws_old', 's', 's', 't', 'a', 'b', 'x', 0, '{}', 'witnessed', 'sdk', 'x', 0, unhex(?), 0)",
+            )
+            .run(record.witness_sig),
+        ).toThrow(/UNIQUE/);
       } finally {
         db.close();
       }

@@ -13,14 +13,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildAttestation, canonicalize, parseJsonLossless, SigningKey, signWitness, witnessJob, witnessTexts, type WitnessForm } from '../../src/core/index.js';
+import {
+  buildAttestation,
+  canonicalize,
+  parseJsonLossless,
+  SigningKey,
+  signWitness,
+  witnessJob,
+  witnessTexts,
+  type WitnessForm,
+} from '../../src/core/index.js';
 import { provision } from '../../src/server/index.js';
 import type { AttestationRow } from '../../src/server/store/rows.js';
 import { openSqliteStore } from '../../src/server/store/sqlite/store.js';
 import { openStore } from '../../src/server/store/open-store.js';
 import type { Store } from '../../src/server/store/store.js';
 import { sqliteOnly, testStoreLocation } from '../helpers/backend.js';
-import { attestationCanonical, attestationSha256, attestationView, evidenceCanonical, evidenceView, signatureFacts } from '../../src/server/store/record-views.js';
+import {
+  attestationCanonical,
+  attestationSha256,
+  attestationView,
+  evidenceCanonical,
+  evidenceView,
+  signatureFacts,
+} from '../../src/server/store/record-views.js';
 import { storedAttestationRow, storedEvidenceRow } from '../helpers/service-requests.js';
 
 const WS = 'ws_0000000000000000000000000000';
@@ -70,7 +86,14 @@ describe('attestationCanonical', () => {
       rowOf(base),
       // numbers as sent (lossless), non-ASCII and escapes in names and extra members, no executed_at
       rowOf(
-        { ...signWitness({ ...base, executed_at: undefined }, WS, key), ...base, executed_at: undefined, system_name: 'scörer "β" \u2028', tool_name: 'tool\\x', extra: { score: parseJsonLossless('1.0'), big: parseJsonLossless('12345678901234567890'), tiny: parseJsonLossless('1e-7') } },
+        {
+          ...signWitness({ ...base, executed_at: undefined }, WS, key),
+          ...base,
+          executed_at: undefined,
+          system_name: 'scörer "β" \u2028',
+          tool_name: 'tool\\x',
+          extra: { score: parseJsonLossless('1.0'), big: parseJsonLossless('12345678901234567890'), tiny: parseJsonLossless('1e-7') },
+        },
         { witness_form: 'canonical', trust_tier: 'witnessed', system_name: 'scörer "β" \u2028', tool_name: 'tool\\x' },
       ),
     ];
@@ -79,7 +102,12 @@ describe('attestationCanonical', () => {
 
   it('equals the definition when the route gives its signature facts instead of the record being read back', () => {
     const signed = { ...base, ...signWitness(base, WS, key) };
-    const noTime = { ...signWitness({ ...base, executed_at: undefined }, WS, key), ...base, executed_at: undefined, extra: { score: parseJsonLossless('1.0') } };
+    const noTime = {
+      ...signWitness({ ...base, executed_at: undefined }, WS, key),
+      ...base,
+      executed_at: undefined,
+      extra: { score: parseJsonLossless('1.0') },
+    };
     const keyOnly = { ...base, verifying_key_hex: signed.verifying_key_hex };
     const cases: [Record<string, unknown>, WitnessForm | null, Partial<AttestationRow>][] = [
       [signed, 'canonical', { witness_form: 'canonical', trust_tier: 'witnessed', key_fingerprint: 'f'.repeat(64) }],
@@ -111,7 +139,15 @@ describe('evidenceCanonical', () => {
     const base = storedEvidenceRow({ workspaceId: WS, recordId: 'rec_0192f0e0-0000-7000-8000-000000000001', occurredMs: 1_790_000_000_000 });
     const rows = [
       { ...base, payload },
-      { ...base, payload, identity: 'ana@example.com', resource: 'model "x"', environment: 'prod\tuction', client_sig: 'ab'.repeat(32), client_sig_algo: 'hmac-sha256' },
+      {
+        ...base,
+        payload,
+        identity: 'ana@example.com',
+        resource: 'model "x"',
+        environment: 'prod\tuction',
+        client_sig: 'ab'.repeat(32),
+        client_sig_algo: 'hmac-sha256',
+      },
       { ...base, payload, system_name: 'scörer \u2028 β', mapped_controls: '["eu_ai_act:art_9","iso_42001:6.1.2"]' },
       // control lists whose text is not canonical as stored: escapes, non-ASCII, spaces, non-strings
       { ...base, payload, mapped_controls: '["a\\"b","ü"]' },
@@ -147,9 +183,15 @@ describe('systems aggregates across group commits', () => {
     for (let group = 0; group < 12; group++) {
       const writes = [];
       for (let i = 0; i < 4; i++, n++) {
-        const controls = controlSets[(group * 3 + i * (group % 3)) % controlSets.length]!;
+        const controls = controlSets[(group * 3 + i * (group % 3)) % controlSets.length];
         const row = {
-          ...storedEvidenceRow({ workspaceId, recordId: `rec_${String(n).padStart(8, '0')}`, occurredMs: 1_790_000_000_000 + n, system: `sys-${(group + i) % 3}`, type: types[(group >> 2) % types.length]! }),
+          ...storedEvidenceRow({
+            workspaceId,
+            recordId: `rec_${String(n).padStart(8, '0')}`,
+            occurredMs: 1_790_000_000_000 + n,
+            system: `sys-${(group + i) % 3}`,
+            type: types[(group >> 2) % types.length],
+          }),
           mapped_controls: JSON.stringify(controls),
         };
         writes.push(store.recordEvidence({ row, controls }));
@@ -209,12 +251,19 @@ describe.skipIf(sqliteOnly)('migration 9: log leaves keyed by rowid', () => {
       store = openSqliteStore(db, { ledger: {} });
       expect(store.db.prepare('SELECT count(*) FROM ledger_leaves WHERE leaf_key = (ws_key << 40) + leaf_index').pluck().get()).toBe(300);
       expect(await Promise.all(ids.map((id) => store.ledger.inclusion(workspaceId, id)))).toEqual(before);
-      const next = await store.recordEvidence({ row: storedEvidenceRow({ workspaceId, recordId: 'rec_99999999', occurredMs: 1_790_000_001_000 }), controls: [] });
+      const next = await store.recordEvidence({
+        row: storedEvidenceRow({ workspaceId, recordId: 'rec_99999999', occurredMs: 1_790_000_001_000 }),
+        controls: [],
+      });
       expect(next.leafIndex).toBe(300);
       await store.ledger.integrate();
       expect(await store.ledger.size(workspaceId)).toBe(301);
       // every writer keeps to the key rule
-      expect(() => store.db.prepare('INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES (7, 1, 301, ?, ?, ?)').run('evidence', 'rec_x', Buffer.from('{}'))).toThrow(/CHECK/);
+      expect(() =>
+        store.db
+          .prepare('INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES (7, 1, 301, ?, ?, ?)')
+          .run('evidence', 'rec_x', Buffer.from('{}')),
+      ).toThrow(/CHECK/);
       await store.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -34,7 +34,6 @@ export interface ApiKeyRevokeOptions {
   keyId: string;
 }
 
-
 /** The fields of a key, in the order shown. */
 function keyFields(key: ApiKeyInfo): [string, unknown][] {
   return [
@@ -68,8 +67,11 @@ export function createApiKeyCreateCommand(factory: Factory): Command {
         factory,
       ),
     );
-  command.addHelpText('after', '\n--workspace WS is the global option. --json prints the key\'s fields and api_key.\n');
-  return addExamples(command, ['govctl admin api-key create --db server.db --workspace ws_… --name ci --expires-in 90d', 'govctl admin api-key create --db server.db --workspace ws_… --json | jq -r .api_key']);
+  command.addHelpText('after', "\n--workspace WS is the global option. --json prints the key's fields and api_key.\n");
+  return addExamples(command, [
+    'govctl admin api-key create --db server.db --workspace ws_… --name ci --expires-in 90d',
+    'govctl admin api-key create --db server.db --workspace ws_… --json | jq -r .api_key',
+  ]);
 }
 
 export async function runCreate(options: ApiKeyCreateOptions, deps: Factory): Promise<void> {
@@ -97,7 +99,7 @@ export function createApiKeyListCommand(factory: Factory): Command {
     });
   command.addHelpText(
     'after',
-    '\n--workspace WS (the global option) lists one workspace\'s keys. Piped, one line per key: key_id, prefix,\n' +
+    "\n--workspace WS (the global option) lists one workspace's keys. Piped, one line per key: key_id, prefix,\n" +
       'workspace_id, name, created_at, expires_at, revoked_at. --json prints {api_keys: [...]}.\n',
   );
   return addExamples(command, ['govctl admin api-key list --db server.db', 'govctl admin api-key list --db server.db --workspace ws_… --json']);
@@ -127,10 +129,10 @@ export async function runList(options: ApiKeyListOptions, deps: Factory): Promis
 export function createApiKeyRevokeCommand(factory: Factory): Command {
   const command = new Command('revoke')
     .description('revoke an API key at once (revoking it again changes nothing)')
-    .addArgument(new Argument('<key-id>', 'the key\'s id, from `admin api-key list`'))
+    .addArgument(new Argument('<key-id>', "the key's id, from `admin api-key list`"))
     .addOption(dbOption())
     .action(async (keyId: string, flags: { db?: string }) => runRevoke({ json: factory.globals.json === true, db: flags.db, keyId }, factory));
-  command.addHelpText('after', '\nRequests with the key are refused (401, exit 77 in govctl) from then on. --json prints the key\'s fields.\n');
+  command.addHelpText('after', "\nRequests with the key are refused (401, exit 77 in govctl) from then on. --json prints the key's fields.\n");
   return addExamples(command, ['govctl admin api-key revoke --db server.db key_…']);
 }
 

@@ -40,15 +40,24 @@ export const DB_FLAG: DatabaseFlag = { flag: '--db FILE|URL', hint: 'give the SQ
  * `fallback` (its data-dir file) for when neither is set; the admin commands require one.
  * @returns a resolved file path or a PostgreSQL URL (see {@link databasePath})
  */
-export function databaseLocation(given: string | undefined, deps: Pick<Factory, 'env' | 'cwd'>, mustExist: boolean, command: string, { flag, hint }: DatabaseFlag = DB_FLAG): string {
+export function databaseLocation(
+  given: string | undefined,
+  deps: Pick<Factory, 'env' | 'cwd'>,
+  mustExist: boolean,
+  command: string,
+  { flag, hint }: DatabaseFlag = DB_FLAG,
+): string {
   if (given !== undefined) return databasePath(given, deps.cwd, mustExist);
   const fromEnv = deps.env[DATABASE_URL_ENV];
   if (fromEnv !== undefined && fromEnv !== '') {
     if (!isPostgresLocation(fromEnv)) {
-      throw new ConfigError(`${DATABASE_URL_ENV} is set but is not a postgres:// URL (it holds ${isUrlLike(fromEnv) ? displayLocation(fromEnv) : 'something else'})`, {
-        field: DATABASE_URL_ENV,
-        hint: 'set it to postgres://USER@HOST:PORT/DATABASE, or give a SQLite file with --db FILE',
-      });
+      throw new ConfigError(
+        `${DATABASE_URL_ENV} is set but is not a postgres:// URL (it holds ${isUrlLike(fromEnv) ? displayLocation(fromEnv) : 'something else'})`,
+        {
+          field: DATABASE_URL_ENV,
+          hint: 'set it to postgres://USER@HOST:PORT/DATABASE, or give a SQLite file with --db FILE',
+        },
+      );
     }
     return databasePath(fromEnv, deps.cwd, mustExist);
   }
@@ -71,7 +80,10 @@ export function databasePath(file: string, cwd: string, mustExist: boolean): str
   // another scheme is refused rather than made into a file named after it.
   if (isPostgresLocation(file)) return file;
   if (isUrlLike(file)) {
-    throw new UsageError(`${displayLocation(file)} is not a database govctl can use`, { field: '--db', hint: 'give a SQLite file path or a postgres:// (postgresql://) URL' });
+    throw new UsageError(`${displayLocation(file)} is not a database govctl can use`, {
+      field: '--db',
+      hint: 'give a SQLite file path or a postgres:// (postgresql://) URL',
+    });
   }
   const path = resolve(cwd, file);
   if (mustExist) {
@@ -81,7 +93,10 @@ export function databasePath(file: string, cwd: string, mustExist: boolean): str
   } else {
     const dir = dirname(path);
     if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-      throw new InputFileError(`cannot create the database ${displayPath(path)}: no directory ${displayPath(dir)}`, { field: '--db', hint: 'create the directory first' });
+      throw new InputFileError(`cannot create the database ${displayPath(path)}: no directory ${displayPath(dir)}`, {
+        field: '--db',
+        hint: 'create the directory first',
+      });
     }
   }
   if (existsSync(path) && statSync(path).isDirectory()) {
@@ -114,7 +129,11 @@ export function logKeyFile(location: string, given: string | undefined, deps: Pi
 
 /** 65: the file at `path` is not a govctl database. */
 function notADatabase(path: string): DataError {
-  return new DataError(`${displayDatabase(path)} is not a govctl database`, { code: 'invalid_database', field: '--db', hint: 'give the database file that `govctl admin init` or `govctl serve` made' });
+  return new DataError(`${displayDatabase(path)} is not a govctl database`, {
+    code: 'invalid_database',
+    field: '--db',
+    hint: 'give the database file that `govctl admin init` or `govctl serve` made',
+  });
 }
 
 /** The first 16 bytes of every SQLite database file (sqlite.org/fileformat.html, 1.3). */
@@ -166,7 +185,8 @@ export async function withDatabaseErrors<T>(path: string, work: (server: ServerM
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
 
 /** Node's codes for a server certificate TLS did not accept. */
-const TLS_CERTIFICATE = /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|CERT_UNTRUSTED|CERT_REJECTED|CERT_SIGNATURE_FAILURE|ERR_TLS_CERT_ALTNAME_INVALID)$/;
+const TLS_CERTIFICATE =
+  /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|CERT_UNTRUSTED|CERT_REJECTED|CERT_SIGNATURE_FAILURE|ERR_TLS_CERT_ALTNAME_INVALID)$/;
 
 /**
  * What went wrong connecting to PostgreSQL, as the CLI's error: not reachable 69 (start it, or
@@ -181,7 +201,10 @@ function postgresFailure(thrown: unknown, where: string, server: ServerModule): 
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
   if (typeof code === 'string' && UNREACHABLE.has(code)) {
-    return new DatabaseUnreachableError(`cannot reach the PostgreSQL database ${where} (${code})`, { field: '--db', hint: 'check that PostgreSQL runs and listens on that host and port' });
+    return new DatabaseUnreachableError(`cannot reach the PostgreSQL database ${where} (${code})`, {
+      field: '--db',
+      hint: 'check that PostgreSQL runs and listens on that host and port',
+    });
   }
   if ((typeof code === 'string' && code.startsWith('28')) || /client password must be a string|password authentication failed/i.test(message)) {
     return new ConfigError(`PostgreSQL refused the credentials for ${where}: ${message}`, {
@@ -204,7 +227,10 @@ function postgresFailure(thrown: unknown, where: string, server: ServerModule): 
     });
   }
   if (code === '3D000') {
-    return new InputFileError(`the PostgreSQL database ${where} does not exist`, { field: '--db', hint: 'create it first (`createdb NAME`, or CREATE DATABASE NAME OWNER USER)' });
+    return new InputFileError(`the PostgreSQL database ${where} does not exist`, {
+      field: '--db',
+      hint: 'create it first (`createdb NAME`, or CREATE DATABASE NAME OWNER USER)',
+    });
   }
   if ((typeof code === 'string' && code.startsWith('08')) || unavailable) {
     return new DatabaseUnreachableError(`cannot connect to the PostgreSQL database ${where}: ${message}${typeof code === 'string' ? ` (${code})` : ''}`, {
@@ -240,7 +266,10 @@ function mapKnownDatabaseError(error: unknown, path: string, server: ServerModul
   }
   if (error instanceof server.AdminError) {
     if (error.code === 'not_found') {
-      const hint = error.field === 'public-key' ? 'see `govctl admin signing-key list --db FILE --workspace WS`' : 'see `govctl admin api-key list --db FILE` for the ids in this database';
+      const hint =
+        error.field === 'public-key'
+          ? 'see `govctl admin signing-key list --db FILE --workspace WS`'
+          : 'see `govctl admin api-key list --db FILE` for the ids in this database';
       return new DataError(error.message, { code: 'not_found', ...(error.field ? { field: error.field } : {}), hint });
     }
     return new UsageError(error.message, { ...(error.field ? { field: `--${error.field === 'expiresAt' ? 'expires-in' : error.field}` } : {}) });
@@ -255,7 +284,10 @@ function mapKnownDatabaseError(error: unknown, path: string, server: ServerModul
   const code = sqliteCode(error);
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') return notADatabase(path);
   if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_PERM' || code === 'SQLITE_AUTH') {
-    return new InputFileError(`cannot open the database ${where} (${code})`, { field: '--db', hint: 'check the file and its directory are readable and writable' });
+    return new InputFileError(`cannot open the database ${where} (${code})`, {
+      field: '--db',
+      hint: 'check the file and its directory are readable and writable',
+    });
   }
   return error;
 }

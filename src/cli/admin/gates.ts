@@ -56,10 +56,9 @@ async function printPolicy(deps: Factory, json: boolean, workspaceId: string, ga
   await printTable(out, out.isTTY ? COLUMNS : TSV_COLUMNS, gates, { now: deps.clock });
 }
 
-
 export function createAdminGatesSetCommand(factory: Factory): Command {
   const command = new Command('set')
-    .description('set one framework\'s gate for a workspace: its mode and threshold')
+    .description("set one framework's gate for a workspace: its mode and threshold")
     .usage('<framework> --mode required|advisory --threshold N --db FILE --workspace WS')
     .addArgument(new Argument('<framework>', 'the framework').choices(FRAMEWORKS))
     .addOption(new Option('--mode <mode>', 'required (blocking: exit code 2 when failing) or advisory (exit code 1)').choices(GATE_MODES))
@@ -78,7 +77,7 @@ export function createAdminGatesSetCommand(factory: Factory): Command {
         factory,
       ),
     );
-  command.addHelpText('after', '\n--workspace WS is the global option. Prints the workspace\'s whole policy; --json prints {workspace_id, gates}.\n');
+  command.addHelpText('after', "\n--workspace WS is the global option. Prints the workspace's whole policy; --json prints {workspace_id, gates}.\n");
   return addExamples(command, [
     'govctl admin gates set eu_ai_act --mode required --threshold 90 --db server.db --workspace ws_…',
     'govctl admin gates set soc2_type2 --mode advisory --db server.db --workspace ws_…',
@@ -103,10 +102,12 @@ export async function runSet(options: AdminGatesSetOptions, deps: Factory): Prom
 
 export function createAdminGatesShowCommand(factory: Factory): Command {
   const command = new Command('show')
-    .description('show a workspace\'s gate policy: every framework, its mode, threshold and whether it is the default')
+    .description("show a workspace's gate policy: every framework, its mode, threshold and whether it is the default")
     .usage('--db FILE --workspace WS')
     .addOption(dbOption())
-    .action(async (flags: { db?: string }) => runShow({ json: factory.globals.json === true, db: flags.db, workspaceId: adminWorkspace(factory, true, 'admin gates show') }, factory));
+    .action(async (flags: { db?: string }) =>
+      runShow({ json: factory.globals.json === true, db: flags.db, workspaceId: adminWorkspace(factory, true, 'admin gates show') }, factory),
+    );
   command.addHelpText('after', '\nPiped, one line per framework: framework, mode, threshold, source (workspace or default).\n');
   return addExamples(command, ['govctl admin gates show --db server.db --workspace ws_…']);
 }

@@ -19,9 +19,12 @@ export function createAdminCommand(factory: Factory): Command {
     .addCommand(createApiKeyCreateCommand(factory))
     .addCommand(createApiKeyListCommand(factory))
     .addCommand(createApiKeyRevokeCommand(factory));
-  const gates = new Command('gates').description('a workspace\'s gate policy').addCommand(createAdminGatesSetCommand(factory)).addCommand(createAdminGatesShowCommand(factory));
+  const gates = new Command('gates')
+    .description("a workspace's gate policy")
+    .addCommand(createAdminGatesSetCommand(factory))
+    .addCommand(createAdminGatesShowCommand(factory));
   const signingKey = new Command('signing-key')
-    .description('a workspace\'s verifying keys and key policy (which signatures earn `witnessed`)')
+    .description("a workspace's verifying keys and key policy (which signatures earn `witnessed`)")
     .addCommand(createSigningKeyAddCommand(factory))
     .addCommand(createSigningKeyListCommand(factory))
     .addCommand(createSigningKeyRevokeCommand(factory))

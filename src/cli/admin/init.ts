@@ -29,11 +29,14 @@ export function createAdminInitCommand(factory: Factory): Command {
   const command = new Command('init')
     .description('provision an organisation, workspace, user and API key in a service database (created if missing)')
     .addOption(dbOption())
-    .option('--org-name <name>', 'the organisation\'s name', 'default')
-    .option('--workspace-name <name>', 'the workspace\'s name', 'default')
-    .option('--email <email>', 'the first user\'s e-mail')
-    .option('--log-origin <prefix>', 'the transparency log\'s origin prefix `govctl serve --log-origin` uses', 'govctl.local/ledger')
-    .option('--log-key <file>', 'the transparency log\'s key file, made if missing (default: $GOVCTL_LOG_KEY_FILE, else <db>.ledger-key; required with a PostgreSQL URL)')
+    .option('--org-name <name>', "the organisation's name", 'default')
+    .option('--workspace-name <name>', "the workspace's name", 'default')
+    .option('--email <email>', "the first user's e-mail")
+    .option('--log-origin <prefix>', "the transparency log's origin prefix `govctl serve --log-origin` uses", 'govctl.local/ledger')
+    .option(
+      '--log-key <file>',
+      "the transparency log's key file, made if missing (default: $GOVCTL_LOG_KEY_FILE, else <db>.ledger-key; required with a PostgreSQL URL)",
+    )
     .action(async (flags: { db?: string; orgName: string; workspaceName: string; email?: string; logOrigin: string; logKey?: string }) =>
       run(
         {
@@ -52,8 +55,8 @@ export function createAdminInitCommand(factory: Factory): Command {
     'after',
     '\nThe API key is shown this once: put it in your secret store (SERVICE_API_KEY). Running init again on\n' +
       'the same file adds another organisation and workspace. --json prints {org_id, workspace_id, user_id, api_key,\n' +
-      'ledger_key}. The transparency log\'s key file is made beside the database (<db>.ledger-key, 0600) on first\n' +
-      'use; ledger_key is the workspace log\'s verifier key: give it to auditors (govctl ledger --ledger-key).\n' +
+      "ledger_key}. The transparency log's key file is made beside the database (<db>.ledger-key, 0600) on first\n" +
+      "use; ledger_key is the workspace log's verifier key: give it to auditors (govctl ledger --ledger-key).\n" +
       'With a postgres:// URL (--db or DATABASE_URL) the database must exist; its schema is made here. Give\n' +
       '--log-key FILE: the key file every replica of `govctl serve` is then given (docs/service.md, "PostgreSQL").\n',
   );

@@ -19,16 +19,23 @@ const DEFAULT_PREFIX = 'govctl.local/ledger';
 
 export function createLedgerKeyCommand(factory: Factory): Command {
   const create = new Command('create')
-    .description('create the log key file of a database (0600, never overwritten) and print each workspace\'s verifier key')
+    .description("create the log key file of a database (0600, never overwritten) and print each workspace's verifier key")
     .addOption(dbOption())
-    .option('--log-key <file>', 'where to write it (default: $GOVCTL_LOG_KEY_FILE, else <db>.ledger-key, where `govctl serve` looks; required with a PostgreSQL URL)')
+    .option(
+      '--log-key <file>',
+      'where to write it (default: $GOVCTL_LOG_KEY_FILE, else <db>.ledger-key, where `govctl serve` looks; required with a PostgreSQL URL)',
+    )
     .option('--log-origin <prefix>', 'the origin prefix `govctl serve --log-origin` will use', DEFAULT_PREFIX)
     .action(async (flags: { db?: string; logKey?: string; logOrigin: string }) => {
       const path = databaseLocation(flags.db, factory, true, 'admin ledger-key create');
       assertDatabaseFile(path);
       const result = await withDatabaseErrors(path, async (server) => {
         const file = logKeyFile(path, flags.logKey, factory, server);
-        if (existsSync(file)) throw new ConfigError(`the log key file ${displayPath(file)} exists already; it is never overwritten`, { field: '--log-key', hint: 'see "Rotating the log key" in docs/ledger.md' });
+        if (existsSync(file))
+          throw new ConfigError(`the log key file ${displayPath(file)} exists already; it is never overwritten`, {
+            field: '--log-key',
+            hint: 'see "Rotating the log key" in docs/ledger.md',
+          });
         server.createLedgerKey(file, flags.logOrigin);
         try {
           return { file, keys: await server.ledgerVerifierKeys(path, server.readLedgerKey(file), flags.logOrigin) };
@@ -39,10 +46,16 @@ export function createLedgerKeyCommand(factory: Factory): Command {
         }
       });
       if (factory.globals.json === true) return printJson(factory.io.stdout, { ledger_key_file: result.file, verifier_keys: result.keys });
-      await printFields(factory.io.stdout, [['ledger_key_file', displayPath(result.file)], ...result.keys.map((k): [string, unknown] => [k.workspace_id, k.verifier_key])]);
+      await printFields(factory.io.stdout, [
+        ['ledger_key_file', displayPath(result.file)],
+        ...result.keys.map((k): [string, unknown] => [k.workspace_id, k.verifier_key]),
+      ]);
     });
-  const command = new Command('ledger-key').description('the transparency log\'s signing key file').addCommand(create);
-  addExamples(create, ['govctl admin ledger-key create --db /var/lib/govctl/server.db', 'govctl admin ledger-key create --db postgres://govctl@db/govctl --log-key /etc/govctl/ledger-key']);
+  const command = new Command('ledger-key').description("the transparency log's signing key file").addCommand(create);
+  addExamples(create, [
+    'govctl admin ledger-key create --db /var/lib/govctl/server.db',
+    'govctl admin ledger-key create --db postgres://govctl@db/govctl --log-key /etc/govctl/ledger-key',
+  ]);
   return command;
 }
 
@@ -56,19 +69,24 @@ const WITNESS_COLUMNS: Column<WitnessInfo>[] = [
 
 async function printWitness(factory: Factory, witness: WitnessInfo): Promise<void> {
   if (factory.globals.json === true) return printJson(factory.io.stdout, witness);
-  await printFields(factory.io.stdout, Object.entries(witness).map(([k, v]): [string, unknown] => [k, v ?? '']));
+  await printFields(
+    factory.io.stdout,
+    Object.entries(witness).map(([k, v]): [string, unknown] => [k, v ?? '']),
+  );
 }
 
 export function createWitnessCommand(factory: Factory): Command {
   const add = new Command('add')
-    .description('register a witness verifier key (tlog-cosignature, type 0x04) for a workspace\'s log')
+    .description("register a witness verifier key (tlog-cosignature, type 0x04) for a workspace's log")
     .addOption(dbOption())
     .requiredOption('--key <vkey>', 'the witness verifier key: <name>+<key id>+<base64>')
-    .option('--name <name>', 'the witness name (must be the key\'s name)')
+    .option('--name <name>', "the witness name (must be the key's name)")
     .action(async (flags: { db?: string; key: string; name?: string }) => {
       const path = databaseLocation(flags.db, factory, true, 'admin witness add');
       const workspaceId = adminWorkspace(factory, true, 'admin witness add');
-      const witness = await withDatabaseErrors(path, (server) => server.addWitness(path, { workspaceId, key: flags.key, ...(flags.name !== undefined ? { name: flags.name } : {}) }));
+      const witness = await withDatabaseErrors(path, (server) =>
+        server.addWitness(path, { workspaceId, key: flags.key, ...(flags.name !== undefined ? { name: flags.name } : {}) }),
+      );
       await printWitness(factory, witness);
     });
   const list = new Command('list')
@@ -82,7 +100,7 @@ export function createWitnessCommand(factory: Factory): Command {
       await printTable(factory.io.stdout, WITNESS_COLUMNS, witnesses, { now: factory.clock });
     });
   const revoke = new Command('revoke')
-    .description('stop accepting a witness\'s cosignatures for a workspace')
+    .description("stop accepting a witness's cosignatures for a workspace")
     .addOption(dbOption())
     .addArgument(new Argument('<name>', 'the witness name'))
     .action(async (name: string, flags: { db?: string }) => {
@@ -90,7 +108,11 @@ export function createWitnessCommand(factory: Factory): Command {
       const workspaceId = adminWorkspace(factory, true, 'admin witness revoke');
       await printWitness(factory, await withDatabaseErrors(path, (server) => server.revokeWitness(path, { workspaceId, name })));
     });
-  const command = new Command('witness').description('the witnesses whose cosignatures a workspace\'s log accepts').addCommand(add).addCommand(list).addCommand(revoke);
+  const command = new Command('witness')
+    .description("the witnesses whose cosignatures a workspace's log accepts")
+    .addCommand(add)
+    .addCommand(list)
+    .addCommand(revoke);
   return addExamples(command, [
     'govctl admin witness add --db server.db --workspace ws_… --key "witness.example/w1+aa4a09d1+BOpK…"',
     'govctl admin witness list --db server.db --workspace ws_…',

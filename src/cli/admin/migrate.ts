@@ -37,12 +37,15 @@ const COLUMNS: Column<WorkspaceLogComparison>[] = [
 
 export function createAdminMigrateCommand(factory: Factory): Command {
   const command = new Command('migrate')
-    .description('copy a SQLite service database into an empty PostgreSQL database and check every workspace\'s log root')
+    .description("copy a SQLite service database into an empty PostgreSQL database and check every workspace's log root")
     .requiredOption('--from <file>', 'the SQLite database (no `govctl serve` may run on it meanwhile)')
     .option('--to <url>', `the PostgreSQL database, postgres://… (default: $${DATABASE_URL_ENV}); it must hold no data`)
     .option('--batch-size <n>', 'rows written per statement', wholeNumber('--batch-size', { min: 1, max: 100_000 }))
     .action(async (flags: { from: string; to?: string; batchSize?: number }) =>
-      run({ json: factory.globals.json === true, from: flags.from, to: flags.to, ...(flags.batchSize !== undefined ? { batchSize: flags.batchSize } : {}) }, factory),
+      run(
+        { json: factory.globals.json === true, from: flags.from, to: flags.to, ...(flags.batchSize !== undefined ? { batchSize: flags.batchSize } : {}) },
+        factory,
+      ),
     );
   // Ctrl-C ends the copy at the next batch, rolled back (below), rather than leaving it running
   markWindsDown(command);
@@ -50,8 +53,8 @@ export function createAdminMigrateCommand(factory: Factory): Command {
     'after',
     '\nEverything is copied in one PostgreSQL transaction: an interrupted run leaves the target without data, and\n' +
       'running it again starts over. A target that holds data is refused (78). Afterwards one line per workspace\n' +
-      'gives its log\'s size and root on both sides; any difference exits 2. Then run every replica with\n' +
-      '`govctl serve --db URL --log-key FILE.ledger-key`: the SQLite database\'s log key, so that the log goes on\n' +
+      "gives its log's size and root on both sides; any difference exits 2. Then run every replica with\n" +
+      "`govctl serve --db URL --log-key FILE.ledger-key`: the SQLite database's log key, so that the log goes on\n" +
       'under the verifier key auditors pinned (docs/service.md, "Moving from SQLite").\n',
   );
   return addExamples(command, [
@@ -62,15 +65,18 @@ export function createAdminMigrateCommand(factory: Factory): Command {
 
 export async function run(options: AdminMigrateOptions, deps: Factory): Promise<void> {
   const from = databaseLocation(options.from, deps, true, 'admin migrate', { ...DB_FLAG, flag: '--from FILE' });
-  if (isPostgresLocation(from)) throw new UsageError('--from must be a SQLite database file', { field: '--from', hint: 'the PostgreSQL database goes in --to' });
+  if (isPostgresLocation(from))
+    throw new UsageError('--from must be a SQLite database file', { field: '--from', hint: 'the PostgreSQL database goes in --to' });
   if (options.to !== undefined && !isPostgresLocation(options.to)) {
     throw new UsageError('--to must be a postgres:// URL', { field: '--to', hint: 'e.g. --to postgres://govctl@db.internal/govctl (the database must exist)' });
   }
-  const to = options.to ?? databaseLocation(undefined, deps, false, 'admin migrate', {
-    flag: '--to URL',
-    // the copy's target, always PostgreSQL: the other commands' hint (the database serve uses) would name the source
-    hint: 'give the postgres:// URL of the empty PostgreSQL database to copy into',
-  });
+  const to =
+    options.to ??
+    databaseLocation(undefined, deps, false, 'admin migrate', {
+      flag: '--to URL',
+      // the copy's target, always PostgreSQL: the other commands' hint (the database serve uses) would name the source
+      hint: 'give the postgres:// URL of the empty PostgreSQL database to copy into',
+    });
   const server = await loadServer();
   const progress = await startProgress(deps, { label: 'migrating', total: undefined, unit: 'items', detail: '{table}', fields: { table: '' } });
   let result: CopyResult;
@@ -92,7 +98,10 @@ export async function run(options: AdminMigrateOptions, deps: Factory): Promise<
     }
     if (error instanceof server.MigrationSideError) {
       if (error.side === 'source' && error.cause instanceof server.DatabaseInUseError) {
-        throw new ConfigError(`a govctl serve is running on ${displayPath(from)}: stop it before migrating`, { field: '--from', hint: 'a copy taken while records arrive would miss them' });
+        throw new ConfigError(`a govctl serve is running on ${displayPath(from)}: stop it before migrating`, {
+          field: '--from',
+          hint: 'a copy taken while records arrive would miss them',
+        });
       }
       const mapped = mapDatabaseError(error.cause, error.side === 'source' ? from : to, server);
       if (mapped !== error.cause && mapped instanceof CliError) throw withField(mapped, error.side === 'source' ? '--from' : '--to');
@@ -113,11 +122,15 @@ export async function run(options: AdminMigrateOptions, deps: Factory): Promise<
     );
   }
   if (differ.length > 0) {
-    throw new LedgerCheckError(`the log of ${differ.length === 1 ? `workspace ${differ[0]!.workspace_id}` : `${differ.length} workspaces`} differs after the copy`, {
-      hint: 'do not serve the target; empty it and run the migration again',
-    });
+    throw new LedgerCheckError(
+      `the log of ${differ.length === 1 ? `workspace ${differ[0].workspace_id}` : `${differ.length} workspaces`} differs after the copy`,
+      {
+        hint: 'do not serve the target; empty it and run the migration again',
+      },
+    );
   }
-  if (!options.json) await deps.note(`every log root matches; serve it with \`govctl serve --db URL --log-key ${displayPath(from)}.ledger-key\` on every replica`);
+  if (!options.json)
+    await deps.note(`every log root matches; serve it with \`govctl serve --db URL --log-key ${displayPath(from)}.ledger-key\` on every replica`);
 }
 
 /** The error naming the flag of the side that failed (mapDatabaseError names --db). */

@@ -12,7 +12,7 @@ const UNIT_MS: Record<string, number> = { h: 3_600_000, d: 86_400_000, w: 7 * 86
 export function parseDuration(value: string): number {
   const match = /^(\d{1,6})([hdwy])$/.exec(value.trim());
   if (!match || Number(match[1]) === 0) throw new InvalidArgumentError('--expires-in must be a whole number followed by h, d, w or y (e.g. 90d)');
-  return Number(match[1]) * UNIT_MS[match[2]!]!;
+  return Number(match[1]) * UNIT_MS[match[2]];
 }
 
 /**
@@ -25,5 +25,8 @@ export function adminWorkspace(factory: Factory, required: boolean, command: str
   const workspace = factory.globals.workspace?.trim();
   if (workspace) return workspace;
   if (!required) return undefined;
-  throw new UsageError(`${command} needs --workspace WS`, { field: '--workspace', hint: '`govctl admin api-key list --db FILE` shows the workspace of each key' });
+  throw new UsageError(`${command} needs --workspace WS`, {
+    field: '--workspace',
+    hint: '`govctl admin api-key list --db FILE` shows the workspace of each key',
+  });
 }

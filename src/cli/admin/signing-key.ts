@@ -15,7 +15,6 @@ import { adminWorkspace } from './options.js';
 /** The policies, named here too so that the CLI's help does not load the server module. */
 const POLICIES: readonly KeyPolicy[] = ['open', 'registered'];
 
-
 function publicKeyArg(value: string): string {
   if (!/^[0-9a-fA-F]{64}$/.test(value.trim())) throw new InvalidArgumentError('must be an Ed25519 public key: 64 hex characters (govctl signing-key public)');
   return value.trim().toLowerCase();
@@ -62,14 +61,18 @@ export function createSigningKeyAddCommand(factory: Factory): Command {
         factory,
       ),
     );
-  command.addHelpText('after', '\nA revoked key is never reinstated: make a new key pair. --json prints the key\'s fields.\n');
+  command.addHelpText('after', "\nA revoked key is never reinstated: make a new key pair. --json prints the key's fields.\n");
   return addExamples(command, ['govctl admin signing-key add --db server.db --workspace ws_… --public-key "$(govctl signing-key public)" --name ci']);
 }
 
 export async function runAdd(options: SigningKeyChangeOptions, deps: Factory): Promise<void> {
   const path = databaseLocation(options.db, deps, true, 'admin signing-key add');
   const key = await withDatabaseErrors(path, (server) =>
-    server.addSigningKey(path, { workspaceId: options.workspaceId, publicKeyHex: options.publicKeyHex, ...(options.name !== undefined ? { name: options.name } : {}) }),
+    server.addSigningKey(path, {
+      workspaceId: options.workspaceId,
+      publicKeyHex: options.publicKeyHex,
+      ...(options.name !== undefined ? { name: options.name } : {}),
+    }),
   );
   if (options.json) return printJson(deps.io.stdout, key);
   await printFields(deps.io.stdout, keyFields(key));
@@ -77,20 +80,33 @@ export async function runAdd(options: SigningKeyChangeOptions, deps: Factory): P
 
 export function createSigningKeyRevokeCommand(factory: Factory): Command {
   const command = new Command('revoke')
-    .description('revoke a workspace\'s verifying key at once (revoking it again changes nothing)')
+    .description("revoke a workspace's verifying key at once (revoking it again changes nothing)")
     .usage('--db FILE --workspace WS --public-key HEX')
     .addOption(dbOption())
     .addOption(publicKeyOption())
     .action(async (flags: { db?: string; publicKey: string }) =>
-      runRevoke({ json: factory.globals.json === true, db: flags.db, workspaceId: adminWorkspace(factory, true, 'admin signing-key revoke'), publicKeyHex: flags.publicKey }, factory),
+      runRevoke(
+        {
+          json: factory.globals.json === true,
+          db: flags.db,
+          workspaceId: adminWorkspace(factory, true, 'admin signing-key revoke'),
+          publicKeyHex: flags.publicKey,
+        },
+        factory,
+      ),
     );
-  command.addHelpText('after', '\nUnder the registered policy its signatures earn `declared` from the next request on; attestations\nstored before keep their tier. --json prints the key\'s fields.\n');
+  command.addHelpText(
+    'after',
+    "\nUnder the registered policy its signatures earn `declared` from the next request on; attestations\nstored before keep their tier. --json prints the key's fields.\n",
+  );
   return addExamples(command, ['govctl admin signing-key revoke --db server.db --workspace ws_… --public-key 3b6a27bc…']);
 }
 
 export async function runRevoke(options: SigningKeyChangeOptions, deps: Factory): Promise<void> {
   const path = databaseLocation(options.db, deps, true, 'admin signing-key revoke');
-  const key = await withDatabaseErrors(path, (server) => server.revokeSigningKey(path, { workspaceId: options.workspaceId, publicKeyHex: options.publicKeyHex }));
+  const key = await withDatabaseErrors(path, (server) =>
+    server.revokeSigningKey(path, { workspaceId: options.workspaceId, publicKeyHex: options.publicKeyHex }),
+  );
   if (options.json) return printJson(deps.io.stdout, key);
   await printFields(deps.io.stdout, keyFields(key));
 }
@@ -118,7 +134,7 @@ async function printRegistry(registry: SigningKeyRegistry, json: boolean, deps: 
 
 export function createSigningKeyListCommand(factory: Factory): Command {
   const command = new Command('list')
-    .description('show a workspace\'s key policy and its verifying keys (revoked ones too)')
+    .description("show a workspace's key policy and its verifying keys (revoked ones too)")
     .usage('--db FILE --workspace WS')
     .addOption(dbOption())
     .action(async (flags: { db?: string }) => {

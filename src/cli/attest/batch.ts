@@ -35,12 +35,15 @@ export const DEFAULT_BATCH_SIZE = 100;
 export function createAttestBatchCommand(factory: Factory): Command {
   const command = new Command('batch')
     .description('push many attestations from NDJSON, in chunks through the batch endpoint; one result line per record')
-    .argument('<file|->', 'attestations, one JSON object per line (records as sent, or the client library\'s inputs); - reads stdin')
+    .argument('<file|->', "attestations, one JSON object per line (records as sent, or the client library's inputs); - reads stdin")
     .addOption(new Option('--batch-size <n>', 'records per request').argParser(wholeNumber('--batch-size', { min: 1, max: 1000 })).default(DEFAULT_BATCH_SIZE))
     .option('--fail-fast', 'stop after the first chunk with a failure')
     .option('--no-idempotency', 'send no idempotency keys: an attestation sent again is stored again')
     .action(async (file: string, opts: { batchSize: number; failFast?: boolean; idempotency?: boolean }) =>
-      run({ file, batchSize: opts.batchSize, failFast: opts.failFast === true, json: factory.globals.json === true, idempotency: opts.idempotency !== false }, factory),
+      run(
+        { file, batchSize: opts.batchSize, failFast: opts.failFast === true, json: factory.globals.json === true, idempotency: opts.idempotency !== false },
+        factory,
+      ),
     );
   markWrite(command);
   markWindsDown(command);
@@ -68,7 +71,16 @@ function prepare(item: StreamItem, context: Context): { index: number; record: R
   let record: Record<string, unknown>;
   if (value.tool_name === undefined && typeof value.toolName === 'string') {
     // The client library's input form.
-    const input = value as { systemName?: string; agentName?: string; toolName: string; inputHash?: string; outputHash?: string; executedAt?: string; modelId?: string; authorisedBy?: { identity: string; role?: string; sessionId?: string } };
+    const input = value as {
+      systemName?: string;
+      agentName?: string;
+      toolName: string;
+      inputHash?: string;
+      outputHash?: string;
+      executedAt?: string;
+      modelId?: string;
+      authorisedBy?: { identity: string; role?: string; sessionId?: string };
+    };
     record = buildAttestation(
       {
         systemName: input.systemName ?? context.systemName ?? '',
@@ -97,8 +109,9 @@ function prepare(item: StreamItem, context: Context): { index: number; record: R
   const givenKey = typeof record.idempotency_key === 'string' ? record.idempotency_key : undefined;
   delete record.idempotency_key;
   const issues = validateAttestation(record);
-  if (issues.length > 0) return invalidRecord(index, 'validation_error', issues.map((found) => `${found.path} ${found.message}`).join('; '), issues[0]!.path);
-  if (context.key && (record.witness_sig === undefined || record.witness_sig === null)) Object.assign(record, signWitness(record, context.workspaceId!, context.key));
+  if (issues.length > 0) return invalidRecord(index, 'validation_error', issues.map((found) => `${found.path} ${found.message}`).join('; '), issues[0].path);
+  if (context.key && (record.witness_sig === undefined || record.witness_sig === null))
+    Object.assign(record, signWitness(record, context.workspaceId!, context.key));
   // The key of the attestation as sent (signature included): a re-run or a retried request is
   // answered with the first result instead of storing the attestation again.
   if (givenKey !== undefined) return { index, record: { ...record, idempotency_key: givenKey } };

@@ -37,10 +37,10 @@ export interface AttestFlags {
 /** Fresh options for a command (commander options belong to one command each). */
 export function attestOptions(): Option[] {
   return [
-    new Option('--input <file|->', 'the tool\'s input, hashed with SHA-256 as it streams (- reads stdin)'),
-    new Option('--output <file|->', 'the tool\'s output, hashed the same way'),
-    new Option('--input-hash <hex>', 'the input\'s SHA-256, when hashed already (64 hex characters)'),
-    new Option('--output-hash <hex>', 'the output\'s SHA-256, when hashed already'),
+    new Option('--input <file|->', "the tool's input, hashed with SHA-256 as it streams (- reads stdin)"),
+    new Option('--output <file|->', "the tool's output, hashed the same way"),
+    new Option('--input-hash <hex>', "the input's SHA-256, when hashed already (64 hex characters)"),
+    new Option('--output-hash <hex>', "the output's SHA-256, when hashed already"),
     new Option('--model-id <id>', 'the model that ran'),
     new Option('--executed-at <time>', 'when the tool ran, ISO 8601 (default: now)'),
     new Option('--authorised-by <email>', 'who authorised the run (authorised_by.identity)'),
@@ -61,7 +61,11 @@ async function hashSide(side: 'input' | 'output', file: string | undefined, hash
   }
   const opened = await openChunks(file, deps, `the ${side}`);
   const big = opened.size !== undefined && opened.size >= PROGRESS_FROM_BYTES;
-  const progress = await startProgress(deps, { label: `hashing ${opened.name === 'stdin' ? 'stdin' : displayPath(opened.name)}`, total: opened.size, when: big });
+  const progress = await startProgress(deps, {
+    label: `hashing ${opened.name === 'stdin' ? 'stdin' : displayPath(opened.name)}`,
+    total: opened.size,
+    when: big,
+  });
   try {
     const { hash: digest } = await sha256Stream(opened.chunks, (bytes) => progress.update(bytes));
     return digest;
@@ -130,7 +134,10 @@ export async function buildAttestationFromFlags(
     ['--output-hash', flags.outputHash],
   ] as const) {
     if (value !== undefined && !/^[0-9a-f]{64}$/i.test(value.trim())) {
-      throw new UsageError(`${flag} must be a hex SHA-256 digest (64 hex characters), got "${value}"`, { field: flag, hint: 'give the file with --input/--output to hash it instead' });
+      throw new UsageError(`${flag} must be a hex SHA-256 digest (64 hex characters), got "${value}"`, {
+        field: flag,
+        hint: 'give the file with --input/--output to hash it instead',
+      });
     }
   }
   const inputHash = await hashSide('input', flags.input, flags.inputHash, deps);
@@ -162,7 +169,7 @@ export async function buildAttestationFromFlags(
     };
     const malformed = issues.find((found) => outsideFlagDomain(found) && given[found.path] !== undefined);
     if (malformed) throw new UsageError(describeAttestationIssues(issues, given), { field: FLAG_FOR_PATH[malformed.path] ?? malformed.path });
-    throw new DataError(describeAttestationIssues(issues), { code: 'validation_error', field: issues[0]!.path });
+    throw new DataError(describeAttestationIssues(issues), { code: 'validation_error', field: issues[0].path });
   }
   if (signing) Object.assign(record, signWitness(record as unknown as Record<string, unknown>, await signing.workspaceId(), signing.key));
   return record;

@@ -40,7 +40,7 @@ export const ATTESTATION_COLUMNS: readonly Column<StoredAttestation>[] = [
 
 /** Every page of a listing from `query.cursor` on, following `next_cursor`. */
 export async function* allAttestationPages(api: ServiceApi, query: AttestationQuery): AsyncGenerator<AttestationList> {
-  for (let cursor = query.cursor; ; ) {
+  for (let cursor = query.cursor; ;) {
     const page = await api.listAttestations(cursor === undefined ? query : { ...query, cursor });
     yield page;
     if (!page.next_cursor || page.attestations.length === 0) return;
@@ -57,7 +57,9 @@ export function createAttestListCommand(factory: Factory): Command {
     .description('list stored attestations, newest first, with trust tier, signature form and key fingerprint')
     .addOption(toolOption())
     .addOption(daysOption())
-    .addOption(new Option('--limit <n>', `attestations per page, at most ${MAX_PAGE} (service default 50)`).argParser(wholeNumber('--limit', { min: 1, max: MAX_PAGE })))
+    .addOption(
+      new Option('--limit <n>', `attestations per page, at most ${MAX_PAGE} (service default 50)`).argParser(wholeNumber('--limit', { min: 1, max: MAX_PAGE })),
+    )
     .option('--all', 'every page, following next_cursor')
     .option('--cursor <cursor>', 'start at this page (a next_cursor from a previous --json listing)')
     .action(async (opts: { tool?: string; days?: number; limit?: number; all?: boolean; cursor?: string }) => {
@@ -75,8 +77,15 @@ export function createAttestListCommand(factory: Factory): Command {
         factory,
       );
     });
-  command.addHelpText('after', '\nPiped, one line per attestation: attestation_id, system, tool, executed_at, trust tier, form, key fingerprint.\n--json prints {attestations: [...], next_cursor}, each with its record as stored and signed_text.\n');
-  return addExamples(command, ['govctl attest list --system loan-scorer --tool classify --limit 20', 'govctl attest list --all | cut -f1', 'govctl attest list --json | jq -r ".attestations[].signed_text"']);
+  command.addHelpText(
+    'after',
+    '\nPiped, one line per attestation: attestation_id, system, tool, executed_at, trust tier, form, key fingerprint.\n--json prints {attestations: [...], next_cursor}, each with its record as stored and signed_text.\n',
+  );
+  return addExamples(command, [
+    'govctl attest list --system loan-scorer --tool classify --limit 20',
+    'govctl attest list --all | cut -f1',
+    'govctl attest list --json | jq -r ".attestations[].signed_text"',
+  ]);
 }
 
 export async function run(options: AttestListOptions, deps: Factory): Promise<void> {

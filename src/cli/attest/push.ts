@@ -46,9 +46,13 @@ async function printResult(deps: Factory, result: AttestationResultBody, tool: s
   const out = deps.io.stdout;
   if (json) return printJson(out, result);
   if (!out.isTTY) {
-    await out.write(`${[result.attestation_id, result.trust_tier, result.external_verified, result.detail].map((value) => terminalText(String(value).replace(/[\t\r\n]+/g, ' '))).join('\t')}\n`);
+    await out.write(
+      `${[result.attestation_id, result.trust_tier, result.external_verified, result.detail].map((value) => terminalText(String(value).replace(/[\t\r\n]+/g, ' '))).join('\t')}\n`,
+    );
     return;
   }
   const c = out.color;
-  await out.write(`${c.green('✓')} attested ${c.bold(terminalText(tool))} on ${terminalText(system)}: ${c.bold(terminalText(result.attestation_id))} (trust tier ${terminalText(String(result.trust_tier))}${result.external_verified ? ', signature verified' : ''})\n`);
+  await out.write(
+    `${c.green('✓')} attested ${c.bold(terminalText(tool))} on ${terminalText(system)}: ${c.bold(terminalText(result.attestation_id))} (trust tier ${terminalText(String(result.trust_tier))}${result.external_verified ? ', signature verified' : ''})\n`,
+  );
 }

@@ -109,7 +109,7 @@ export function verifyStored(stored: StoredAttestation, index: number, workspace
   if (result.status !== 'valid') return result.reason ? result : fail('the signature does not verify over the stored record');
   if (result.form !== stored.witness_form) return fail(`the service says form ${String(stored.witness_form)}, the record verifies as ${String(result.form)}`);
   const job = witnessJob(stored.record, workspaceId);
-  if (job === null || witnessSignedText(job, result.form as 'canonical' | 'legacy') !== stored.signed_text) return fail('signed_text is not the text the record signs');
+  if (job === null || witnessSignedText(job, result.form) !== stored.signed_text) return fail('signed_text is not the text the record signs');
   if (stored.key_fingerprint !== keyFingerprint(job.publicKey)) return fail('key_fingerprint is not the SHA-256 of verifying_key_hex');
   return result;
 }
@@ -132,7 +132,8 @@ async function runRemote(options: AttestVerifyOptions, deps: Factory): Promise<v
 
 export async function run(options: AttestVerifyOptions, deps: Factory): Promise<void> {
   if (options.remote) return runRemote(options, deps);
-  if (options.tool !== undefined || options.days !== undefined) throw new UsageError('--tool and --days go with --remote', { hint: 'add --remote to verify stored attestations' });
+  if (options.tool !== undefined || options.days !== undefined)
+    throw new UsageError('--tool and --days go with --remote', { hint: 'add --remote to verify stored attestations' });
   const workspaceId = await deps.offlineWorkspaceId('attest verify');
   const documents = await readJsonDocuments(options.file, deps, 'the attestations');
   const results = documents.map((document, index) => verifyAttestation(document, index, workspaceId, options.publicKeys));

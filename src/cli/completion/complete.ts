@@ -64,7 +64,7 @@ function optionsAt(command: Command): Option[] {
 
 function findOption(command: Command, name: string): Option | undefined {
   for (let at: Command | null = command; at; at = at.parent) {
-    const found = at.options.find((option) => option.long === name || option.short === name || option.negate && option.long === name);
+    const found = at.options.find((option) => option.long === name || option.short === name || (option.negate && option.long === name));
     if (found) return found;
   }
   return undefined;
@@ -75,7 +75,11 @@ const takesValue = (option: Option) => option.required || option.optional;
 /** The candidates and directive for an option's value. */
 function valueCompletion(option: Option, prefix: string, current: string): Completion {
   const values = completionValues(option);
-  if (values.length > 0) return { candidates: values.filter((value) => value.startsWith(current)).map((value) => ({ value: prefix + value, description: '' })), directive: DIRECTIVE.CANDIDATES };
+  if (values.length > 0)
+    return {
+      candidates: values.filter((value) => value.startsWith(current)).map((value) => ({ value: prefix + value, description: '' })),
+      directive: DIRECTIVE.CANDIDATES,
+    };
   const kind = valueKind(`${option.long ?? ''} ${option.flags}`);
   return { candidates: [], directive: kind === 'file' ? DIRECTIVE.FILES : kind === 'directory' ? DIRECTIVE.DIRECTORIES : DIRECTIVE.CANDIDATES };
 }
@@ -84,7 +88,8 @@ function valueCompletion(option: Option, prefix: string, current: string): Compl
 function argumentCompletion(command: Command, index: number, current: string): Completion {
   const candidates: Candidate[] = [];
   if (index === 0) {
-    for (const sub of visible(command)) if (sub.name().startsWith(current)) candidates.push({ value: sub.name(), description: oneLine(sub.summary() || sub.description()) });
+    for (const sub of visible(command))
+      if (sub.name().startsWith(current)) candidates.push({ value: sub.name(), description: oneLine(sub.summary() || sub.description()) });
   }
   const args = command.registeredArguments;
   const argument: Argument | undefined = args[index] ?? (args.at(-1)?.variadic ? args.at(-1) : undefined);
@@ -121,7 +126,8 @@ export function complete(root: Command, words: readonly string[]): Completion {
       if (option && option.required) pending = option;
       continue;
     }
-    const sub = argIndex === 0 && !operandsOnly ? visible(command).find((candidate) => candidate.name() === word || candidate.aliases().includes(word)) : undefined;
+    const sub =
+      argIndex === 0 && !operandsOnly ? visible(command).find((candidate) => candidate.name() === word || candidate.aliases().includes(word)) : undefined;
     if (sub) {
       command = sub;
       continue;
@@ -137,14 +143,18 @@ export function complete(root: Command, words: readonly string[]): Completion {
   if (!operandsOnly && current.startsWith('--') && current.includes('=')) {
     const name = current.slice(0, current.indexOf('='));
     const option = findOption(command, name);
-    return option && takesValue(option) ? valueCompletion(option, `${name}=`, current.slice(name.length + 1)) : { candidates: [], directive: DIRECTIVE.CANDIDATES };
+    return option && takesValue(option)
+      ? valueCompletion(option, `${name}=`, current.slice(name.length + 1))
+      : { candidates: [], directive: DIRECTIVE.CANDIDATES };
   }
   if (!operandsOnly && current.startsWith('-')) {
     const candidates: Candidate[] = [];
     for (const option of optionsAt(command)) {
-      for (const name of [option.long, option.short]) if (name && name.startsWith(current)) candidates.push({ value: name, description: oneLine(option.description) });
+      for (const name of [option.long, option.short])
+        if (name && name.startsWith(current)) candidates.push({ value: name, description: oneLine(option.description) });
     }
-    for (const name of ['--help', '-h']) if (name.startsWith(current) && !candidates.some((candidate) => candidate.value === name)) candidates.push({ value: name, description: 'show help' });
+    for (const name of ['--help', '-h'])
+      if (name.startsWith(current) && !candidates.some((candidate) => candidate.value === name)) candidates.push({ value: name, description: 'show help' });
     return { candidates, directive: DIRECTIVE.CANDIDATES };
   }
   return argumentCompletion(command, argIndex, current);
@@ -154,5 +164,10 @@ export function complete(root: Command, words: readonly string[]): Completion {
 export function formatCompletion(completion: Completion): string {
   // A candidate is one line: a value or description holding a line break would forge another.
   const clean = (text: string) => text.replace(/[\t\r\n]+/g, ' ');
-  return [...completion.candidates.map(({ value, description }) => (description ? `${clean(value)}\t${clean(description)}` : clean(value))), `:${completion.directive}`].join('\n') + '\n';
+  return (
+    [
+      ...completion.candidates.map(({ value, description }) => (description ? `${clean(value)}\t${clean(description)}` : clean(value))),
+      `:${completion.directive}`,
+    ].join('\n') + '\n'
+  );
 }

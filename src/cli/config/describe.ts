@@ -114,7 +114,12 @@ export async function describeConfig(settings: Settings, env: NodeJS.ProcessEnv,
       continue;
     }
     const fallback = defaultOf(setting, settings, env);
-    if (source) shown[setting] = { value, source: 'default', origin: setting === 'dataDir' ? '$XDG_DATA_HOME/govctl' : setting === 'onError' ? 'raise in the CLI' : source.name };
+    if (source)
+      shown[setting] = {
+        value,
+        source: 'default',
+        origin: setting === 'dataDir' ? '$XDG_DATA_HOME/govctl' : setting === 'onError' ? 'raise in the CLI' : source.name,
+      };
     else if (fallback) shown[setting] = { value: fallback.value, source: 'default', origin: fallback.origin };
     else shown[setting] = { value: null, source: 'unset', origin: '' };
   }

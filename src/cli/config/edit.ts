@@ -56,23 +56,30 @@ function valueFor(key: string, value: string, cwd: string): string {
   if (PATH_KEYS.has(key)) return resolve(cwd, value);
   switch (key) {
     case 'baseUrl':
-      if (value !== 'local' && originOf(value) === undefined) throw new UsageError(`baseUrl must be an http(s) URL or local, got "${displayUrl(value)}"`, { field: key });
+      if (value !== 'local' && originOf(value) === undefined)
+        throw new UsageError(`baseUrl must be an http(s) URL or local, got "${displayUrl(value)}"`, { field: key });
       if (value !== 'local') {
         const url = new URL(value);
-        if (url.username !== '' || url.password !== '') throw new UsageError('baseUrl may not hold a user name or password', { field: key, hint: 'the API key goes in apiKeyFile or the environment' });
+        if (url.username !== '' || url.password !== '')
+          throw new UsageError('baseUrl may not hold a user name or password', { field: key, hint: 'the API key goes in apiKeyFile or the environment' });
       }
       return value;
     case 'onError':
-      if (!(ON_ERROR_MODES as readonly string[]).includes(value)) throw new UsageError(`onError must be one of ${ON_ERROR_MODES.join(', ')}, got "${value}"`, { field: key });
+      if (!(ON_ERROR_MODES as readonly string[]).includes(value))
+        throw new UsageError(`onError must be one of ${ON_ERROR_MODES.join(', ')}, got "${value}"`, { field: key });
       return value;
     case 'timeout':
-      if (parseTimeout(value) === undefined) throw new UsageError(`timeout must be seconds or a duration (30, 90s, 2m, 1500ms) of at most an hour, got "${value}"`, { field: key });
+      if (parseTimeout(value) === undefined)
+        throw new UsageError(`timeout must be seconds or a duration (30, 90s, 2m, 1500ms) of at most an hour, got "${value}"`, { field: key });
       return value;
     case 'ledgerKey':
       try {
         Ed25519NoteVerifier.fromVerifierKey(value.trim());
       } catch (error) {
-        throw new UsageError(`ledgerKey is not a log verifier key (${(error as Error).message})`, { field: key, hint: 'it looks like <origin>+<8 hex digits>+<base64>, as `govctl admin init` prints it' });
+        throw new UsageError(`ledgerKey is not a log verifier key (${(error as Error).message})`, {
+          field: key,
+          hint: 'it looks like <origin>+<8 hex digits>+<base64>, as `govctl admin init` prints it',
+        });
       }
       return value.trim();
     default:
@@ -114,7 +121,10 @@ export function createConfigGetCommand(factory: Factory): Command {
         await factory.note(`${key} is not set in ${displayPath(path)}; ${key}File names the file it is read from (\`govctl config get ${key}File\`)`);
       } else await factory.note(`${key} is not set in ${displayPath(path)} (\`govctl config show\` shows the value in effect and where it comes from)`);
     });
-  command.addHelpText('after', '\nThe user config only; `govctl config show` shows every setting in effect. An unset key prints nothing (exit 0).\n--json prints {path, key, value} (value null when unset).\n');
+  command.addHelpText(
+    'after',
+    '\nThe user config only; `govctl config show` shows every setting in effect. An unset key prints nothing (exit 0).\n--json prints {path, key, value} (value null when unset).\n',
+  );
   return addExamples(command, ['govctl config get baseUrl', 'govctl config get apiKeyFile']);
 }
 
@@ -143,7 +153,11 @@ export function createConfigSetCommand(factory: Factory): Command {
       'signingKeyFile, or use GOVCTL_API_KEY / GOVCTL_SIGNING_KEY. The file is written with mode 0600.\n' +
       '--json prints {path, key, value, changed}.\n',
   );
-  return addExamples(command, ['govctl config set baseUrl https://governance.example.com', 'govctl config set apiKeyFile ~/.config/govctl/api-key', 'govctl config set timeout 30s']);
+  return addExamples(command, [
+    'govctl config set baseUrl https://governance.example.com',
+    'govctl config set apiKeyFile ~/.config/govctl/api-key',
+    'govctl config set timeout 30s',
+  ]);
 }
 
 export function createConfigUnsetCommand(factory: Factory): Command {

@@ -16,5 +16,9 @@ export function createConfigCommand(factory: Factory): Command {
     .addCommand(createConfigGetCommand(factory))
     .addCommand(createConfigSetCommand(factory))
     .addCommand(createConfigUnsetCommand(factory));
-  return addExamples(command, ['govctl config show', 'govctl config init --base-url https://governance.example.com --api-key-file ~/.govctl-key', 'govctl config set systemName loan-scorer']);
+  return addExamples(command, [
+    'govctl config show',
+    'govctl config init --base-url https://governance.example.com --api-key-file ~/.govctl-key',
+    'govctl config set systemName loan-scorer',
+  ]);
 }

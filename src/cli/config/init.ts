@@ -50,7 +50,9 @@ export function createConfigInitCommand(factory: Factory): Command {
     .description('write a starter config file (the user config, or ./.govctlrc.json with --project)')
     .option('--project', `write ./${PROJECT_CONFIG_FILE} in the working directory instead of the user config`)
     .option('--force', 'replace the file if it exists')
-    .action(async (flags: { project?: boolean; force?: boolean }) => run({ json: factory.globals.json === true, project: flags.project === true, force: flags.force === true }, factory));
+    .action(async (flags: { project?: boolean; force?: boolean }) =>
+      run({ json: factory.globals.json === true, project: flags.project === true, force: flags.force === true }, factory),
+    );
   command.addHelpText(
     'after',
     '\nThe file holds the settings given as global flags with the command, and nothing else (--base-url,\n' +
@@ -78,7 +80,10 @@ export function starterConfig(globals: GlobalOptions, scope: 'user' | 'project',
     ['--signing-key-file', globals.signingKeyFile],
   ] as const) {
     if (value === '-') {
-      throw new UsageError(`config init records the path of a key file, and ${flag} - is stdin`, { field: flag, hint: `give ${flag} FILE; the key itself is never written to a config file` });
+      throw new UsageError(`config init records the path of a key file, and ${flag} - is stdin`, {
+        field: flag,
+        hint: `give ${flag} FILE; the key itself is never written to a config file`,
+      });
     }
   }
   if (globals.timeout !== undefined && parseTimeout(globals.timeout) === undefined) {
@@ -125,7 +130,9 @@ export async function writePrivateFile(path: string, text: string, force: boolea
   } catch (error) {
     if (errorCode(error) !== 'EEXIST') throw error;
     if (!force) {
-      throw new UsageError(`${displayPath(path)} already exists; not overwriting it`, { hint: 'give --force to replace it, or edit it (see `govctl config show`)' });
+      throw new UsageError(`${displayPath(path)} already exists; not overwriting it`, {
+        hint: 'give --force to replace it, or edit it (see `govctl config show`)',
+      });
     }
   }
   const temp = join(dirname(path), `.${randomBytes(6).toString('hex')}.tmp`);

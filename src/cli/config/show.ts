@@ -30,7 +30,11 @@ export function createConfigShowCommand(factory: Factory): Command {
       'trusted_hosts: [{origin, from}], connection: {kind: remote, base_url} | {kind: local, data_dir} | {kind: error, message}}.\n' +
       'A base URL is shown without its userinfo or query string (http://***@host/?***).\n',
   );
-  return addExamples(command, ['govctl config show', 'SERVICE_BASE_URL=https://governance.example.com govctl config show', 'govctl config show --json | jq -r .settings.baseUrl.source']);
+  return addExamples(command, [
+    'govctl config show',
+    'SERVICE_BASE_URL=https://governance.example.com govctl config show',
+    'govctl config show --json | jq -r .settings.baseUrl.source',
+  ]);
 }
 
 interface Row {

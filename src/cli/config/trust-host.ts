@@ -63,14 +63,15 @@ export async function readUserObject(path: string): Promise<Record<string, unkno
 
 export async function run(url: string, options: { json: boolean; remove: boolean }, deps: Factory): Promise<void> {
   const origin = originOf(url);
-  if (origin === undefined) throw new UsageError(`"${displayUrl(url)}" is not an http(s) URL`, { hint: 'give the service URL, e.g. https://governance.example.com' });
+  if (origin === undefined)
+    throw new UsageError(`"${displayUrl(url)}" is not an http(s) URL`, { hint: 'give the service URL, e.g. https://governance.example.com' });
   const path = userConfigPath(deps.env);
   const config = await readUserObject(path);
   const existing = config[TRUSTED_HOSTS_KEY];
   if (existing !== undefined && (!Array.isArray(existing) || !existing.every((value) => typeof value === 'string'))) {
     throw new ConfigError(`${TRUSTED_HOSTS_KEY} in ${displayPath(path)} must be a list of URLs`, { hint: 'fix it first; nothing was changed' });
   }
-  const hosts = (existing ?? []) as string[];
+  const hosts = existing ?? [];
   const pinned = hosts.some((host) => originOf(host) === origin);
   const next = options.remove ? hosts.filter((host) => originOf(host) !== origin) : pinned ? hosts : [...hosts, origin];
   const changed = options.remove ? pinned : !pinned;

@@ -23,7 +23,9 @@ export function createDeriveCommand(factory: Factory): Command {
     .description('recommend the record types a system needs, and the controls each earns (POST grc/derive-controls)')
     .requiredOption('--description <text>', 'what the system does, in plain words (keywords drive the rules)')
     .addOption(new Option('--risk-tier <tier>', 'the EU AI Act risk tier').choices(RISK_TIERS).makeOptionMandatory())
-    .action(async (flags: { description: string; riskTier: string }) => run({ json: factory.globals.json === true, description: flags.description, riskTier: flags.riskTier }, factory));
+    .action(async (flags: { description: string; riskTier: string }) =>
+      run({ json: factory.globals.json === true, description: flags.description, riskTier: flags.riskTier }, factory),
+    );
   command.addHelpText(
     'after',
     '\nPriorities are required, recommended or optional; the rules are in docs/controls.md. Piped, one line\n' +

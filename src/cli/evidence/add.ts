@@ -71,9 +71,7 @@ export function exampleFor(spec: RecordTypeSpec, flags: RecordFlags): string {
 
 /** `evidence add` with one subcommand per record type. */
 export function createEvidenceAddCommand(factory: Factory): Command {
-  const add = new Command('add')
-    .description('build, validate, sign (with a signing key) and store one evidence record')
-    .usage('<record-type> [flags]');
+  const add = new Command('add').description('build, validate, sign (with a signing key) and store one evidence record').usage('<record-type> [flags]');
   for (const spec of CATALOGUE.values()) add.addCommand(createRecordTypeCommand(spec, factory));
   return addExamples(add, [
     'govctl evidence add ai_risk_assessment --help',
@@ -84,7 +82,9 @@ export function createEvidenceAddCommand(factory: Factory): Command {
 
 function createRecordTypeCommand(spec: RecordTypeSpec, factory: Factory): Command {
   const flags = recordFlags(spec);
-  const command = new Command(spec.type).summary(spec.summary).description(`${spec.title}: ${spec.summary}. Flags marked (required) must be given (or be in --payload-file).`);
+  const command = new Command(spec.type)
+    .summary(spec.summary)
+    .description(`${spec.title}: ${spec.summary}. Flags marked (required) must be given (or be in --payload-file).`);
   for (const option of flags.options) command.addOption(option);
   command
     .addOption(new Option('--payload-file <file|->', 'the payload as JSON (flags given as well override its keys)'))
@@ -118,7 +118,8 @@ export function describeIssues(what: string, issues: readonly ValidationIssue[],
     const key = `${flag.split(' ')[0]}\u0000${found.message}`;
     // A malformed flag value is named with the flag (docs/exit-codes.md "Malformed values"),
     // whichever of the two members one flag fills carries it.
-    const given = values !== undefined && !found.message.includes(', got "') && isMalformedFlagValue(found, values, flags) ? typedValue(found.path, values) : undefined;
+    const given =
+      values !== undefined && !found.message.includes(', got "') && isMalformedFlagValue(found, values, flags) ? typedValue(found.path, values) : undefined;
     const before = said.get(key);
     if (before === undefined) said.set(key, { flag, message: found.message, ...(given !== undefined && { given }) });
     else if (before.given === undefined && given !== undefined) before.given = given;
@@ -130,7 +131,7 @@ export function describeIssues(what: string, issues: readonly ValidationIssue[],
 /** The value typed for the flag behind an issue's path (`payload.severity`, `payload.impact_domains.2`, `occurred_at`), if a string. */
 function typedValue(path: string, values: FlagValues): string | undefined {
   const match = /^payload\.([^.]+)(?:\.(\d+))?$/.exec(path);
-  let value: unknown = match ? values.payload[match[1]!] : (values.overrides[path] ?? values.top[path]);
+  let value: unknown = match ? values.payload[match[1]] : (values.overrides[path] ?? values.top[path]);
   if (match?.[2] !== undefined && Array.isArray(value)) value = value[Number(match[2])];
   return typeof value === 'string' ? value : undefined;
 }
@@ -146,7 +147,7 @@ export function isMalformedFlagValue(found: ValidationIssue, values: FlagValues,
   if (match) {
     const binding = flags.bindings.find((b) => b.kind === 'field' && b.field.wire === match[1]);
     // A field filled from a global setting (--system, or the environment) is the record's.
-    return binding !== undefined && binding.kind === 'field' && !binding.global && Object.hasOwn(values.payload, match[1]!);
+    return binding !== undefined && binding.kind === 'field' && !binding.global && Object.hasOwn(values.payload, match[1]);
   }
   return values.overrides[found.path] !== undefined || values.top[found.path] !== undefined;
 }
@@ -162,7 +163,10 @@ export async function run(options: EvidenceAddOptions, deps: Factory): Promise<v
     const documents = await readJsonDocuments(options.payloadFile, deps, 'the payload');
     const [document] = documents;
     if (documents.length !== 1 || !isPlainObject(document)) {
-      throw new DataError('--payload-file must hold one JSON object (the payload)', { field: '--payload-file', hint: 'give the payload object, not the whole record' });
+      throw new DataError('--payload-file must hold one JSON object (the payload)', {
+        field: '--payload-file',
+        hint: 'give the payload object, not the whole record',
+      });
     }
     payload = { ...document, ...values.payload };
   }
@@ -175,7 +179,7 @@ export async function run(options: EvidenceAddOptions, deps: Factory): Promise<v
     const hint = `see \`govctl evidence add ${spec.type} --help\``;
     // values.issues are flag values that did not parse (`--accuracy abc`): malformed by definition.
     const malformed = values.issues[0] ?? issues.find((found) => isMalformedFlagValue(found, values, flags));
-    if (malformed) throw new UsageError(message, { field: flagForPath(malformed.path, flags).split(' ')[0]!, hint });
+    if (malformed) throw new UsageError(message, { field: flagForPath(malformed.path, flags).split(' ')[0], hint });
     throw new DataError(message, { code: 'validation_error', field: issues[0]?.path, hint });
   }
   const record: EvidenceRecord = built.record;
@@ -199,7 +203,9 @@ async function printWriteResult(deps: Factory, result: GrcWriteResult, how: { dr
   if (how.json) return printJson(out, result);
   const controls = (result.mapped_controls ?? []).map((control) => terminalText(String(control)));
   if (!out.isTTY) {
-    await out.write(`${[result.record_id, result.record_type, result.detail].map((value) => terminalText(String(value).replace(/[\t\r\n]+/g, ' '))).join('\t')}\t${controls.join(',')}\n`);
+    await out.write(
+      `${[result.record_id, result.record_type, result.detail].map((value) => terminalText(String(value).replace(/[\t\r\n]+/g, ' '))).join('\t')}\t${controls.join(',')}\n`,
+    );
     return;
   }
   const c = out.color;

@@ -49,7 +49,11 @@ export function createEvidenceExportCommand(factory: Factory): Command {
     .addOption(new Option('--since <time>', 'only records that occurred at or after this ISO 8601 date or date-time').argParser(isoTime('--since')))
     .addOption(new Option('--until <time>', 'only records that occurred before this ISO 8601 date or date-time').argParser(isoTime('--until')))
     .option('--after <record-id>', 'resume after this record (the record_id of the last line of an interrupted export)')
-    .addOption(new Option('--page-size <n>', `records per request (default ${EXPORT_PAGE_SIZE})`).argParser(wholeNumber('--page-size', { min: 1, max: 100_000 })).hideHelp())
+    .addOption(
+      new Option('--page-size <n>', `records per request (default ${EXPORT_PAGE_SIZE})`)
+        .argParser(wholeNumber('--page-size', { min: 1, max: 100_000 }))
+        .hideHelp(),
+    )
     .action(async (opts: { type?: string; since?: string; until?: string; after?: string; pageSize?: number }) => {
       const settings = await factory.settings();
       await run(
@@ -85,8 +89,13 @@ export function exportQuery(options: Omit<EvidenceExportOptions, 'after' | 'page
  * Every page of an export from `after` on: each page's NDJSON text and line count. Pages are asked
  * for one at a time, after the caller has taken the last (constant memory).
  */
-export async function* exportPages(api: ServiceApi, query: EvidenceExportQuery, deps: Factory, pageSize = EXPORT_PAGE_SIZE): AsyncGenerator<{ text: string; count: number; lastRecordId?: string }> {
-  for (let after = query.after; ; ) {
+export async function* exportPages(
+  api: ServiceApi,
+  query: EvidenceExportQuery,
+  deps: Factory,
+  pageSize = EXPORT_PAGE_SIZE,
+): AsyncGenerator<{ text: string; count: number; lastRecordId?: string }> {
+  for (let after = query.after; ;) {
     const page = await api.exportEvidence({ ...query, limit: pageSize, ...(after !== undefined ? { after } : {}) }, { signal: deps.signal });
     if (page.count > 0) yield page;
     if (page.count < pageSize || page.lastRecordId === undefined) return;
@@ -97,7 +106,10 @@ export async function* exportPages(api: ServiceApi, query: EvidenceExportQuery, 
 export async function run(options: EvidenceExportOptions, deps: Factory): Promise<void> {
   // An empty window is a mistake in the flags, not an export of nothing (which would pass silently).
   if (options.since !== undefined && options.until !== undefined && Date.parse(options.since) >= Date.parse(options.until)) {
-    throw new UsageError(`--since (${options.since}) must be before --until (${options.until}): no record can lie between them`, { field: '--since', hint: 'swap the two, or drop one' });
+    throw new UsageError(`--since (${options.since}) must be before --until (${options.until}): no record can lie between them`, {
+      field: '--since',
+      hint: 'swap the two, or drop one',
+    });
   }
   const api = await deps.api();
   const out = deps.io.stdout;
@@ -112,7 +124,12 @@ export async function run(options: EvidenceExportOptions, deps: Factory): Promis
   let count = 0;
   let last: string | undefined = options.after;
   try {
-    for await (const page of exportPages(api, { ...exportQuery(options), ...(options.after !== undefined ? { after: options.after } : {}) }, deps, options.pageSize)) {
+    for await (const page of exportPages(
+      api,
+      { ...exportQuery(options), ...(options.after !== undefined ? { after: options.after } : {}) },
+      deps,
+      options.pageSize,
+    )) {
       await out.write(page.text);
       count += page.count;
       last = page.lastRecordId ?? last;

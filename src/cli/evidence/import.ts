@@ -64,8 +64,16 @@ export function createEvidenceImportCommand(factory: Factory): Command {
     .option('--dry-run', 'validate and show the controls each record would earn; store nothing')
     .option('--fail-fast', 'stop at the first record that fails')
     .option('--no-idempotency', 'send no idempotency keys: a record sent again is stored again')
-    .addOption(new Option('--resume-from <n>', 'skip the first n records of the input (where an interrupted import stopped)').argParser(wholeNumber('--resume-from', { min: 0 })))
-    .addOption(new Option('--batch-size <n>', `records per request (default ${BATCH_RECORDS}, at most ${MAX_BATCH_RECORDS})`).argParser(wholeNumber('--batch-size', { min: 1, max: MAX_BATCH_RECORDS })))
+    .addOption(
+      new Option('--resume-from <n>', 'skip the first n records of the input (where an interrupted import stopped)').argParser(
+        wholeNumber('--resume-from', { min: 0 }),
+      ),
+    )
+    .addOption(
+      new Option('--batch-size <n>', `records per request (default ${BATCH_RECORDS}, at most ${MAX_BATCH_RECORDS})`).argParser(
+        wholeNumber('--batch-size', { min: 1, max: MAX_BATCH_RECORDS }),
+      ),
+    )
     .action(async (file: string, opts: { dryRun?: boolean; failFast?: boolean; idempotency?: boolean; resumeFrom?: number; batchSize?: number }) =>
       run(
         {
@@ -122,7 +130,7 @@ function prepare(item: StreamItem, context: Context): Prepared | Outcome {
   const { index } = item;
   if ('error' in item) return invalidRecord(index, 'invalid_json', `line ${item.line}: ${item.error.reason} (column ${item.error.column})`);
   if (!isPlainObject(item.value)) return invalidRecord(index, 'validation_error', 'the record must be a JSON object');
-  let record = { ...item.value } as Record<string, unknown>;
+  const record = { ...item.value } as Record<string, unknown>;
   // A line of `evidence export` is a stored record: what the service added is not the record's,
   // and left on, it would make a round trip a different record (and a different key).
   for (const member of SERVICE_MEMBERS) delete record[member];
@@ -131,7 +139,7 @@ function prepare(item: StreamItem, context: Context): Prepared | Outcome {
   const { idempotency_key: givenKey, ...content } = record;
   const issues = validateRecord(content);
   if (issues.length > 0) {
-    return invalidRecord(index, 'validation_error', issues.map((found) => `${found.path} ${found.message}`).join('; '), issues[0]!.path);
+    return invalidRecord(index, 'validation_error', issues.map((found) => `${found.path} ${found.message}`).join('; '), issues[0].path);
   }
   if (context.key && (record.client_sig === undefined || record.client_sig === null)) {
     record.client_sig = signClientSig(content, context.workspaceId!, context.key);
@@ -194,23 +202,25 @@ function waitingText(waitMs: number): string {
 }
 
 /** Sends one batch; each record's line comes from its item of the reply's `results`. */
-async function sendChunk(api: ServiceApi, records: Record<string, unknown>[], indexes: number[], options: { dryRun: boolean; idempotent: boolean; deps: Factory; onWait: (ms: number) => void }): Promise<Map<number, Outcome> | 'aborted'> {
+async function sendChunk(
+  api: ServiceApi,
+  records: Record<string, unknown>[],
+  indexes: number[],
+  options: { dryRun: boolean; idempotent: boolean; deps: Factory; onWait: (ms: number) => void },
+): Promise<Map<number, Outcome> | 'aborted'> {
   const outcomes = new Map<number, Outcome>();
   let reply;
   try {
-    reply = await api.postEvidenceBatch(
-      records,
-      {
-        dryRun: options.dryRun,
-        idempotent: options.idempotent,
-        signal: options.deps.signal,
-        // A bulk import waits as often as the service asks: the budget refills every minute.
-        rateLimitRetries: Number.POSITIVE_INFINITY,
-        onWait: (ms, why) => {
-          if (why === 'rate_limited') options.onWait(ms);
-        },
+    reply = await api.postEvidenceBatch(records, {
+      dryRun: options.dryRun,
+      idempotent: options.idempotent,
+      signal: options.deps.signal,
+      // A bulk import waits as often as the service asks: the budget refills every minute.
+      rateLimitRetries: Number.POSITIVE_INFINITY,
+      onWait: (ms, why) => {
+        if (why === 'rate_limited') options.onWait(ms);
       },
-    );
+    });
   } catch (error) {
     if (options.deps.signal.aborted) return 'aborted';
     for (const index of indexes) outcomes.set(index, failedRequest(index, error));
@@ -220,7 +230,12 @@ async function sendChunk(api: ServiceApi, records: Record<string, unknown>[], in
     const entry = { index };
     const item = reply.results?.[i];
     if (item && item.status === 'accepted') {
-      const json: Record<string, unknown> = { record_id: item.record_id, record_type: item.record_type, mapped_controls: item.mapped_controls ?? [], detail: options.dryRun ? 'dry_run' : 'ok' };
+      const json: Record<string, unknown> = {
+        record_id: item.record_id,
+        record_type: item.record_type,
+        mapped_controls: item.mapped_controls ?? [],
+        detail: options.dryRun ? 'dry_run' : 'ok',
+      };
       if (item.replayed === true) json.replayed = true;
       outcomes.set(entry.index, { index: entry.index, status: 'ok', tsv: [String(item.record_id ?? ''), (item.mapped_controls ?? []).join(',')], json });
     } else if (!item) outcomes.set(entry.index, invalidRecord(entry.index, 'validation_error', 'the service gave no result for this record'));
@@ -280,7 +295,8 @@ export async function run(options: EvidenceImportOptions, deps: Factory): Promis
     const records = group.chunk.map((entry) => entry.record);
     const indexes = group.chunk.map((entry) => entry.index);
     group.chunk = [];
-    group.sending = records.length > 0 ? sendChunk(api, records, indexes, { dryRun: options.dryRun, idempotent: idempotency, deps, onWait }) : Promise.resolve(new Map());
+    group.sending =
+      records.length > 0 ? sendChunk(api, records, indexes, { dryRun: options.dryRun, idempotent: idempotency, deps, onWait }) : Promise.resolve(new Map());
     inFlight.push(group);
     current = { entries: [], chunk: [], bytes: 0 };
   };
@@ -302,7 +318,10 @@ export async function run(options: EvidenceImportOptions, deps: Factory): Promis
   };
 
   try {
-    for await (const item of idleMarked(readRecordStream(input, (n) => (bytes = n), deps.signal), IDLE_MS)) {
+    for await (const item of idleMarked(
+      readRecordStream(input, (n) => (bytes = n), deps.signal),
+      IDLE_MS,
+    )) {
       if (tally.stopped || interrupted) break;
       if (item === IDLE) {
         // The input has paused (a pipe from a live producer): send what is gathered and report it now.

@@ -47,7 +47,7 @@ export const EVIDENCE_COLUMNS: readonly Column<EvidenceListItem>[] = [
 
 /** Every page of a listing from `query.cursor` on, following `next_cursor` (wire.md §5). */
 export async function* allPages(api: ServiceApi, query: EvidenceQuery): AsyncGenerator<EvidenceList> {
-  for (let cursor = query.cursor; ; ) {
+  for (let cursor = query.cursor; ;) {
     const page = await api.listEvidence(cursor === undefined ? query : { ...query, cursor });
     yield page;
     if (!page.next_cursor || page.records.length === 0) return;
@@ -59,9 +59,13 @@ export function createEvidenceListCommand(factory: Factory): Command {
   const command = new Command('list')
     .description('list stored evidence records, newest first')
     .addOption(new Option('--type <record-type>', 'only this record type').choices(RECORD_TYPES))
-    .addOption(new Option('--days <n>', 'look back this many days (default 90; with --all, all time)').argParser(wholeNumber('--days', { min: 1 })).conflicts('since'))
+    .addOption(
+      new Option('--days <n>', 'look back this many days (default 90; with --all, all time)').argParser(wholeNumber('--days', { min: 1 })).conflicts('since'),
+    )
     .addOption(new Option('--since <time>', 'only records that occurred at or after this ISO 8601 date or date-time').argParser(isoTime('--since')))
-    .addOption(new Option('--limit <n>', `records per page, at most ${MAX_PAGE} (service default 50)`).argParser(wholeNumber('--limit', { min: 1, max: MAX_PAGE })))
+    .addOption(
+      new Option('--limit <n>', `records per page, at most ${MAX_PAGE} (service default 50)`).argParser(wholeNumber('--limit', { min: 1, max: MAX_PAGE })),
+    )
     .option('--all', 'every page, following next_cursor; all time unless --days or --since')
     .option('--cursor <cursor>', 'start at this page (a next_cursor from a previous --json listing)')
     .action(async (opts: { type?: string; days?: number; since?: string; limit?: number; all?: boolean; cursor?: string }) => {

@@ -113,7 +113,10 @@ export function recordFlags(spec: RecordTypeSpec): RecordFlags {
       bindings.push({ kind: 'field', flag, attribute: yes.attributeName(), field, required });
       continue;
     }
-    const option = new Option(`--${flag} ${valueName(field)}`, fieldHelp(field, required) + ((field.kind === 'string[]' || field.kind === 'number-map') && !/repeat/.test(field.description) ? ' (repeatable)' : ''));
+    const option = new Option(
+      `--${flag} ${valueName(field)}`,
+      fieldHelp(field, required) + ((field.kind === 'string[]' || field.kind === 'number-map') && !/repeat/.test(field.description) ? ' (repeatable)' : ''),
+    );
     if (field.kind === 'string[]' || field.kind === 'number-map') option.argParser(collect);
     if (field.enum) completeWith(option, field.enum);
     options.push(option);
@@ -189,7 +192,8 @@ export function readFlags(flags: RecordFlags, opts: Record<string, unknown>, glo
       case 'number':
       case 'integer': {
         const parsed = parseNumberFlag(String(raw), field.kind === 'integer');
-        if (parsed === undefined) values.issues.push({ path, code: 'type', message: `must be ${field.kind === 'integer' ? 'a whole number' : 'a number'}, got "${String(raw)}"` });
+        if (parsed === undefined)
+          values.issues.push({ path, code: 'type', message: `must be ${field.kind === 'integer' ? 'a whole number' : 'a number'}, got "${String(raw)}"` });
         else values.payload[field.wire] = parsed;
         break;
       }
@@ -218,8 +222,16 @@ export function readFlags(flags: RecordFlags, opts: Record<string, unknown>, glo
  * `system_name` → `--system`.
  */
 export function flagForPath(path: string, flags: RecordFlags): string {
-  const top: Record<string, string> = { system_name: '--system', occurred_at: '--occurred-at', identity: '--identity', resource: '--resource', environment: '--environment', payload: '--payload-file', client_sig: 'client_sig' };
-  if (top[path]) return top[path]!;
+  const top: Record<string, string> = {
+    system_name: '--system',
+    occurred_at: '--occurred-at',
+    identity: '--identity',
+    resource: '--resource',
+    environment: '--environment',
+    payload: '--payload-file',
+    client_sig: 'client_sig',
+  };
+  if (top[path]) return top[path];
   for (const binding of flags.bindings) {
     if (binding.kind === 'top' && binding.input.input === path) return `--${binding.flag}`;
   }

@@ -59,10 +59,13 @@ export async function run(options: EvidenceSignOptions, deps: Factory): Promise<
     signed.push(record);
   });
   if (problems.length > 0) {
-    throw new DataError(`cannot sign: ${problems.length} of ${plural(documents.length, 'record')} ${problems.length === 1 ? 'is' : 'are'} invalid: ${problems.slice(0, 20).join('; ')}${problems.length > 20 ? '; …' : ''}`, {
-      code: 'validation_error',
-      hint: 'fix the records and sign again (nothing was printed)',
-    });
+    throw new DataError(
+      `cannot sign: ${problems.length} of ${plural(documents.length, 'record')} ${problems.length === 1 ? 'is' : 'are'} invalid: ${problems.slice(0, 20).join('; ')}${problems.length > 20 ? '; …' : ''}`,
+      {
+        code: 'validation_error',
+        hint: 'fix the records and sign again (nothing was printed)',
+      },
+    );
   }
   const out = deps.io.stdout;
   for (const record of signed) await out.write(stringifyJson(record) + '\n');

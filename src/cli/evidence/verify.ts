@@ -69,7 +69,8 @@ export function verifyOne(document: unknown, index: number, workspaceId: string,
 
 export async function run(options: EvidenceVerifyOptions, deps: Factory): Promise<void> {
   if (!options.remote) {
-    if (options.type !== undefined || options.days !== undefined) throw new UsageError('--type and --days go with --remote', { hint: 'add --remote to verify stored records' });
+    if (options.type !== undefined || options.days !== undefined)
+      throw new UsageError('--type and --days go with --remote', { hint: 'add --remote to verify stored records' });
     const workspaceId = await deps.offlineWorkspaceId('evidence verify');
     const key = await deps.requireSigningKey('evidence verify');
     const documents = await readJsonDocuments(options.file, deps, 'the records');
@@ -89,12 +90,17 @@ export async function run(options: EvidenceVerifyOptions, deps: Factory): Promis
     ...(options.type !== undefined ? { type: options.type } : {}),
     ...(since !== undefined ? { since } : {}),
   });
-  const progress = await startProgress(deps, { label: 'verifying', total: undefined, detail: '{records} records checked, {failed} failed', fields: { records: 0, failed: 0 } });
+  const progress = await startProgress(deps, {
+    label: 'verifying',
+    total: undefined,
+    detail: '{records} records checked, {failed} failed',
+    fields: { records: 0, failed: 0 },
+  });
   const results: VerifyResult[] = [];
   let failed = 0;
   try {
     for await (const page of exportPages(api, query, deps)) {
-      for (let start = 0; start < page.text.length; ) {
+      for (let start = 0; start < page.text.length;) {
         const end = page.text.indexOf('\n', start);
         const line = page.text.slice(start, end === -1 ? undefined : end);
         start = end === -1 ? page.text.length : end + 1;

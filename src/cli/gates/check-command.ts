@@ -9,8 +9,17 @@ import { FAIL_ON, type FailOn } from './verdict.js';
 export function createGatesCheckCommand(factory: Factory): Command {
   const command = new Command('check')
     .description('check the release gates; the exit code is the verdict (GET grc/gates/check)')
-    .addOption(new Option('--fail-on <level>', 'which failures fail the run: soft (any failing gate), hard (blocking ones only), never').choices(FAIL_ON).default('soft'))
-    .addOption(new Option('--format <format>', 'table (a list on a terminal, tab-separated when piped), json (the body), junit (XML), github (Actions annotations)').choices(GATE_FORMATS))
+    .addOption(
+      new Option('--fail-on <level>', 'which failures fail the run: soft (any failing gate), hard (blocking ones only), never')
+        .choices(FAIL_ON)
+        .default('soft'),
+    )
+    .addOption(
+      new Option(
+        '--format <format>',
+        'table (a list on a terminal, tab-separated when piped), json (the body), junit (XML), github (Actions annotations)',
+      ).choices(GATE_FORMATS),
+    )
     .action(async (flags: { failOn: FailOn; format?: string }) =>
       run({ failOn: flags.failOn, format: resolveFormat(flags.format, factory.globals.json === true) }, factory),
     );
@@ -28,7 +37,6 @@ export function createGatesCheckCommand(factory: Factory): Command {
     'govctl gates check --fail-on hard',
     'govctl gates check --format junit > gates.xml',
     'govctl gates check --format github',
-    'govctl gates check --json | jq -r \'.gates[] | select(.passing | not) | .reason\'',
+    "govctl gates check --json | jq -r '.gates[] | select(.passing | not) | .reason'",
   ]);
 }
-

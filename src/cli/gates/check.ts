@@ -37,7 +37,9 @@ async function printGateList(out: OutputStream, gates: readonly CheckedGate[]): 
   const lines: string[] = [];
   for (const { gate, status } of gates) {
     const colour = status === 'pass' ? out.color.green : status === 'soft' ? out.color.yellow : out.color.red.bold;
-    lines.push(`${colour(STATUS_TEXT[status].padEnd(pad))}  ${out.color.bold(terminalText(gate.name))} ${out.color.dim(terminalText(`(${gate.gate_id}, exit ${gate.exit_code})`))}`);
+    lines.push(
+      `${colour(STATUS_TEXT[status].padEnd(pad))}  ${out.color.bold(terminalText(gate.name))} ${out.color.dim(terminalText(`(${gate.gate_id}, exit ${gate.exit_code})`))}`,
+    );
     const indent = ' '.repeat(pad + 2);
     if (gate.reason) lines.push(...wrapCell(terminalText(gate.reason), Math.max(20, width - indent.length)).map((line) => indent + line));
   }
@@ -97,13 +99,19 @@ export async function run(options: GatesCheckOptions, deps: Factory): Promise<vo
   const soft = gates.filter((checked) => checked.status === 'soft');
   if (verdict === 0) return;
   const ids = (list: CheckedGate[]) => list.map(({ gate }) => gate.gate_id).join(', ');
-  const parts = [hard.length > 0 ? `${plural(hard.length, 'blocking gate')} failing (${ids(hard)})` : '', soft.length > 0 ? `${plural(soft.length, 'non-blocking gate')} failing (${ids(soft)})` : ''].filter(Boolean);
+  const parts = [
+    hard.length > 0 ? `${plural(hard.length, 'blocking gate')} failing (${ids(hard)})` : '',
+    soft.length > 0 ? `${plural(soft.length, 'non-blocking gate')} failing (${ids(soft)})` : '',
+  ].filter(Boolean);
   const summary = parts.join(', ');
   if (exitCode === 0) {
     await deps.note(`${summary}; not failing the run (--fail-on ${options.failOn})`);
     return;
   }
-  throw new GatesFailedError(`${summary}: exit ${exitCode}`, exitCode as 1 | 2, {
-    hint: hard.length > 0 ? 'record the evidence each reason names' : 'record the evidence each reason names, or pass --fail-on hard to let non-blocking gates warn only',
+  throw new GatesFailedError(`${summary}: exit ${exitCode}`, exitCode, {
+    hint:
+      hard.length > 0
+        ? 'record the evidence each reason names'
+        : 'record the evidence each reason names, or pass --fail-on hard to let non-blocking gates warn only',
   });
 }

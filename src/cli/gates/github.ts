@@ -27,18 +27,23 @@ function label(status: GateStatus): string {
 /** The workflow commands, one per gate, blocking failures first; ends in a newline. */
 export function githubAnnotations(gates: readonly CheckedGate[]): string {
   const sorted = gates.map((checked, index) => ({ checked, index })).sort((a, b) => ORDER[a.checked.status] - ORDER[b.checked.status] || a.index - b.index);
-  return sorted
-    .map(({ checked: { gate, status } }) => {
-      const title = `${gate.name} (${gate.gate_id})`;
-      const message = status === 'pass' ? label(status) : `${label(status)}: ${gate.reason ?? 'no reason given'}`;
-      return `::${LEVEL[status]} title=${escapeProperty(title)}::${escapeData(message)}`;
-    })
-    .join('\n') + '\n';
+  return (
+    sorted
+      .map(({ checked: { gate, status } }) => {
+        const title = `${gate.name} (${gate.gate_id})`;
+        const message = status === 'pass' ? label(status) : `${label(status)}: ${gate.reason ?? 'no reason given'}`;
+        return `::${LEVEL[status]} title=${escapeProperty(title)}::${escapeData(message)}`;
+      })
+      .join('\n') + '\n'
+  );
 }
 
 /** A Markdown table cell: pipes escaped, line breaks as `<br>`. */
 function cell(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n|\r/g, '<br>');
+  return text
+    .replace(/\\/g, '\\\\')
+    .replace(/\|/g, '\\|')
+    .replace(/\r?\n|\r/g, '<br>');
 }
 
 const ICON: Record<GateStatus, string> = { hard: '❌ hard fail', soft: '⚠️ soft fail', pass: '✅ pass' };

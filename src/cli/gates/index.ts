@@ -5,6 +5,8 @@ import type { Factory } from '../factory.js';
 import { createGatesCheckCommand } from './check-command.js';
 
 export function createGatesCommand(factory: Factory): Command {
-  const command = new Command('gates').description('release gates: one per framework, blocking (required) or advisory').addCommand(createGatesCheckCommand(factory));
+  const command = new Command('gates')
+    .description('release gates: one per framework, blocking (required) or advisory')
+    .addCommand(createGatesCheckCommand(factory));
   return addExamples(command, ['govctl gates check', 'govctl gates check --fail-on hard --format github']);
 }

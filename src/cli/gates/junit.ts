@@ -74,7 +74,11 @@ export function junitReport(gates: readonly CheckedGate[], options: JunitOptions
     }
     const reason = gate.reason ?? (status === 'hard' ? 'blocking gate failing' : 'gate failing');
     const kind = status === 'hard' ? 'blocking gate failed (exit code 2)' : 'non-blocking gate failed (exit code 1)';
-    lines.push(open, `      <failure message="${xmlEscape(reason)}" type="${status}">${xmlEscape(`${gate.name}: ${kind}\n${reason}`)}</failure>`, '    </testcase>');
+    lines.push(
+      open,
+      `      <failure message="${xmlEscape(reason)}" type="${status}">${xmlEscape(`${gate.name}: ${kind}\n${reason}`)}</failure>`,
+      '    </testcase>',
+    );
   }
   lines.push('  </testsuite>', '</testsuites>');
   return lines.join('\n') + '\n';

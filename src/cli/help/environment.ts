@@ -14,14 +14,12 @@ export interface EnvironmentReport {
 }
 
 export function createHelpEnvironmentCommand(factory: Factory): Command {
-  const command = new Command('environment')
-    .description('print every environment variable govctl reads, and what each does')
-    .action(async () => run(factory));
+  const command = new Command('environment').description('print every environment variable govctl reads, and what each does').action(async () => run(factory));
   command.addHelpText(
     'after',
-    '\nA setting\'s GOVCTL_ name wins over its SERVICE_ name (the specification\'s) when both are set. A base URL and an\n' +
+    "\nA setting's GOVCTL_ name wins over its SERVICE_ name (the specification's) when both are set. A base URL and an\n" +
       'API key from the environment must be of one family: GOVCTL_BASE_URL with GOVCTL_API_KEY, SERVICE_BASE_URL with\n' +
-      'SERVICE_API_KEY (78 otherwise), so a SERVICE_API_KEY meant for another service never goes to govctl\'s host.\n' +
+      "SERVICE_API_KEY (78 otherwise), so a SERVICE_API_KEY meant for another service never goes to govctl's host.\n" +
       'Flags win over the environment, which wins over config files.\n' +
       '\nPiped, one line per variable: name<TAB>also read<TAB>what. --json prints {environment: [{name, also, setting, what}]}.\n',
   );

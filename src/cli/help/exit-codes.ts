@@ -29,7 +29,11 @@ export function createHelpExitCodesCommand(factory: Factory): Command {
 type Row = (typeof EXIT_CODE_MEANINGS)[number];
 
 const COLUMNS: readonly Column<Row>[] = [
-  { header: 'code', value: (row) => String(row.code), style: (text, out, row) => (row.code === 0 ? out.color.green(text) : row.code <= 2 ? out.color.yellow(text) : out.color.red(text)) },
+  {
+    header: 'code',
+    value: (row) => String(row.code),
+    style: (text, out, row) => (row.code === 0 ? out.color.green(text) : row.code <= 2 ? out.color.yellow(text) : out.color.red(text)),
+  },
   { header: 'meaning', value: (row) => row.meaning, shrink: 'wrap' },
 ];
 

@@ -13,7 +13,9 @@ import { createHelpOptionsCommand } from './options.js';
 
 export function createHelpCommand(factory: Factory): Command {
   const command = new Command('help')
-    .description('show the help of a command, the global options (`govctl help options`), the exit codes (`govctl help exit-codes`) or the environment variables (`govctl help environment`)')
+    .description(
+      'show the help of a command, the global options (`govctl help options`), the exit codes (`govctl help exit-codes`) or the environment variables (`govctl help environment`)',
+    )
     .argument('[command...]', 'the command, e.g. `gates check`')
     .addCommand(createHelpExitCodesCommand(factory))
     .addCommand(createHelpOptionsCommand(factory))
@@ -22,7 +24,10 @@ export function createHelpCommand(factory: Factory): Command {
       let target: Command = self.parent ?? self;
       for (const name of names) {
         const next = target.commands.find((sub) => sub.name() === name || sub.aliases().includes(name));
-        if (!next) throw new UsageError(`unknown command: ${[...names.slice(0, names.indexOf(name)), name].join(' ')}`, { hint: 'see `govctl --help` for the commands' });
+        if (!next)
+          throw new UsageError(`unknown command: ${[...names.slice(0, names.indexOf(name)), name].join(' ')}`, {
+            hint: 'see `govctl --help` for the commands',
+          });
         target = next;
       }
       target.outputHelp();

@@ -111,12 +111,13 @@ const KIND_NONE = 2;
  * read without a JSON parse: 100 000 entries are read per audit. Anything else goes to
  * {@link parseLedgerEntry}, which accepts no more than this (the canonical form, exactly).
  */
-const PLAIN_ENTRY = /^\{"id":"([\x20\x21\x23-\x5b\x5d-\x7e]*)","kind":"([a-z]+)","received_at":"[\x20\x21\x23-\x5b\x5d-\x7e]*","sha256":"([0-9a-f]{64})","workspace_id":"([\x20\x21\x23-\x5b\x5d-\x7e]*)"\}$/;
+const PLAIN_ENTRY =
+  /^\{"id":"([\x20\x21\x23-\x5b\x5d-\x7e]*)","kind":"([a-z]+)","received_at":"[\x20\x21\x23-\x5b\x5d-\x7e]*","sha256":"([0-9a-f]{64})","workspace_id":"([\x20\x21\x23-\x5b\x5d-\x7e]*)"\}$/;
 
 /** The members of an entry the audit uses. @throws LedgerFormatError (from parseLedgerEntry) for a malformed one */
 function entryOf(bytes: Buffer): { id: string; kind: string; sha256: string; workspace_id: string } {
   const plain = bytes.length < 1024 ? PLAIN_ENTRY.exec(bytes.toString('latin1')) : null;
-  if (plain !== null) return { id: plain[1]!, kind: plain[2]!, sha256: plain[3]!, workspace_id: plain[4]! };
+  if (plain !== null) return { id: plain[1], kind: plain[2], sha256: plain[3], workspace_id: plain[4] };
   return parseLedgerEntry(bytes);
 }
 
@@ -157,7 +158,8 @@ function quickDigest(line: string, record: Record<string, unknown>): string | un
   // a `,"payload":` found inside another member, would otherwise pass the committed text while the
   // line says something else).
   try {
-    if ((JSON.parse(`${line.slice(0, textStart)}${SLICE_SENTINEL}${line.slice(end)}`) as Record<string, unknown>).payload !== SLICE_SENTINEL_VALUE) return undefined;
+    if ((JSON.parse(`${line.slice(0, textStart)}${SLICE_SENTINEL}${line.slice(end)}`) as Record<string, unknown>).payload !== SLICE_SENTINEL_VALUE)
+      return undefined;
   } catch {
     return undefined;
   }
@@ -235,14 +237,14 @@ class Leaves {
 
   /** The leaf index of an id, or undefined. */
   get(id: string): number | undefined {
-    const slot = this.#slots[this.#slot(id)]!;
+    const slot = this.#slots[this.#slot(id)];
     return slot === 0 ? undefined : slot - 1;
   }
 
   /** Records an id at a leaf; the earlier leaf when the id is there already (nothing recorded). */
   add(id: string, index: number): number | undefined {
     const at = this.#slot(id);
-    if (this.#slots[at] !== 0) return this.#slots[at]! - 1;
+    if (this.#slots[at] !== 0) return this.#slots[at] - 1;
     this.#hi[at] = this.#h1;
     this.#lo[at] = this.#h2;
     this.#slots[at] = index + 1;
@@ -272,7 +274,7 @@ export async function auditLog(
   const tree = CompactTree.empty();
   const bundles = [...entryBundlesForSize(size)];
   const fetchBundle = (at: number) => {
-    const path = tilePath(bundles[at]!);
+    const path = tilePath(bundles[at]);
     const reply = api.workspaceBytes(`ledger/${path}`);
     reply.catch(() => {}); // awaited in order below; a rejection ahead of its turn is not unhandled
     return reply;
@@ -280,7 +282,7 @@ export async function auditLog(
   const ahead: Promise<Buffer>[] = [];
   for (let at = 0; at < Math.min(BUNDLES_AHEAD, bundles.length); at++) ahead.push(fetchBundle(at));
   for (let at = 0; at < bundles.length; at++) {
-    const bundle = bundles[at]!;
+    const bundle = bundles[at];
     const path = tilePath(bundle);
     let bytes: Buffer;
     try {
@@ -346,7 +348,7 @@ export async function auditLog(
       else unloggedUnlooked += 1;
       return undefined;
     }
-    if (leaves.seen[index]! > 0) {
+    if (leaves.seen[index] > 0) {
       problem(`leaf ${index}: ${kind} ${terminalText(id)} is returned more than once`);
       return undefined;
     }
@@ -392,7 +394,7 @@ export async function auditLog(
     page = more ? api.exportEvidence({ limit: EVIDENCE_PAGE, after: current.lastRecordId }) : undefined;
     page?.catch(() => {}); // awaited on the next turn
     const text = current.text;
-    for (let start = 0; start < text.length; ) {
+    for (let start = 0; start < text.length;) {
       const end = text.indexOf('\n', start);
       const line = text.slice(start, end === -1 ? undefined : end);
       start = end === -1 ? text.length : end + 1;
@@ -425,7 +427,8 @@ export async function auditLog(
       evidence += 1;
       if (quick.client_sig !== undefined && quick.client_sig !== null) {
         if (signingKey === undefined) unchecked += 1;
-        else if (!verifyClientSig(exact(), workspaceId, signingKey)) problem(`leaf ${index}: evidence ${terminalText(recordId)}: client_sig does not verify with the configured signing key`);
+        else if (!verifyClientSig(exact(), workspaceId, signingKey))
+          problem(`leaf ${index}: evidence ${terminalText(recordId)}: client_sig does not verify with the configured signing key`);
       }
       const record = quick;
       const earned = Math.min(Date.parse(String(record.occurred_at)), Date.parse(String(record.received_at)));
@@ -462,7 +465,8 @@ export async function auditLog(
         const form = signed ? verifyWitness(attestation, workspaceId) : null;
         if (signed && form === null) problem(`leaf ${index}: attestation ${terminalText(id)}: witness_sig does not verify with its verifying_key_hex`);
         const unsupported = record.trust_tier === 'witnessed' ? form === null : form !== null && record.detail === 'ok';
-        if (unsupported) problem(`leaf ${index}: attestation ${terminalText(id)} is ${terminalText(String(record.trust_tier))}, which its signature does not support`);
+        if (unsupported)
+          problem(`leaf ${index}: attestation ${terminalText(id)} is ${terminalText(String(record.trust_tier))}, which its signature does not support`);
       } else problem(`leaf ${index}: attestation ${terminalText(id)} carries no attestation record`);
     }
     onProgress({ phase: 'records', done: checked, total: size });
@@ -477,16 +481,16 @@ export async function auditLog(
     if (problems.length + unseen.length < MAX_LISTED) unseen.push(index);
     else unlisted += 1;
   }
-  for (let at = 0; at < unseen.length; ) {
-    const bundle = bundles[Math.floor(unseen[at]! / 256)]!;
+  for (let at = 0; at < unseen.length;) {
+    const bundle = bundles[Math.floor(unseen[at] / 256)];
     let entries: Buffer[] = [];
     try {
       entries = decodeEntryBundle(await api.workspaceBytes(`ledger/${tilePath(bundle)}`), bundle.width);
     } catch (error) {
       if (!(error instanceof NotFoundError) && !(error instanceof LedgerFormatError)) throw error;
     }
-    for (; at < unseen.length && Math.floor(unseen[at]! / 256) === bundle.index; at++) {
-      const index = unseen[at]!;
+    for (; at < unseen.length && Math.floor(unseen[at] / 256) === bundle.index; at++) {
+      const index = unseen[at];
       const kind = leaves.kinds[index] === KIND_ATTESTATION ? 'attestation' : 'evidence';
       const bytes = entries[index % 256];
       let entry;
@@ -513,15 +517,22 @@ export async function auditLog(
     }
   }
   if (unloggedUnlooked > 0) {
-    problem(`${unloggedUnlooked} more records are stored with no leaf in the log at size ${size} (not looked up one by one: stored without being logged, or written while the audit ran)`);
+    problem(
+      `${unloggedUnlooked} more records are stored with no leaf in the log at size ${size} (not looked up one by one: stored without being logged, or written while the audit ran)`,
+    );
   }
 
   // 3. Posture and gates from the verified records, at the instant of the comparison.
-  const brief = parseJsonLossless((await api.workspaceText('GET', 'grc/posture-brief')).body) as { overall_pct?: unknown; frameworks?: { framework: string; score_pct: unknown }[] };
+  const brief = parseJsonLossless((await api.workspaceText('GET', 'grc/posture-brief')).body) as {
+    overall_pct?: unknown;
+    frameworks?: { framework: string; score_pct: unknown }[];
+  };
   const byFramework = coverageByFramework(coverage, nowMs());
   const scores = scoresFrom(byFramework);
   if (Number(brief.overall_pct) !== scores.overall_pct) {
-    problem(`posture: the service states overall ${String(brief.overall_pct)} %, the verified records support ${scores.overall_pct} % (a forged coverage table?)`);
+    problem(
+      `posture: the service states overall ${String(brief.overall_pct)} %, the verified records support ${scores.overall_pct} % (a forged coverage table?)`,
+    );
   }
   for (const own of scores.frameworks) {
     const stated = brief.frameworks?.find((f) => f.framework === own.framework);
@@ -534,7 +545,9 @@ export async function auditLog(
       problem(`posture: the service states a framework ${terminalText(String(stated.framework))} that this govctl's control catalogue does not hold`);
     }
   }
-  const gates = parseJsonLossless((await api.workspaceText('GET', 'grc/gates/check')).body) as { results?: { framework: string; threshold_pct: unknown; status: string }[] };
+  const gates = parseJsonLossless((await api.workspaceText('GET', 'grc/gates/check')).body) as {
+    results?: { framework: string; threshold_pct: unknown; status: string }[];
+  };
   for (const result of gates.results ?? []) {
     const own = byFramework.find((f) => f.framework === result.framework);
     if (!own) {
@@ -543,7 +556,9 @@ export async function auditLog(
     }
     const passing = own.score_pct >= Number(result.threshold_pct);
     if ((result.status === 'passing') !== passing) {
-      problem(`gates: ${result.framework} is ${result.status} at the service, ${passing ? 'passing' : 'failing'} from the verified records (${own.score_pct} % vs ${String(result.threshold_pct)} %)`);
+      problem(
+        `gates: ${result.framework} is ${result.status} at the service, ${passing ? 'passing' : 'failing'} from the verified records (${own.score_pct} % vs ${String(result.threshold_pct)} %)`,
+      );
     }
   }
   if (unlisted > 0) problems.push(`… and ${unlisted} more`);

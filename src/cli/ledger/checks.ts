@@ -32,7 +32,10 @@ export function logVerifier(vkey: string, where: string): Ed25519NoteVerifier {
   try {
     return Ed25519NoteVerifier.fromVerifierKey(vkey.trim());
   } catch (error) {
-    throw new ConfigError(`${where} is not a log verifier key (${(error as Error).message})`, { field: 'ledgerKey', hint: 'it looks like <origin>+<8 hex digits>+<base64>, as `govctl admin init` prints it' });
+    throw new ConfigError(`${where} is not a log verifier key (${(error as Error).message})`, {
+      field: 'ledgerKey',
+      hint: 'it looks like <origin>+<8 hex digits>+<base64>, as `govctl admin init` prints it',
+    });
   }
 }
 
@@ -71,9 +74,13 @@ export function witnessVerifiers(vkeys: readonly string[]): CosignatureVerifier[
 }
 
 /** GET ledger/checkpoint, verified with the log key (and every given witness's cosignature, when present). */
-export async function fetchCheckpoint(api: ServiceApi, log: Ed25519NoteVerifier, witnesses: readonly CosignatureVerifier[] = []): Promise<{ note: string; opened: OpenedCheckpoint }> {
+export async function fetchCheckpoint(
+  api: ServiceApi,
+  log: Ed25519NoteVerifier,
+  witnesses: readonly CosignatureVerifier[] = [],
+): Promise<{ note: string; opened: OpenedCheckpoint }> {
   const { body } = await api.workspaceText('GET', 'ledger/checkpoint');
-  return { note: body, opened: openVerified(body, log, witnesses, 'the service\'s checkpoint') };
+  return { note: body, opened: openVerified(body, log, witnesses, "the service's checkpoint") };
 }
 
 /** What a verified checkpoint states, as `ledger checkpoint --json` and the `ledger_checkpoint` tool show it. */
@@ -124,13 +131,16 @@ export async function checkConsistency(api: ServiceApi, from: OpenedCheckpoint, 
     throw new LedgerCheckError(`the log shrank from ${a.size} to ${b.size} leaves: records were removed or the database was rolled back to an older copy`);
   }
   if (b.size === a.size) {
-    if (!a.rootHash.equals(b.rootHash)) throw new LedgerCheckError(`two different roots for the same size ${a.size}: the log forked (its history was rewritten or two copies diverged)`);
+    if (!a.rootHash.equals(b.rootHash))
+      throw new LedgerCheckError(`two different roots for the same size ${a.size}: the log forked (its history was rewritten or two copies diverged)`);
     return;
   }
   const { body } = await api.workspaceText('GET', `ledger/proof/consistency?from=${a.size}&to=${b.size}`);
   const proof = parseJsonLossless(body) as { hashes?: unknown };
   if (!verifyConsistency(a.size, b.size, proofHashes(proof.hashes, 'consistency'), a.rootHash, b.rootHash)) {
-    throw new LedgerCheckError(`the tree of size ${b.size} does not extend the one of size ${a.size}: the log's history was rewritten (records changed, removed or reordered) or it forked`);
+    throw new LedgerCheckError(
+      `the tree of size ${b.size} does not extend the one of size ${a.size}: the log's history was rewritten (records changed, removed or reordered) or it forked`,
+    );
   }
 }
 
@@ -166,11 +176,13 @@ async function inclusionOf(api: ServiceApi, id: string, treeSize?: number): Prom
     try {
       reply = await api.workspaceText('GET', query);
     } catch (error) {
-      if (error instanceof NotFoundError) throw new LedgerCheckError(`the log holds no entry for ${terminalText(id)}: it was never logged, or its leaf was removed`);
+      if (error instanceof NotFoundError)
+        throw new LedgerCheckError(`the log holds no entry for ${terminalText(id)}: it was never logged, or its leaf was removed`);
       throw error;
     }
     if (reply.status !== 202) return parseJsonLossless(reply.body) as unknown as InclusionBody;
-    if (attempt >= 5) throw new LedgerCheckError(`${terminalText(id)} is still not integrated into the log after ${attempt} tries (the maximum merge delay is 1 s)`);
+    if (attempt >= 5)
+      throw new LedgerCheckError(`${terminalText(id)} is still not integrated into the log after ${attempt} tries (the maximum merge delay is 1 s)`);
     const seconds = Number(reply.retryAfter);
     await sleepMs(Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 5) * 1000 : 1000);
   }
@@ -196,9 +208,12 @@ export async function proveRecord(api: ServiceApi, log: Ed25519NoteVerifier, id:
     throw new LedgerCheckError(`the log entry of ${terminalText(id)} is malformed: ${terminalText((error as Error).message)}`);
   }
   if (entry.id !== id) throw new LedgerCheckError(`the log entry at leaf ${proof.leaf_index} is for ${terminalText(entry.id)}, not ${terminalText(id)}`);
-  if (entry.workspace_id !== workspaceId) throw new LedgerCheckError(`the log entry of ${terminalText(id)} is for workspace ${terminalText(entry.workspace_id)}, not ${terminalText(workspaceId)}`);
+  if (entry.workspace_id !== workspaceId)
+    throw new LedgerCheckError(`the log entry of ${terminalText(id)} is for workspace ${terminalText(entry.workspace_id)}, not ${terminalText(workspaceId)}`);
   if (!verifyInclusion(proof.leaf_index, size, leafHash(proof.entry), proofHashes(proof.hashes, 'inclusion'), rootHash)) {
-    throw new LedgerCheckError(`the inclusion proof of ${terminalText(id)} (leaf ${proof.leaf_index}) does not lead to the root of the signed checkpoint at size ${size}: the log's stored tree was altered`);
+    throw new LedgerCheckError(
+      `the inclusion proof of ${terminalText(id)} (leaf ${proof.leaf_index}) does not lead to the root of the signed checkpoint at size ${size}: the log's stored tree was altered`,
+    );
   }
 
   const path = entry.kind === 'attestation' ? `attestations/${encodeURIComponent(id)}` : `grc/evidence/${encodeURIComponent(id)}`;
@@ -206,7 +221,10 @@ export async function proveRecord(api: ServiceApi, log: Ed25519NoteVerifier, id:
   try {
     recordText = (await api.workspaceText('GET', path)).body;
   } catch (error) {
-    if (error instanceof NotFoundError) throw new LedgerCheckError(`the service no longer returns ${entry.kind} ${terminalText(id)}, which the log holds at leaf ${proof.leaf_index}: the record was deleted`);
+    if (error instanceof NotFoundError)
+      throw new LedgerCheckError(
+        `the service no longer returns ${entry.kind} ${terminalText(id)}, which the log holds at leaf ${proof.leaf_index}: the record was deleted`,
+      );
     throw error;
   }
   const digest = sha256Hex(canonicalize(parseJsonLossless(recordText)));

@@ -32,7 +32,7 @@ import {
 } from './checks.js';
 
 export function createLedgerCommand(factory: Factory): Command {
-  const key = new Command('key').description('print the log\'s verifier key as the service states it (GET ledger/key)').action(async () => runKey(factory));
+  const key = new Command('key').description("print the log's verifier key as the service states it (GET ledger/key)").action(async () => runKey(factory));
   const checkpoint = new Command('checkpoint')
     .description('print the latest checkpoint, verified with the pinned log key (--ledger-key)')
     .action(async () => runCheckpoint(factory));
@@ -50,7 +50,7 @@ export function createLedgerCommand(factory: Factory): Command {
     .action(async () => runAudit(factory));
   const cosign = new Command('cosign')
     .description('act as a witness: check the log grew consistently since the last cosigned checkpoint, cosign it and submit the cosignature')
-    .requiredOption('--witness-key <file>', 'the witness\'s Ed25519 key (64 hex digits, `govctl signing-key generate`)')
+    .requiredOption('--witness-key <file>', "the witness's Ed25519 key (64 hex digits, `govctl signing-key generate`)")
     .requiredOption('--witness-name <name>', 'the witness name, e.g. witness.example/w1 (the operator registers its key with `govctl admin witness add`)')
     .option('--state <file>', 'where the last cosigned checkpoint is kept (created on first run; required unless --print-key)')
     .option('--print-key', 'only print the witness verifier key, to give the log operator (`govctl admin witness add --key`)')
@@ -59,13 +59,18 @@ export function createLedgerCommand(factory: Factory): Command {
       return runCosign({ ...flags, state: flags.state ?? '' }, factory);
     });
   const command = new Command('ledger')
-    .description('check the workspace\'s transparency log: checkpoints, inclusion and consistency proofs')
+    .description("check the workspace's transparency log: checkpoints, inclusion and consistency proofs")
     .addCommand(addExamples(key, ['govctl ledger key']))
     .addCommand(addExamples(checkpoint, ['govctl ledger checkpoint --ledger-key "$(cat ledger.vkey)"', 'GOVCTL_LEDGER_KEY=… govctl ledger checkpoint --json']))
     .addCommand(addExamples(prove, ['govctl ledger prove rec_01234567-…', 'govctl ledger prove att_… --json']))
     .addCommand(addExamples(audit, ['govctl ledger audit --ledger-key "$(cat ledger.vkey)"', 'govctl ledger audit --json | jq .problems']))
     .addCommand(addExamples(cosign, ['govctl ledger cosign --witness-key witness.key --witness-name witness.example/w1 --state witness-state.json']))
-    .addCommand(addExamples(verify, ['govctl ledger verify --state ledger-state.json', 'govctl ledger verify --state ledger-state.json --witness "witness.example/w1+aa4a09d1+BOpK…"']));
+    .addCommand(
+      addExamples(verify, [
+        'govctl ledger verify --state ledger-state.json',
+        'govctl ledger verify --state ledger-state.json --witness "witness.example/w1+aa4a09d1+BOpK…"',
+      ]),
+    );
   command.addHelpText(
     'after',
     '\nPin the log key printed by `govctl admin init` with --ledger-key, GOVCTL_LEDGER_KEY or ledgerKey in a config\n' +
@@ -78,12 +83,25 @@ async function runAudit(factory: Factory): Promise<void> {
   const log = await pinnedLogKey(factory);
   const api = await factory.api();
   // Progress on a terminal only: first the log's leaves, then the records checked against them.
-  const progress = await startProgress(factory, { label: 'auditing', total: undefined, unit: 'items', detail: '{phase}', fields: { phase: 'reading the log' } });
+  const progress = await startProgress(factory, {
+    label: 'auditing',
+    total: undefined,
+    unit: 'items',
+    detail: '{phase}',
+    fields: { phase: 'reading the log' },
+  });
   let report;
   try {
-    report = await auditLog(api, log, await factory.workspaceId(), () => factory.clock().getTime(), await factory.signingKey(), ({ phase, done, total }) => {
-      progress.update(done, { phase: phase === 'log' ? `of ${total} leaves read` : `of ${total} records checked` });
-    });
+    report = await auditLog(
+      api,
+      log,
+      await factory.workspaceId(),
+      () => factory.clock().getTime(),
+      await factory.signingKey(),
+      ({ phase, done, total }) => {
+        progress.update(done, { phase: phase === 'log' ? `of ${total} leaves read` : `of ${total} records checked` });
+      },
+    );
   } finally {
     progress.stop();
   }
@@ -101,7 +119,9 @@ async function runAudit(factory: Factory): Promise<void> {
     for (const problem of report.problems) await factory.io.stdout.write(`problem\t${terminalText(problem)}\n`);
   }
   if (report.problems.length > 0) {
-    throw new LedgerCheckError(`the audit found ${report.problems.length === 1 ? 'a problem' : `${report.problems.length} problems`}: ${terminalText(report.problems[0]!)}${report.problems.length > 1 ? ' (all are listed on stdout)' : ''}`);
+    throw new LedgerCheckError(
+      `the audit found ${report.problems.length === 1 ? 'a problem' : `${report.problems.length} problems`}: ${terminalText(report.problems[0])}${report.problems.length > 1 ? ' (all are listed on stdout)' : ''}`,
+    );
   }
 }
 
@@ -163,11 +183,15 @@ async function readState(file: string): Promise<LedgerState | null> {
   }
   try {
     const value = JSON.parse(text) as Partial<LedgerState>;
-    if (typeof value.verifier_key === 'string' && typeof value.checkpoint === 'string') return { verifier_key: value.verifier_key, checkpoint: value.checkpoint };
+    if (typeof value.verifier_key === 'string' && typeof value.checkpoint === 'string')
+      return { verifier_key: value.verifier_key, checkpoint: value.checkpoint };
   } catch {
     // answered below
   }
-  throw new DataError(`${displayPath(file)} is not a govctl ledger state file`, { field: '--state', hint: 'give the file an earlier `govctl ledger verify --state` wrote, or a new path' });
+  throw new DataError(`${displayPath(file)} is not a govctl ledger state file`, {
+    field: '--state',
+    hint: 'give the file an earlier `govctl ledger verify --state` wrote, or a new path',
+  });
 }
 
 async function writeState(file: string, state: LedgerState): Promise<void> {
@@ -208,7 +232,8 @@ async function advance(file: string, witnesses: ReturnType<typeof witnessVerifie
     previous = old.checkpoint.size;
   }
   // Trust on first use: the user should compare the key, so it is said even with --json or --quiet.
-  if (firstUse) await factory.warn(`pinned the log key ${terminalText(vkey)} in ${displayPath(file)} (first use: compare it with the one the operator gave you)`);
+  if (firstUse)
+    await factory.warn(`pinned the log key ${terminalText(vkey)} in ${displayPath(file)} (first use: compare it with the one the operator gave you)`);
   return { api, vkey, note, opened, previous };
 }
 
@@ -218,7 +243,14 @@ export async function runVerify(options: { state: string; witnesses: readonly st
   await writeState(file, { verifier_key: vkey, checkpoint: note });
   const { origin, size, rootHash } = opened.checkpoint;
   if (factory.globals.json === true) {
-    return printJson(factory.io.stdout, { origin, tree_size: size, root_hash: rootHash.toString('base64'), previous_size: previous, cosigned_by: opened.cosignatures.map((c) => c.name), verified: true });
+    return printJson(factory.io.stdout, {
+      origin,
+      tree_size: size,
+      root_hash: rootHash.toString('base64'),
+      previous_size: previous,
+      cosigned_by: opened.cosignatures.map((c) => c.name),
+      verified: true,
+    });
   }
   await printFields(factory.io.stdout, [
     ['origin', terminalText(origin)],
@@ -226,7 +258,14 @@ export async function runVerify(options: { state: string; witnesses: readonly st
     ['root_hash', rootHash.toString('base64')],
     ['previous_size', previous ?? ''],
     ['cosigned_by', opened.cosignatures.map((c) => c.name).join(', ')],
-    ['verified', previous === null ? 'signature (first checkpoint kept)' : previous === size ? 'signature; unchanged since the last run' : `signature; consistent with size ${previous}`],
+    [
+      'verified',
+      previous === null
+        ? 'signature (first checkpoint kept)'
+        : previous === size
+          ? 'signature; unchanged since the last run'
+          : `signature; consistent with size ${previous}`,
+    ],
   ]);
 }
 
@@ -241,8 +280,11 @@ export async function runCosign(options: { state: string; witnessKey: string; wi
   try {
     key = SigningKey.fromHex((await readFile(keyFile, 'utf8')).trim(), `--witness-key ${displayPath(keyFile)}`);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== undefined) throw new InputFileError(`cannot read the witness key ${displayPath(keyFile)}`, { field: '--witness-key' });
-    throw new ConfigError(`--witness-key ${displayPath(keyFile)} is not a signing key (64 hex digits, as \`govctl signing-key generate\` writes)`, { field: '--witness-key' });
+    if ((error as NodeJS.ErrnoException).code !== undefined)
+      throw new InputFileError(`cannot read the witness key ${displayPath(keyFile)}`, { field: '--witness-key' });
+    throw new ConfigError(`--witness-key ${displayPath(keyFile)} is not a signing key (64 hex digits, as \`govctl signing-key generate\` writes)`, {
+      field: '--witness-key',
+    });
   }
   let signer: CosignatureSigner;
   try {
@@ -261,7 +303,14 @@ export async function runCosign(options: { state: string; witnessKey: string; wi
   await writeState(file, { verifier_key: vkey, checkpoint: note });
   const { origin, size } = opened.checkpoint;
   if (factory.globals.json === true) {
-    return printJson(factory.io.stdout, { origin, tree_size: size, previous_size: previous, witness: signer.name, witness_key: signer.verifierKey, cosigned: true });
+    return printJson(factory.io.stdout, {
+      origin,
+      tree_size: size,
+      previous_size: previous,
+      witness: signer.name,
+      witness_key: signer.verifierKey,
+      cosigned: true,
+    });
   }
   await printFields(factory.io.stdout, [
     ['origin', terminalText(origin)],

@@ -17,7 +17,11 @@ export interface McpOptions {
 export function createMcpCommand(factory: Factory): Command {
   const command = new Command('mcp')
     .description('serve the govctl tools to AI agents over the Model Context Protocol (stdio, or HTTP with --http)')
-    .addOption(new Option('--http <port>', 'serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (0 picks a free port)').argParser(wholeNumber('--http', { min: 0, max: 65535 })))
+    .addOption(
+      new Option('--http <port>', 'serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (0 picks a free port)').argParser(
+        wholeNumber('--http', { min: 0, max: 65535 }),
+      ),
+    )
     .addOption(new Option('--host <host>', 'the address to listen on with --http (default 127.0.0.1)'))
     .action(async (flags: McpOptions) => run(flags, factory));
   markWindsDown(command);
@@ -27,11 +31,7 @@ export function createMcpCommand(factory: Factory): Command {
       'Settings (service, API key, workspace, system, signing key) are those of every command; with none, the local store.\n' +
       'Tools, resources, prompts and host configuration: docs/mcp.md.\n',
   );
-  return addExamples(command, [
-    'govctl mcp',
-    'claude mcp add govctl -- npx govctl --api-key-file ~/.config/govctl/api-key mcp',
-    'govctl mcp --http 8765',
-  ]);
+  return addExamples(command, ['govctl mcp', 'claude mcp add govctl -- npx govctl --api-key-file ~/.config/govctl/api-key mcp', 'govctl mcp --http 8765']);
 }
 
 export async function run(options: McpOptions, deps: Factory): Promise<void> {

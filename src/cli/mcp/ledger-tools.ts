@@ -21,7 +21,10 @@ function describeKey(log: Ed25519NoteVerifier, trust: KeyTrust): Record<string, 
     verifier_key: log.verifierKey,
     trust,
     ...(trust === 'first_use'
-      ? { caution: 'no log key is pinned: this is the key the service states, trusted on first use. It shows the service signs one consistent log, not that the key is the operator\'s; pin the key the operator gives you (ledgerKey setting, GOVCTL_LEDGER_KEY)' }
+      ? {
+          caution:
+            "no log key is pinned: this is the key the service states, trusted on first use. It shows the service signs one consistent log, not that the key is the operator's; pin the key the operator gives you (ledgerKey setting, GOVCTL_LEDGER_KEY)",
+        }
       : {}),
   };
 }
@@ -39,15 +42,20 @@ function createKeyChooser() {
     const stated = (await (await deps.api()).workspaceText('GET', 'ledger/key')).body.trim();
     const kept = firstSeen.get(workspace);
     if (kept !== undefined && kept !== stated) {
-      throw new LedgerCheckError(`the service now states the log key ${terminalText(stated)}, not ${terminalText(kept)} which it stated first in this session`, {
-        hint: 'the log key changed (a rotation, or another signer): check with the operator, then pin the right key with the ledgerKey setting (GOVCTL_LEDGER_KEY) and restart govctl mcp',
-      });
+      throw new LedgerCheckError(
+        `the service now states the log key ${terminalText(stated)}, not ${terminalText(kept)} which it stated first in this session`,
+        {
+          hint: 'the log key changed (a rotation, or another signer): check with the operator, then pin the right key with the ledgerKey setting (GOVCTL_LEDGER_KEY) and restart govctl mcp',
+        },
+      );
     }
     let log: Ed25519NoteVerifier;
     try {
       log = logVerifier(stated, 'the key the service states');
     } catch (error) {
-      throw new LedgerCheckError((error as Error).message, { hint: 'the service states no usable log key; pin the key the operator gives you (GOVCTL_LEDGER_KEY)' });
+      throw new LedgerCheckError((error as Error).message, {
+        hint: 'the service states no usable log key; pin the key the operator gives you (GOVCTL_LEDGER_KEY)',
+      });
     }
     // Kept only once a check with it succeeded, as `ledger verify --state` keeps its first key.
     return { log, trust: 'first_use', keep: () => firstSeen.set(workspace, stated) };
@@ -61,7 +69,7 @@ export function createLedgerTools(): Tool[] {
   const checkpoint: Tool = {
     name: 'ledger_checkpoint',
     description:
-      'The latest signed checkpoint of the workspace\'s transparency log (its size and root hash), verified with the pinned log key (the ledgerKey setting), ' +
+      "The latest signed checkpoint of the workspace's transparency log (its size and root hash), verified with the pinned log key (the ledgerKey setting), " +
       'or, when none is pinned, with the key the service states, trusted on first use (the result says which: log_key.trust). ' +
       'A checkpoint that does not verify is a tool error naming why.',
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
@@ -78,7 +86,7 @@ export function createLedgerTools(): Tool[] {
     name: 'ledger_prove',
     description:
       'Prove that a stored evidence record or attestation is in the transparency log exactly as the service returns it now: ' +
-      'the checkpoint verifies with the log key, the inclusion proof leads from the record\'s log entry to the checkpoint\'s root, ' +
+      "the checkpoint verifies with the log key, the inclusion proof leads from the record's log entry to the checkpoint's root, " +
       'and the entry commits to the SHA-256 of the whole record (every member). Returns the leaf index, tree size and root, and whether the key was pinned. ' +
       'A changed, deleted or unlogged record is a tool error naming the problem. A record written less than a second ago is waited for (the log integrates within 1 s).',
     inputSchema: {

@@ -5,7 +5,15 @@
  * defaults. An argument object is mapped back to the parts `buildRecord` takes, and a validation
  * issue's path back to the argument the agent gave.
  */
-import { DATE_TIME_PATTERN, EXAMPLE_SYSTEM, MAX_NAME_LENGTH, exampleSelection, type FieldSpec, type RecordTypeSpec, type TopInputSpec } from '../../core/index.js';
+import {
+  DATE_TIME_PATTERN,
+  EXAMPLE_SYSTEM,
+  MAX_NAME_LENGTH,
+  exampleSelection,
+  type FieldSpec,
+  type RecordTypeSpec,
+  type TopInputSpec,
+} from '../../core/index.js';
 import { recordFlags, type FlagBinding } from '../evidence/record-flags.js';
 
 /** A JSON Schema object (draft 2020-12 keywords only), as MCP's `inputSchema` carries it. */
@@ -108,7 +116,7 @@ function fieldSchema(field: FieldSpec, required: boolean): JsonSchema {
     schema.description =
       'A HUMAN must confirm this: true certifies that no prohibited practice of EU AI Act Art 5 applies to the system. ' +
       'Never set it yourself and never assume it: ask the person responsible, and give their name as art5_confirmed_by. No default.';
-  } else if (field.enum || field.kind !== 'string' && field.kind !== 'string[]') {
+  } else if (field.enum || (field.kind !== 'string' && field.kind !== 'string[]')) {
     // Free text is shown in the tool's whole example (`examples` of the object), in place.
     schema.examples = [field.example];
   }
@@ -238,7 +246,7 @@ export function argumentForPath(path: string, bindings: readonly ArgumentBinding
     const [, wire, rest] = match;
     const system = bindings.find((binding) => binding.kind === 'system-field' && binding.field.wire === wire);
     if (system) return SYSTEM_ARGUMENT;
-    if (rest === undefined) return wire!;
+    if (rest === undefined) return wire;
     return /^\d+$/.test(rest) ? `${wire}[${rest}]` : `${wire}.${rest}`;
   }
   return path;

@@ -97,14 +97,14 @@ function checkArguments(ready: ReadyTool, args: Record<string, unknown>): void {
   const properties = (ready.tool.inputSchema.properties as Record<string, JsonSchema> | undefined) ?? {};
   const problems = (result.errorMessage ?? 'data is invalid').split(/, (?=data\b)/).map((problem) => {
     const missing = /^data must have required property '([^']+)'$/.exec(problem);
-    if (missing) return { field: missing[1]!, text: `${missing[1]} is required` };
+    if (missing) return { field: missing[1], text: `${missing[1]} is required` };
     const at = /^data\/([^/\s]+)(\S*) (.*)$/.exec(problem);
     if (!at) return { field: undefined, text: problem.replace(/^data\b/, 'arguments') };
     const [, name, rest, what] = at;
-    const property = properties[name!] ?? {};
+    const property = properties[name] ?? {};
     const values = (property.enum ?? (property.items as JsonSchema | undefined)?.enum) as unknown[] | undefined;
-    const text = /equal to one of the allowed values/.test(what!) && values ? `must be one of: ${values.join(', ')}` : what!;
-    return { field: name, text: `${name}${rest!.replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.')} ${text}` };
+    const text = /equal to one of the allowed values/.test(what) && values ? `must be one of: ${values.join(', ')}` : what;
+    return { field: name, text: `${name}${rest.replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.')} ${text}` };
   });
   const field = problems.find((problem) => problem.field !== undefined)?.field;
   // The same rule may be broken twice over (a required member and a conditional that requires it too): said once.
@@ -140,7 +140,12 @@ function toolError(error: unknown, secrets: readonly string[]): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: `${message}${hint ? `; ${hint}` : ''}` }],
-    structuredContent: { error: described.code, message, ...(described.field !== undefined ? { field: described.field } : {}), ...(hint !== undefined ? { hint } : {}) },
+    structuredContent: {
+      error: described.code,
+      message,
+      ...(described.field !== undefined ? { field: described.field } : {}),
+      ...(hint !== undefined ? { hint } : {}),
+    },
   };
 }
 

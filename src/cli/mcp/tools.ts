@@ -108,7 +108,7 @@ function recordTool(spec: RecordTypeSpec): Tool {
         const name = (path: string) => argumentForPath(path, bindings);
         throw new DataError(describeArgumentIssues(`the ${spec.type} record`, built.issues, name), {
           code: 'validation_error',
-          field: name(built.issues[0]!.path),
+          field: name(built.issues[0].path),
           hint: `fix the arguments (see the input schema of record_${spec.type}) and call again`,
         });
       }
@@ -205,7 +205,12 @@ const getEvidence: Tool = {
       stored = await api.getEvidence(recordId);
     } catch (error) {
       // The client's hint for a 404 is about the workspace; here it is the id that is unknown.
-      if (error instanceof NotFoundError) throw new DataError(`no stored record has the id ${recordId} in this workspace`, { code: 'not_found', field: 'record_id', hint: 'list_evidence gives the ids of stored records' });
+      if (error instanceof NotFoundError)
+        throw new DataError(`no stored record has the id ${recordId} in this workspace`, {
+          code: 'not_found',
+          field: 'record_id',
+          hint: 'list_evidence gives the ids of stored records',
+        });
       throw error;
     }
     const key = await deps.signingKey();
@@ -214,7 +219,11 @@ const getEvidence: Tool = {
   },
 };
 
-const HASH_SCHEMA = (side: string): JsonSchema => ({ type: 'string', pattern: '^[0-9a-fA-F]{64}$', description: `the ${side}'s SHA-256, 64 hex characters (or give ${side}_text)` });
+const HASH_SCHEMA = (side: string): JsonSchema => ({
+  type: 'string',
+  pattern: '^[0-9a-fA-F]{64}$',
+  description: `the ${side}'s SHA-256, 64 hex characters (or give ${side}_text)`,
+});
 const TEXT_SCHEMA = (side: string): JsonSchema => ({
   type: 'string',
   description: `the ${side} as text: hashed here with SHA-256 (UTF-8) and only the hash is sent; the text never leaves (or give ${side}_hash)`,
@@ -292,7 +301,7 @@ const pushAttestation: Tool = {
     const issues = validateAttestation(record);
     if (issues.length > 0) {
       const name = (path: string) => ATTESTATION_ARGUMENT[path] ?? path;
-      throw new DataError(describeArgumentIssues('the attestation', issues, name), { code: 'validation_error', field: name(issues[0]!.path) });
+      throw new DataError(describeArgumentIssues('the attestation', issues, name), { code: 'validation_error', field: name(issues[0].path) });
     }
     const key = await deps.signingKey();
     if (key) Object.assign(record, signWitness(record as unknown as Record<string, unknown>, await deps.workspaceId(), key));
@@ -308,7 +317,8 @@ const pushAttestation: Tool = {
 
 const getPosture: Tool = {
   name: 'get_posture',
-  description: 'The workspace\'s compliance posture: overall percent, the score of each framework (EU AI Act, ISO 42001, SOC 2, ISO 27001, NIST AI RMF), failing gates, and attestations missing in the last 24 hours.',
+  description:
+    "The workspace's compliance posture: overall percent, the score of each framework (EU AI Act, ISO 42001, SOC 2, ISO 27001, NIST AI RMF), failing gates, and attestations missing in the last 24 hours.",
   inputSchema: NO_ARGUMENTS,
   annotations: { title: 'Posture brief', ...READ },
   async run(_args, deps) {
@@ -334,11 +344,16 @@ const checkGates: Tool = {
   name: 'check_gates',
   description:
     'Check the release gates, as `govctl gates check` does. verdict is its exit code: 0 every gate passes, 1 a non-blocking (advisory) gate fails, 2 a blocking gate fails. ' +
-    'A failing gate is a result, not an error: read each gate\'s reason for the evidence that would close it.',
+    "A failing gate is a result, not an error: read each gate's reason for the evidence that would close it.",
   inputSchema: {
     type: 'object',
     properties: {
-      fail_on: { type: 'string', enum: [...FAIL_ON], default: 'soft', description: 'soft: the gates\' verdict; hard: advisory failures pass (1 → 0); never: always 0 (report only)' },
+      fail_on: {
+        type: 'string',
+        enum: [...FAIL_ON],
+        default: 'soft',
+        description: "soft: the gates' verdict; hard: advisory failures pass (1 → 0); never: always 0 (report only)",
+      },
     },
     additionalProperties: false,
   },

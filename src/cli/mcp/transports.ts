@@ -42,10 +42,14 @@ async function announce(deps: Factory, where: string): Promise<void> {
     const connection = resolveConnection(settings, deps.env);
     // As every notice shows a base URL: without its userinfo or query (docs/security.md).
     const target = connection.kind === 'remote' ? displayUrl(connection.baseUrl) : 'the local store';
-    await deps.note(`mcp: serving ${where} for ${target}${settings.systemName ? `, system ${settings.systemName}` : ''}${settings.hasSigningKey ? ', signing' : ''}`);
+    await deps.note(
+      `mcp: serving ${where} for ${target}${settings.systemName ? `, system ${settings.systemName}` : ''}${settings.hasSigningKey ? ', signing' : ''}`,
+    );
   } catch (error) {
     // Not fatal: every tool call reports the same problem, with what to do, to the agent.
-    await deps.note(redact(`mcp: warning: the settings do not load (${oneLine(describeError(error).message)}); every tool will report it`, await secretsOf(deps)));
+    await deps.note(
+      redact(`mcp: warning: the settings do not load (${oneLine(describeError(error).message)}); every tool will report it`, await secretsOf(deps)),
+    );
   }
 }
 
@@ -55,7 +59,7 @@ export async function serveStdio(deps: Factory): Promise<void> {
   if (deps.globals.apiKeyFile === '-' || deps.globals.signingKeyFile === '-') {
     throw new UsageError('govctl mcp reads the protocol from stdin, so a key cannot come from stdin', {
       field: deps.globals.apiKeyFile === '-' ? '--api-key-file' : '--signing-key-file',
-      hint: 'give the key file by name, or set SERVICE_API_KEY / SERVICE_SIGNING_KEY in the host\'s configuration',
+      hint: "give the key file by name, or set SERVICE_API_KEY / SERVICE_SIGNING_KEY in the host's configuration",
     });
   }
   deps.claimStdin('the MCP protocol (stdio)');
@@ -110,9 +114,12 @@ export async function serveHttp(deps: Factory, options: HttpOptions): Promise<vo
     const origin = req.headers.origin;
     if (origin !== undefined && !allowedOrigins.includes(origin)) {
       // the Origin is not repeated: a reply carries nothing the sender chose
-      res
-        .writeHead(403, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ error: 'forbidden', message: 'the request names an Origin other than this server: only its own pages and clients that send no Origin may use it' }));
+      res.writeHead(403, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          error: 'forbidden',
+          message: 'the request names an Origin other than this server: only its own pages and clients that send no Origin may use it',
+        }),
+      );
       return;
     }
     // Stateless (a server per request): no stream the server could write to later (GET) and no
@@ -150,7 +157,10 @@ export async function serveHttp(deps: Factory, options: HttpOptions): Promise<vo
     http.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         error.code === 'EADDRINUSE'
-          ? new ConfigError(`cannot listen on ${options.host}:${options.port}: the port is in use`, { field: '--http', hint: 'give another port (0 picks a free one)' })
+          ? new ConfigError(`cannot listen on ${options.host}:${options.port}: the port is in use`, {
+              field: '--http',
+              hint: 'give another port (0 picks a free one)',
+            })
           : error.code === 'EACCES' || error.code === 'EPERM'
             ? new ConfigError(`cannot listen on ${options.host}:${options.port}: permission denied`, { field: '--http', hint: 'use a port above 1023' })
             : new ConfigError(`cannot listen on ${options.host}:${options.port}: ${error.message}`, { field: '--host', hint: 'give --host 127.0.0.1' }),

@@ -30,11 +30,7 @@ export function createPostureCommand(factory: Factory): Command {
     '\nPiped, one name<TAB>value line each: overall_pct, every framework (eu_ai_act, iso_42001, soc2_type2,\n' +
       'iso_27001, nist_airf), failing_gates (comma-separated) and unattested_24h.\n',
   );
-  return addExamples(command, [
-    'govctl posture',
-    'govctl posture | awk -F"\\t" \'$1 == "eu_ai_act" { print $2 }\'',
-    'govctl posture --json | jq .overall_pct',
-  ]);
+  return addExamples(command, ['govctl posture', 'govctl posture | awk -F"\\t" \'$1 == "eu_ai_act" { print $2 }\'', 'govctl posture --json | jq .overall_pct']);
 }
 
 interface Row {
@@ -87,7 +83,11 @@ export async function run(options: PostureOptions, deps: Factory): Promise<void>
     { header: 'framework', value: (row) => row.label, style: (text, o, row) => (row.gate === '' ? o.color.bold(text) : text) },
     // The colour is a style: table cells are service text, shown with any ESC byte escaped (render.ts).
     { header: 'score', value: (row) => `${scoreBar(row.pct)} ${String(row.pct).padStart(3)}%`, style: (text, o, row) => scoreColor(row.pct, o)(text) },
-    { header: 'gate', value: (row) => (row.gate === 'failing' ? '✗ failing' : row.gate === 'passing' ? '✓ passing' : ''), style: (text, o, row) => (row.gate === 'failing' ? o.color.red(text) : o.color.green(text)) },
+    {
+      header: 'gate',
+      value: (row) => (row.gate === 'failing' ? '✗ failing' : row.gate === 'passing' ? '✓ passing' : ''),
+      style: (text, o, row) => (row.gate === 'failing' ? o.color.red(text) : o.color.green(text)),
+    },
   ];
   await printTable(out, columns, rows, { now: deps.clock });
   await out.write(summaryLines(brief, deps).join('\n') + '\n');

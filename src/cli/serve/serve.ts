@@ -14,7 +14,17 @@ import { ConfigError, InputFileError, UsageError } from '../errors.js';
 import { DEFAULT_LOG_ORIGIN_PREFIX, ledgerOrigin } from '../../core/ledger/entry.js';
 import type { Factory } from '../factory.js';
 import { displayPath } from '../settings.js';
-import { assertDatabaseFile, DATABASE_URL_ENV, databaseLocation, displayDatabase, logKeyFile, mapDatabaseError, loadServer, LOG_KEY_FILE_ENV, type ServerModule } from '../admin/database.js';
+import {
+  assertDatabaseFile,
+  DATABASE_URL_ENV,
+  databaseLocation,
+  displayDatabase,
+  logKeyFile,
+  mapDatabaseError,
+  loadServer,
+  LOG_KEY_FILE_ENV,
+  type ServerModule,
+} from '../admin/database.js';
 import { isPostgresLocation } from '../../server/store/location.js';
 import { DEFAULT_LIMITS, type ServiceLimits } from '../../server/limits.js';
 
@@ -47,7 +57,13 @@ const LIMIT_FLAGS: readonly { flag: string; key: keyof ServiceLimits; what: stri
   { flag: 'request-timeout', key: 'requestTimeoutMs', what: 'seconds a client may take to send a whole request', seconds: true, min: 1, max: 3600 },
   { flag: 'keep-alive-timeout', key: 'keepAliveTimeoutMs', what: 'seconds an idle keep-alive connection stays open', seconds: true, min: 1, max: 3600 },
   { flag: 'idle-timeout', key: 'idleTimeoutMs', what: 'seconds a connection with no traffic at all stays open', seconds: true, min: 1, max: 86_400 },
-  { flag: 'max-requests-per-connection', key: 'maxRequestsPerSocket', what: 'requests on one connection before it is closed; 0: no limit', min: 0, max: 1_000_000_000 },
+  {
+    flag: 'max-requests-per-connection',
+    key: 'maxRequestsPerSocket',
+    what: 'requests on one connection before it is closed; 0: no limit',
+    min: 0,
+    max: 1_000_000_000,
+  },
 ];
 
 function defaultText(entry: (typeof LIMIT_FLAGS)[number]): string {
@@ -63,36 +79,46 @@ export function createServeCommand(factory: Factory): Command {
     .description('run the reference service')
     .addOption(new Option('--host <host>', 'the address to listen on').default('127.0.0.1'))
     .addOption(new Option('--port <port>', 'the port; 0 picks a free one').argParser(wholeNumber('--port', { min: 0, max: 65535 })).default(8080))
-    .option('--db <file|url>', `the service database: a SQLite file or a postgres:// URL (default: $${DATABASE_URL_ENV}, else <data dir>/${SERVER_DB_FILE}; created if missing)`)
+    .option(
+      '--db <file|url>',
+      `the service database: a SQLite file or a postgres:// URL (default: $${DATABASE_URL_ENV}, else <data dir>/${SERVER_DB_FILE}; created if missing)`,
+    )
     .addOption(
       new Option('--verify-workers <n>', 'threads that check the signatures of attestation batches (default: one fewer than the cores; 0: none)').argParser(
         wholeNumber('--verify-workers', { min: 0, max: 64 }),
       ),
     )
-    .option('--log-key <file>', `the transparency log's key file (default: $${LOG_KEY_FILE_ENV}, else <db>.ledger-key, made by \`govctl admin init\`; required with PostgreSQL, the same file on every replica)`)
-    .option('--log-origin <prefix>', 'the log origin prefix: a workspace\'s log is <prefix>/<workspace_id>', 'govctl.local/ledger')
-    .action(async (flags: { host: string; port: number; db?: string; verifyWorkers?: number; logKey?: string; logOrigin?: string } & Record<string, unknown>) => {
-      const limits: Partial<ServiceLimits> = {};
-      for (const entry of LIMIT_FLAGS) {
-        const value = flags[camel(entry.flag)];
-        if (typeof value === 'number') limits[entry.key] = entry.seconds ? value * 1000 : value;
-      }
-      return run(
-        {
-          host: flags.host,
-          port: flags.port,
-          ...(flags.db !== undefined ? { db: flags.db } : {}),
-          ...(flags.logKey !== undefined ? { logKey: flags.logKey } : {}),
-          ...(flags.logOrigin !== undefined ? { logOrigin: flags.logOrigin } : {}),
-          ...(flags.verifyWorkers !== undefined ? { verifyWorkers: flags.verifyWorkers } : {}),
-          limits,
-        },
-        factory,
-      );
-    });
+    .option(
+      '--log-key <file>',
+      `the transparency log's key file (default: $${LOG_KEY_FILE_ENV}, else <db>.ledger-key, made by \`govctl admin init\`; required with PostgreSQL, the same file on every replica)`,
+    )
+    .option('--log-origin <prefix>', "the log origin prefix: a workspace's log is <prefix>/<workspace_id>", 'govctl.local/ledger')
+    .action(
+      async (flags: { host: string; port: number; db?: string; verifyWorkers?: number; logKey?: string; logOrigin?: string } & Record<string, unknown>) => {
+        const limits: Partial<ServiceLimits> = {};
+        for (const entry of LIMIT_FLAGS) {
+          const value = flags[camel(entry.flag)];
+          if (typeof value === 'number') limits[entry.key] = entry.seconds ? value * 1000 : value;
+        }
+        return run(
+          {
+            host: flags.host,
+            port: flags.port,
+            ...(flags.db !== undefined ? { db: flags.db } : {}),
+            ...(flags.logKey !== undefined ? { logKey: flags.logKey } : {}),
+            ...(flags.logOrigin !== undefined ? { logOrigin: flags.logOrigin } : {}),
+            ...(flags.verifyWorkers !== undefined ? { verifyWorkers: flags.verifyWorkers } : {}),
+            limits,
+          },
+          factory,
+        );
+      },
+    );
   for (const entry of LIMIT_FLAGS) {
     command.addOption(
-      new Option(`--${entry.flag} <n>`, `${entry.what} (default ${defaultText(entry)})`).argParser(wholeNumber(`--${entry.flag}`, { min: entry.min, max: entry.max })),
+      new Option(`--${entry.flag} <n>`, `${entry.what} (default ${defaultText(entry)})`).argParser(
+        wholeNumber(`--${entry.flag}`, { min: entry.min, max: entry.max }),
+      ),
     );
   }
   markWindsDown(command);
@@ -101,7 +127,7 @@ export function createServeCommand(factory: Factory): Command {
     '\nThe listening URL is printed on stderr ("govctl: listening on http://HOST:PORT"), then one JSON line per\n' +
       'request. Provision the database with `govctl admin init --db FILE` to get an API key.\n' +
       'SIGINT (Ctrl-C) or SIGTERM stops it gracefully, finishing requests in flight, and exits 0; a second\n' +
-      'signal drops open connections. Exit codes: 66 the database\'s directory is missing or the database cannot\n' +
+      "signal drops open connections. Exit codes: 66 the database's directory is missing or the database cannot\n" +
       'be written, 65 the file is not a govctl database, 78 the host or port cannot be used (in use, not permitted),\n' +
       'the database is newer, or another govctl serve is running on it. Limits: docs/security.md.\n' +
       'PostgreSQL: --db postgres://USER@HOST:PORT/DB (or DATABASE_URL; --db wins) runs this process as one of\n' +
@@ -127,7 +153,10 @@ function camel(flag: string): string {
 function databaseRefusal(error: unknown, server: ServerModule): unknown {
   if (error instanceof server.DatabaseInUseError) return new ConfigError(error.message, { field: '--db' });
   if (error instanceof server.DatabaseReadOnlyError) {
-    return new InputFileError(`cannot serve from a database this process cannot write: ${error.message}`, { field: '--db', hint: 'check the permissions of the file and its directory' });
+    return new InputFileError(`cannot serve from a database this process cannot write: ${error.message}`, {
+      field: '--db',
+      hint: 'check the permissions of the file and its directory',
+    });
   }
   return undefined;
 }
@@ -145,7 +174,10 @@ function listenError(error: unknown, options: ServeOptions): unknown {
     case 'EADDRNOTAVAIL':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new ConfigError(`cannot listen on ${where}: no such address on this machine`, { field: '--host', hint: 'give --host 127.0.0.1, 0.0.0.0 or an address of this machine' });
+      return new ConfigError(`cannot listen on ${where}: no such address on this machine`, {
+        field: '--host',
+        hint: 'give --host 127.0.0.1, 0.0.0.0 or an address of this machine',
+      });
     default:
       return undefined;
   }
@@ -208,7 +240,12 @@ async function hasApiKeys(server: ServerModule, path: string): Promise<boolean> 
  * database gets its key file made beside it; an existing database without one is refused (78), so
  * that a key is never silently replaced: `govctl admin ledger-key create --db FILE` makes it.
  */
-function logKeyOf(options: ServeOptions, path: string, deps: Factory, server: ServerModule): { key: ReturnType<ServerModule['readLedgerKey']>; originPrefix: string } {
+function logKeyOf(
+  options: ServeOptions,
+  path: string,
+  deps: Factory,
+  server: ServerModule,
+): { key: ReturnType<ServerModule['readLedgerKey']>; originPrefix: string } {
   try {
     ledgerOrigin(options.logOrigin ?? DEFAULT_LOG_ORIGIN_PREFIX, 'ws');
   } catch (error) {
@@ -217,7 +254,8 @@ function logKeyOf(options: ServeOptions, path: string, deps: Factory, server: Se
   const file = logKeyFile(path, options.logKey, deps, server);
   // A new SQLite database gets its key made beside it; a PostgreSQL database's replicas must share
   // one key, so none is ever made here for them (a second replica would make a second key).
-  if (!isPostgresLocation(path) && file === server.ledgerKeyPath(path) && !existsSync(path) && !existsSync(file)) server.createLedgerKey(file, options.logOrigin);
+  if (!isPostgresLocation(path) && file === server.ledgerKeyPath(path) && !existsSync(path) && !existsSync(file))
+    server.createLedgerKey(file, options.logOrigin);
   try {
     return { key: server.readLedgerKey(file), originPrefix: options.logOrigin ?? DEFAULT_LOG_ORIGIN_PREFIX };
   } catch (error) {
@@ -244,7 +282,10 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
     const { dataDir } = await deps.settings();
     await mkdir(dataDir, { recursive: true, mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
       const why = error.code === 'EEXIST' || error.code === 'ENOTDIR' ? 'a file is in the way' : (error.code ?? 'error');
-      throw new ConfigError(`the data directory ${displayPath(dataDir)} cannot be made (${why})`, { field: 'dataDir', hint: 'give --data-dir (or GOVCTL_DATA_DIR) a directory of your own, or --db FILE' });
+      throw new ConfigError(`the data directory ${displayPath(dataDir)} cannot be made (${why})`, {
+        field: 'dataDir',
+        hint: 'give --data-dir (or GOVCTL_DATA_DIR) a directory of your own, or --db FILE',
+      });
     });
     path = join(dataDir, SERVER_DB_FILE);
   }

@@ -15,8 +15,12 @@ export function createSigningKeyCommand(factory: Factory): Command {
   const publicKey = new Command('public')
     .description('print the Ed25519 public key of the configured signing key (for verifying witness_sig)')
     .action(async () => runPublic({ json: factory.globals.json === true }, factory));
-  group.addCommand(addExamples(generate, ['govctl signing-key generate > signing.key && chmod 600 signing.key', 'export SERVICE_SIGNING_KEY=$(govctl signing-key generate)']));
-  group.addCommand(addExamples(publicKey, ['govctl signing-key public --signing-key-file signing.key', 'SERVICE_SIGNING_KEY=… govctl signing-key public --json']));
+  group.addCommand(
+    addExamples(generate, ['govctl signing-key generate > signing.key && chmod 600 signing.key', 'export SERVICE_SIGNING_KEY=$(govctl signing-key generate)']),
+  );
+  group.addCommand(
+    addExamples(publicKey, ['govctl signing-key public --signing-key-file signing.key', 'SERVICE_SIGNING_KEY=… govctl signing-key public --json']),
+  );
   return addExamples(group, ['govctl signing-key generate', 'govctl signing-key public']);
 }
 

@@ -28,18 +28,16 @@ export function versionReport(): VersionReport {
 }
 
 export function createVersionCommand(factory: Factory): Command {
-  const command = new Command('version')
-    .description('show the version, the commit it was built from, the Node version and the platform')
-    .action(async () => {
-      const report = versionReport();
-      if (factory.globals.json === true) return printJson(factory.io.stdout, report);
-      await printFields(factory.io.stdout, [
-        ['version', report.version],
-        ['commit', report.commit],
-        ['node', report.node],
-        ['platform', report.platform],
-      ]);
-    });
+  const command = new Command('version').description('show the version, the commit it was built from, the Node version and the platform').action(async () => {
+    const report = versionReport();
+    if (factory.globals.json === true) return printJson(factory.io.stdout, report);
+    await printFields(factory.io.stdout, [
+      ['version', report.version],
+      ['commit', report.commit],
+      ['node', report.node],
+      ['platform', report.platform],
+    ]);
+  });
   command.addHelpText('after', '\nPiped: name<TAB>value lines. --json prints {version, commit, node, platform}.\n');
   return addExamples(command, ['govctl version', 'govctl version --json | jq -r .commit']);
 }

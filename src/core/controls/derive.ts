@@ -95,12 +95,38 @@ export const DERIVE_KEYWORD_RULES: readonly KeywordRule[] = [
     id: 'high_impact_use',
     about: 'uses listed in EU AI Act Annex III (credit, employment, biometrics, health, education, law enforcement, migration, justice)',
     keywords: [
-      'credit', 'creditworthiness', 'loan', 'lending', 'mortgage', 'underwriting', 'insurance',
-      'hiring', 'recruitment', 'recruiting', 'employment', 'applicant',
-      'biometric', 'facial recognition', 'face recognition',
-      'medical', 'healthcare', 'clinical', 'patient', 'diagnosis',
-      'education', 'student', 'exam', 'admission',
-      'law enforcement', 'police', 'policing', 'migration', 'asylum', 'border control', 'court', 'judicial',
+      'credit',
+      'creditworthiness',
+      'loan',
+      'lending',
+      'mortgage',
+      'underwriting',
+      'insurance',
+      'hiring',
+      'recruitment',
+      'recruiting',
+      'employment',
+      'applicant',
+      'biometric',
+      'facial recognition',
+      'face recognition',
+      'medical',
+      'healthcare',
+      'clinical',
+      'patient',
+      'diagnosis',
+      'education',
+      'student',
+      'exam',
+      'admission',
+      'law enforcement',
+      'police',
+      'policing',
+      'migration',
+      'asylum',
+      'border control',
+      'court',
+      'judicial',
     ],
     raises: {
       ai_risk_assessment: 'required',
@@ -114,13 +140,40 @@ export const DERIVE_KEYWORD_RULES: readonly KeywordRule[] = [
   {
     id: 'safety_critical',
     about: 'systems whose failure can cause physical harm',
-    keywords: ['safety critical', 'safety component', 'autonomous', 'self driving', 'medical device', 'critical infrastructure', 'power grid', 'energy grid', 'water supply', 'aviation', 'robotics'],
+    keywords: [
+      'safety critical',
+      'safety component',
+      'autonomous',
+      'self driving',
+      'medical device',
+      'critical infrastructure',
+      'power grid',
+      'energy grid',
+      'water supply',
+      'aviation',
+      'robotics',
+    ],
     raises: { incident_report: 'required', model_drift_event: 'required', human_oversight: 'required' },
   },
   {
     id: 'third_party',
     about: 'models or services from another company',
-    keywords: ['vendor', 'third party', 'supplier', 'api', 'openai', 'anthropic', 'gpt', 'claude', 'gemini', 'bedrock', 'hugging face', 'huggingface', 'saas', 'hosted model'],
+    keywords: [
+      'vendor',
+      'third party',
+      'supplier',
+      'api',
+      'openai',
+      'anthropic',
+      'gpt',
+      'claude',
+      'gemini',
+      'bedrock',
+      'hugging face',
+      'huggingface',
+      'saas',
+      'hosted model',
+    ],
     raises: { vendor_risk: 'recommended' },
   },
   {
@@ -162,7 +215,10 @@ const RANK: Readonly<Record<Priority, number>> = { required: 0, recommended: 1, 
 
 /** Lower case, every run of characters other than letters and digits as one space, padded with spaces. */
 function normalise(text: string): string {
-  return ` ${text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim()} `;
+  return ` ${text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim()} `;
 }
 
 const compiledRules = DERIVE_KEYWORD_RULES.map((rule) => ({ rule, phrases: rule.keywords.map((keyword) => normalise(keyword).trim()) }));

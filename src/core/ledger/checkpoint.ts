@@ -40,7 +40,8 @@ export function parseCheckpoint(body: string): Checkpoint {
   if (lines.length < 3) throw new LedgerFormatError('a checkpoint has an origin, a tree size and a root hash line');
   if (lines.some((line) => line.length === 0)) throw new LedgerFormatError('checkpoint lines are non-empty');
   const [origin, sizeText, rootText, ...extensions] = lines as [string, string, string, ...string[]];
-  if (!SIZE.test(sizeText) || !Number.isSafeInteger(Number(sizeText))) throw new LedgerFormatError('a checkpoint tree size is a decimal integer without leading zeros');
+  if (!SIZE.test(sizeText) || !Number.isSafeInteger(Number(sizeText)))
+    throw new LedgerFormatError('a checkpoint tree size is a decimal integer without leading zeros');
   const rootHash = decodeBase64Strict(rootText, 'the checkpoint root hash');
   if (rootHash.length !== HASH_SIZE) throw new LedgerFormatError('a checkpoint root hash is 32 bytes');
   return { origin, size: Number(sizeText), rootHash, extensions };

@@ -41,7 +41,7 @@ export function leafHash(entry: Uint8Array | string): Buffer {
   const input = Buffer.allocUnsafe(1 + bytes.length);
   input[0] = 0x00;
   input.set(bytes, 1);
-  return digest('sha256', input, 'buffer') as Buffer;
+  return digest('sha256', input, 'buffer');
 }
 
 /** SHA-256(0x01 ‖ left ‖ right): the hash of an interior node. */
@@ -49,7 +49,7 @@ export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
   if (left.length !== HASH_SIZE || right.length !== HASH_SIZE) throw new RangeError('a node hash joins two 32-byte hashes');
   NODE_INPUT.set(left, 1);
   NODE_INPUT.set(right, 1 + HASH_SIZE);
-  return digest('sha256', NODE_INPUT, 'buffer') as Buffer;
+  return digest('sha256', NODE_INPUT, 'buffer');
 }
 
 /** MTH({}) = SHA-256(), the root of the empty tree. */
@@ -249,8 +249,8 @@ export function verifyConsistency(from: number, to: number, proof: readonly Uint
     sn = Math.floor(sn / 2);
   }
   // 5.
-  let fr: Buffer = Buffer.from(path[0]!);
-  let sr: Buffer = Buffer.from(path[0]!);
+  let fr: Buffer = Buffer.from(path[0]);
+  let sr: Buffer = Buffer.from(path[0]);
   // 6.
   for (const c of path.slice(1)) {
     if (sn === 0) return false;
@@ -325,7 +325,7 @@ export class CompactTree {
 
   /** The right edge, as stored nodes. */
   edge(): StoredNode[] {
-    return CompactTree.edgeNodes(this.#size).map((node, i) => ({ ...node, hash: this.#edge[i]! }));
+    return CompactTree.edgeNodes(this.#size).map((node, i) => ({ ...node, hash: this.#edge[i] }));
   }
 
   /** Appends a leaf by its hash; returns the complete subtrees it completes, the leaf (level 0) first. */
@@ -349,8 +349,8 @@ export class CompactTree {
   /** The tree head MTH(D[0:size]). */
   root(): Buffer {
     if (this.#edge.length === 0) return emptyRoot();
-    let hash = this.#edge[this.#edge.length - 1]!;
-    for (let i = this.#edge.length - 2; i >= 0; i -= 1) hash = nodeHash(this.#edge[i]!, hash);
+    let hash = this.#edge[this.#edge.length - 1];
+    for (let i = this.#edge.length - 2; i >= 0; i -= 1) hash = nodeHash(this.#edge[i], hash);
     return hash;
   }
 

@@ -88,7 +88,12 @@ export function decodeBase64Strict(text: string, what: string): Buffer {
 
 /** SHA-256(key name ‖ 0x0A ‖ type ‖ public key)[:4] as a uint32. */
 export function noteKeyId(name: string, type: number, publicKey: Uint8Array): number {
-  return createHash('sha256').update(name, 'utf8').update(Buffer.from([0x0a, type])).update(publicKey).digest().readUInt32BE(0);
+  return createHash('sha256')
+    .update(name, 'utf8')
+    .update(Buffer.from([0x0a, type]))
+    .update(publicKey)
+    .digest()
+    .readUInt32BE(0);
 }
 
 function hex8(keyId: number): string {
@@ -129,7 +134,7 @@ export function parseVerifierKey(vkey: string): ParsedVerifierKey {
   if (!/^[0-9a-f]{8}$/.test(idText)) throw new LedgerFormatError('a verifier key id is 8 lower-case hex digits');
   const keyBytes = decodeBase64Strict(keyText, 'the verifier key');
   if (keyBytes.length < 2) throw new LedgerFormatError('the verifier key is too short');
-  const type = keyBytes[0]!;
+  const type = keyBytes[0];
   const publicKey = keyBytes.subarray(1);
   if ((type === SIGNATURE_TYPE_ED25519 || type === SIGNATURE_TYPE_COSIGNATURE_V1) && publicKey.length !== 32) {
     throw new LedgerFormatError('an Ed25519 verifier key holds a 32-byte public key');

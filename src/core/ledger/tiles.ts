@@ -62,7 +62,7 @@ export function parseTilePath(path: string): Tile {
   const bad = (why: string) => new LedgerFormatError(`not a tile path (${why})`);
   const parts = path.split('/');
   if (parts[0] !== 'tile' || parts.length < 3) throw bad('expected tile/<L>/<N>[.p/<W>]');
-  const levelText = parts[1]!;
+  const levelText = parts[1];
   let level: number | 'entries';
   if (levelText === 'entries') level = 'entries';
   else {
@@ -71,11 +71,11 @@ export function parseTilePath(path: string): Tile {
   }
   let groups = parts.slice(2);
   let width = TILE_WIDTH;
-  const last = groups[groups.length - 1]!;
+  const last = groups[groups.length - 1];
   if (last.endsWith('.p')) {
     throw bad('partial width missing');
   }
-  const beforeLast = groups.length >= 2 ? groups[groups.length - 2]! : '';
+  const beforeLast = groups.length >= 2 ? groups[groups.length - 2] : '';
   if (beforeLast.endsWith('.p')) {
     const widthText = last;
     if (!DECIMAL.test(widthText) || Number(widthText) < 1 || Number(widthText) >= TILE_WIDTH) throw bad('partial width must be 1..255');
@@ -85,7 +85,7 @@ export function parseTilePath(path: string): Tile {
   if (groups.length === 0) throw bad('index missing');
   for (let i = 0; i < groups.length; i++) {
     const pattern = i < groups.length - 1 ? /^x[0-9]{3}$/ : /^[0-9]{3}$/;
-    if (!pattern.test(groups[i]!)) throw bad('index must be 3-digit groups, all but the last prefixed with x');
+    if (!pattern.test(groups[i])) throw bad('index must be 3-digit groups, all but the last prefixed with x');
   }
   const index = Number(groups.map((group) => group.replace('x', '')).join(''));
   if (!Number.isSafeInteger(index)) throw bad('index too large');
@@ -164,10 +164,10 @@ export function subtreeHash(hashes: Uint8Array): Buffer {
   for (let i = 0; i < count; i++) row.push(Buffer.from(hashes.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE)));
   while (row.length > 1) {
     const next: Buffer[] = [];
-    for (let i = 0; i < row.length; i += 2) next.push(nodeHash(row[i]!, row[i + 1]!));
+    for (let i = 0; i < row.length; i += 2) next.push(nodeHash(row[i], row[i + 1]));
     row = next;
   }
-  return row[0]!;
+  return row[0];
 }
 
 /** Which hash tile holds the subtree of node (level, index), and which of its hashes: [first, first + count). */

@@ -35,7 +35,7 @@ const ORDER_L = Buffer.from('edd3f55c1a631258d69cf7a2def9de140000000000000000000
 function isSmallOrder(encoding: Uint8Array): boolean {
   outer: for (const point of SMALL_ORDER) {
     for (let i = 0; i < 31; i += 1) if (encoding[i] !== point[i]) continue outer;
-    if ((encoding[31]! & 0x7f) === point[31]) return true;
+    if ((encoding[31] & 0x7f) === point[31]) return true;
   }
   return false;
 }
@@ -43,17 +43,17 @@ function isSmallOrder(encoding: Uint8Array): boolean {
 /** Whether a little-endian 256-bit number is below `bound` (also little-endian). */
 function isBelow(value: Uint8Array, bound: Uint8Array): boolean {
   for (let i = 31; i >= 0; i -= 1) {
-    if (value[i]! < bound[i]!) return true;
-    if (value[i]! > bound[i]!) return false;
+    if (value[i] < bound[i]) return true;
+    if (value[i] > bound[i]) return false;
   }
   return false;
 }
 
 /** Whether y (the encoding without its sign bit) is below p = 2^255 - 19. */
 function isCanonicalPoint(encoding: Uint8Array): boolean {
-  if ((encoding[31]! & 0x7f) !== 0x7f) return true;
+  if ((encoding[31] & 0x7f) !== 0x7f) return true;
   for (let i = 30; i > 0; i -= 1) if (encoding[i] !== 0xff) return true;
-  return encoding[0]! < 0xed;
+  return encoding[0] < 0xed;
 }
 
 /** The checks both backends run behind; false rejects the signature before any curve arithmetic. */

@@ -51,7 +51,6 @@ export interface AttestationResult {
   detail: string;
 }
 
-
 const REPLAY_MESSAGE = 'has been accepted before: a witness signature is accepted once in the whole service (sign each attestation anew)';
 
 interface Ingest {
@@ -161,7 +160,12 @@ function attestationRow(
   };
   return {
     row,
-    result: { attestation_id: row.attestation_id, external_verified: form !== null, trust_tier: row.trust_tier, detail: reason === null ? 'ok' : TIER_REASONS[reason] },
+    result: {
+      attestation_id: row.attestation_id,
+      external_verified: form !== null,
+      trust_tier: row.trust_tier,
+      detail: reason === null ? 'ok' : TIER_REASONS[reason],
+    },
   };
 }
 
@@ -188,8 +192,8 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     const { row, result } = attestationRow(checked, checked.job ? witnessFormOf(checked.job) : null, keyStatus === null ? null : await keyStatus, ingest);
     const [stored] = await store.recordAttestations([row], [claim]);
     if (stored === null) throw invalidField('witness_sig', REPLAY_MESSAGE);
-    if (stored!.hit) return replayOrConflict(stored!.hit, IDEMPOTENCY_HEADER, key!, reply);
-    const ledgerIndex = stored!.leafIndex;
+    if (stored.hit) return replayOrConflict(stored.hit, IDEMPOTENCY_HEADER, key!, reply);
+    const ledgerIndex = stored.leafIndex;
     void reply.code(201);
     return { ...result, ledger_index: ledgerIndex };
   });
@@ -254,7 +258,13 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
           rows.push(row);
           rowClaims.push(claims[index]);
           rowAt.push(index);
-          const accepted: Record<string, unknown> = { index, status: 'accepted', attestation_id: result.attestation_id, trust_tier: result.trust_tier, external_verified: result.external_verified };
+          const accepted: Record<string, unknown> = {
+            index,
+            status: 'accepted',
+            attestation_id: result.attestation_id,
+            trust_tier: result.trust_tier,
+            external_verified: result.external_verified,
+          };
           if (result.detail !== 'ok') accepted.detail = result.detail;
           results[index] = accepted;
         } catch (error) {
@@ -264,12 +274,12 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     });
     const outcomes = rows.length > 0 ? await store.recordAttestations(rows, rowClaims) : [];
     outcomes.forEach((outcome, i) => {
-      const index = rowAt[i]!;
+      const index = rowAt[i];
       // A signature stored already (also earlier in this batch): a replay, nothing stored.
       if (outcome === null) results[index] = rejected(index, invalidField(`records.${index}.witness_sig`, REPLAY_MESSAGE));
       // A key used twice in the batch, or by a request that committed meanwhile: not stored.
       else if (outcome.hit !== null) results[index] = earlierOutcome(index, outcome.hit, itemKeys[index]!);
-      else results[index]!.ledger_index = outcome.leafIndex;
+      else results[index].ledger_index = outcome.leafIndex;
     });
     const accepted = results.filter((item) => item.status === 'accepted').length;
     const replayed = results.filter((item) => 'replayed' in item).length;
@@ -311,7 +321,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     const items = page.map((row) => attestationView(row, workspaceId)).join(',');
-    const cursor = more ? `,"next_cursor":${JSON.stringify(encodeAttestationCursor(page[page.length - 1]!.attestation_id))}` : '';
+    const cursor = more ? `,"next_cursor":${JSON.stringify(encodeAttestationCursor(page[page.length - 1].attestation_id))}` : '';
     void reply.type('application/json; charset=utf-8');
     return `{"attestations":[${items}]${cursor}}`;
   });
@@ -354,4 +364,3 @@ function decodeAttestationCursor(cursor: string): string | null {
   }
   return null;
 }
-

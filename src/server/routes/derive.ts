@@ -4,14 +4,7 @@
  * required controls of the recommended record types.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import {
-  controlById,
-  coverageByFramework,
-  deriveControls,
-  isRiskTier,
-  RISK_TIERS,
-  type ValidationIssue,
-} from '../../core/index.js';
+import { controlById, coverageByFramework, deriveControls, isRiskTier, RISK_TIERS, type ValidationIssue } from '../../core/index.js';
 import { authOf } from '../auth.js';
 import { validationFailed } from '../errors.js';
 import { bodyObject } from '../json-body.js';
@@ -39,8 +32,10 @@ export function registerDeriveRoutes(app: FastifyInstance, { store, nowMs }: Rou
     const riskTier = member(body, 'risk_tier', 'ai_risk_tier') ?? systemRiskTier ?? undefined;
     if (description === undefined || description === null) issues.push({ path: 'description', code: 'required', message: 'is required' });
     else if (typeof description !== 'string') issues.push({ path: 'description', code: 'type', message: 'must be a string' });
-    else if (description.length > MAX_DESCRIPTION_LENGTH) issues.push({ path: 'description', code: 'range', message: `must be at most ${MAX_DESCRIPTION_LENGTH} characters` });
-    if (riskTier === undefined || riskTier === null) issues.push({ path: 'risk_tier', code: 'required', message: 'is required (or name a registered system in system_name)' });
+    else if (description.length > MAX_DESCRIPTION_LENGTH)
+      issues.push({ path: 'description', code: 'range', message: `must be at most ${MAX_DESCRIPTION_LENGTH} characters` });
+    if (riskTier === undefined || riskTier === null)
+      issues.push({ path: 'risk_tier', code: 'required', message: 'is required (or name a registered system in system_name)' });
     else if (!isRiskTier(riskTier)) issues.push({ path: 'risk_tier', code: 'enum', message: `must be one of: ${RISK_TIERS.join(', ')}` });
     if (issues.length > 0) throw validationFailed(issues);
 
@@ -56,7 +51,12 @@ export function registerDeriveRoutes(app: FastifyInstance, { store, nowMs }: Rou
         if (!control || !control.required || control.framework !== framework.framework) continue;
         const gap = missing.get(controlId);
         if (gap === undefined) covered.push(controlId);
-        else uncovered.push({ control_id: controlId, framework: framework.framework, record_types: [...new Set(gap.evidenced_by.map((rule) => rule.record_type))].sort() });
+        else
+          uncovered.push({
+            control_id: controlId,
+            framework: framework.framework,
+            record_types: [...new Set(gap.evidenced_by.map((rule) => rule.record_type))].sort(),
+          });
       }
     }
     covered.sort();

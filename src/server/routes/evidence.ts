@@ -10,7 +10,17 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { canonicalize, controlsEarned, DAY_MS, isDateTime, isPlainObject, isRecordType, RECORD_TYPES, validateRecord, type JsonValue } from '../../core/index.js';
+import {
+  canonicalize,
+  controlsEarned,
+  DAY_MS,
+  isDateTime,
+  isPlainObject,
+  isRecordType,
+  RECORD_TYPES,
+  validateRecord,
+  type JsonValue,
+} from '../../core/index.js';
 import { authOf, chargeRecords, inTurns } from '../auth.js';
 import { HttpError, invalidField, notFound, validationFailed } from '../errors.js';
 import { NIL_UUID } from '../ids.js';
@@ -74,9 +84,14 @@ interface CheckedRecord {
  * @param prefix the item's path in the body (`records.3` in a batch), for `field`
  * @throws HttpError 422 naming the first bad field
  */
-function checkRecord(item: JsonValue, prefix: string, ingest: { workspaceId: string; receivedMs: number; receivedAt: string; source: Source }, canonicalPayload?: string): CheckedRecord {
+function checkRecord(
+  item: JsonValue,
+  prefix: string,
+  ingest: { workspaceId: string; receivedMs: number; receivedAt: string; source: Source },
+  canonicalPayload?: string,
+): CheckedRecord {
   if (!isPlainObject(item)) throw new HttpError(422, 'validation_error', `${prefix || 'the record'} must be a JSON object`, prefix || undefined);
-  const record = item as JsonObject;
+  const record = item;
   const issues = [...validateRecord(record), ...wellFormedIssues(record, ['system_name', 'identity', 'resource'])];
   if (issues.length > 0) throw validationFailed(prefix ? issues.map((issue) => ({ ...issue, path: `${prefix}.${issue.path}` })) : issues);
   const recordType = record.record_type as string;
@@ -189,7 +204,8 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
         const earlier = claim && (await store.findIdempotent(ingest.workspaceId, claim, ingest.receivedMs));
         if (earlier) {
           replays += earlier.kind === 'replay' ? 1 : 0;
-          results[index] = earlier.kind === 'replay' ? accepted(index, earlier.result, true) : rejected(index, keyConflict(`records.${index}.${ITEM_KEY_MEMBER}`, key!));
+          results[index] =
+            earlier.kind === 'replay' ? accepted(index, earlier.result, true) : rejected(index, keyConflict(`records.${index}.${ITEM_KEY_MEMBER}`, key!));
           return;
         }
         const { write, mappedControls } = checkRecord(item, `records.${index}`, ingest, payloadText);
@@ -213,10 +229,10 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     });
     const outcomes = writes.length > 0 ? await store.recordEvidenceBatch(writes) : [];
     outcomes.forEach(({ hit, leafIndex }, i) => {
-      const index = positions[i]!;
-      const { row, controls } = writes[i]!;
+      const index = positions[i];
+      const { row, controls } = writes[i];
       if (hit === null) {
-        results[index] = accepted(index, evidenceResult(row, controls, leafIndex!), false);
+        results[index] = accepted(index, evidenceResult(row, controls, leafIndex), false);
       } else if (hit.kind === 'replay') {
         replays++;
         results[index] = accepted(index, hit.result, true);
@@ -267,7 +283,7 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
             }
             let text = '';
             for (const row of rows) text += `${storedRecordJson(row)}\n`;
-            afterSeq = rows[rows.length - 1]!.seq;
+            afterSeq = rows[rows.length - 1].seq;
             remaining -= rows.length;
             this.push(text);
             if (rows.length < take) this.push(null);

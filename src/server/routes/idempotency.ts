@@ -32,7 +32,7 @@ export function headerKey(request: FastifyRequest): string | undefined {
  */
 export function splitItemKey(item: JsonValue, prefix: string): { item: JsonValue; key?: string } {
   if (!isPlainObject(item) || !(ITEM_KEY_MEMBER in item)) return { item };
-  const { [ITEM_KEY_MEMBER]: key, ...rest } = item as JsonObject;
+  const { [ITEM_KEY_MEMBER]: key, ...rest } = item;
   const problem = idempotencyKeyProblem(key);
   if (problem !== null) throw invalidField(`${prefix}.${ITEM_KEY_MEMBER}`, problem);
   return { item: rest, key: key as string };
@@ -60,7 +60,7 @@ export function claimOf(kind: 'evidence' | 'attestation', key: string | undefine
  */
 export function evidenceClaimOf(key: string | undefined, record: JsonValue): { claim?: IdempotencyClaim; payloadText?: string } {
   if (key === undefined || !isPlainObject(record)) return {};
-  const { payload, ...rest } = record as JsonObject;
+  const { payload, ...rest } = record;
   try {
     const payloadText = payload === undefined ? 'null' : canonicalize(payload);
     return { claim: { key, hash: contentHash('evidence', `${canonicalize(rest)}\n${payloadText}`) }, ...(payload !== undefined ? { payloadText } : {}) };
@@ -71,7 +71,10 @@ export function evidenceClaimOf(key: string | undefined, record: JsonValue): { c
 
 /** The 422 of a key reused with different content. */
 export function keyConflict(field: string, key: string) {
-  return invalidField(field, `"${key}" was already used in this workspace with different content; an idempotency key names one write (use a new key for a new write)`);
+  return invalidField(
+    field,
+    `"${key}" was already used in this workspace with different content; an idempotency key names one write (use a new key for a new write)`,
+  );
 }
 
 /** Marks a reply as the replay of an earlier write. */

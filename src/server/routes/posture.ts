@@ -31,7 +31,7 @@ function gateStatuses(byFramework: readonly FrameworkCoverage[], gates: readonly
     mode: (policy[entry.framework] ?? DEFAULT_GATE_POLICY[entry.framework]).mode,
     threshold_pct: (policy[entry.framework] ?? DEFAULT_GATE_POLICY[entry.framework]).threshold,
     current_pct: entry.score_pct,
-    status: gates[index]!.passing ? ('passing' as const) : ('failing' as const),
+    status: gates[index].passing ? ('passing' as const) : ('failing' as const),
   }));
 }
 

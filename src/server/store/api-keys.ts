@@ -10,7 +10,7 @@ import { isoOrNull, type ApiKeyInfo, type AuthContext } from './rows.js';
 /** The SHA-256 of an API key, as every backend stores and looks it up. */
 export function hashApiKey(apiKey: string): Buffer {
   // one-shot (Node ≥ 20.12): one call into the crypto library per request, not three
-  return oneShotHash('sha256', apiKey, 'buffer') as unknown as Buffer;
+  return oneShotHash('sha256', apiKey, 'buffer');
 }
 
 /** An API key's row as both backends store it (times as epoch ms). */
@@ -27,7 +27,13 @@ export interface ApiKeyRow {
 }
 
 /** A new API key for a workspace's user: the key itself (shown once) and the row that stores its hash. */
-export function newApiKeyRow(workspaceId: string, userId: string, name: string | null, expiresMs: number | null, nowMs: number): { apiKey: string; row: ApiKeyRow } {
+export function newApiKeyRow(
+  workspaceId: string,
+  userId: string,
+  name: string | null,
+  expiresMs: number | null,
+  nowMs: number,
+): { apiKey: string; row: ApiKeyRow } {
   const apiKey = newApiKey();
   return {
     apiKey,

@@ -44,5 +44,11 @@ export function evidenceResult(row: EvidenceRow, controls: readonly string[], le
 
 /** The result an attestation's idempotency key is remembered with (and replayed as). */
 export function attestationResult(row: AttestationRow, leafIndex: number): Record<string, unknown> {
-  return { attestation_id: row.attestation_id, external_verified: row.witness_form !== null, trust_tier: row.trust_tier, detail: 'ok', ledger_index: leafIndex };
+  return {
+    attestation_id: row.attestation_id,
+    external_verified: row.witness_form !== null,
+    trust_tier: row.trust_tier,
+    detail: 'ok',
+    ledger_index: leafIndex,
+  };
 }

@@ -5,7 +5,15 @@
  * signing) is in core/ledger; a backend stores leaves, complete subtrees and checkpoints and
  * hands core a HashReader over them (sqlite/ledger.ts).
  */
-import { CosignatureVerifier, openNote, parseCheckpoint, parseNote, parseVerifierKey, SIGNATURE_TYPE_COSIGNATURE_V1, type Ed25519NoteSigner } from '../../core/index.js';
+import {
+  CosignatureVerifier,
+  openNote,
+  parseCheckpoint,
+  parseNote,
+  parseVerifierKey,
+  SIGNATURE_TYPE_COSIGNATURE_V1,
+  type Ed25519NoteSigner,
+} from '../../core/index.js';
 import type { SigningKey } from '../../core/signing/keys.js';
 
 /** The maximum merge delay the service promises (docs/ledger.md): a tick, plus the integration's own time, well inside it. */
@@ -77,7 +85,8 @@ export function cosignedCheckpoint(note: string): { text: string; size: number }
  * @throws LedgerQueryError `invalid` when the checkpoint is not this log's, no witness is registered, or none verifies
  */
 export function verifiedCosignatures(note: string, text: string, storedNote: string | undefined, vkeys: readonly string[]): { name: string; line: string }[] {
-  if (storedNote === undefined || parseNote(storedNote).text !== text) throw new LedgerQueryError('invalid', 'the note is not a checkpoint this log signed', 'checkpoint');
+  if (storedNote === undefined || parseNote(storedNote).text !== text)
+    throw new LedgerQueryError('invalid', 'the note is not a checkpoint this log signed', 'checkpoint');
   const verifiers = vkeys.map((vkey) => CosignatureVerifier.fromVerifierKey(vkey));
   if (verifiers.length === 0) throw new LedgerQueryError('invalid', 'the workspace has no registered witness (govctl admin witness add)', 'checkpoint');
   let opened;

@@ -39,7 +39,9 @@ export function displayLocation(location: string): string {
     return `${location.slice(0, location.indexOf('://') + 3)}(unparsable URL)`;
   }
   const user = url.username !== '' ? `${url.username}${url.password !== '' ? ':***' : ''}@` : url.password !== '' ? ':***@' : '';
-  const query = [...url.searchParams].map(([name, value]) => `${encodeURIComponent(name)}=${PLAIN_PARAMETERS.has(name.toLowerCase()) ? encodeURIComponent(value) : '***'}`).join('&');
+  const query = [...url.searchParams]
+    .map(([name, value]) => `${encodeURIComponent(name)}=${PLAIN_PARAMETERS.has(name.toLowerCase()) ? encodeURIComponent(value) : '***'}`)
+    .join('&');
   return `${url.protocol}//${user}${url.host}${url.pathname}${query !== '' ? `?${query}` : ''}`;
 }
 

@@ -9,7 +9,17 @@
  *   sent (and signed) under `record`, the text its signature covers, its key, form, fingerprint
  *   and trust tier, and what the service decided on receipt.
  */
-import { canonicalize, isPlainObject, keyFingerprint, parseJsonLossless, witnessJob, witnessSignedText, witnessTexts, type WitnessForm, type WitnessJob } from '../../core/index.js';
+import {
+  canonicalize,
+  isPlainObject,
+  keyFingerprint,
+  parseJsonLossless,
+  witnessJob,
+  witnessSignedText,
+  witnessTexts,
+  type WitnessForm,
+  type WitnessJob,
+} from '../../core/index.js';
 import { sha256Hex } from '../../core/hashing.js';
 import type { AttestationRow, EvidenceRow, StoredAttestationRow, TierReason } from './rows.js';
 

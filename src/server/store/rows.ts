@@ -216,7 +216,9 @@ export function attestationInsertValues(row: AttestationRow): unknown[] {
 }
 
 /** A stored attestation as the read endpoints return it (the record as stored text). */
-export type StoredAttestationRow = Omit<AttestationRow, 'workspace_id' | 'witness_sig' | 'signed_ms' | 'input_hash' | 'output_hash' | 'agent_name'> & { seq: number };
+export type StoredAttestationRow = Omit<AttestationRow, 'workspace_id' | 'witness_sig' | 'signed_ms' | 'input_hash' | 'output_hash' | 'agent_name'> & {
+  seq: number;
+};
 
 export interface AttestationListQuery {
   workspaceId: string;

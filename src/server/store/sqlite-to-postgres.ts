@@ -27,7 +27,6 @@ import { createPool } from './postgres/pool.js';
 import { acquireServeLock, openDatabase, type Db } from './sqlite/database.js';
 import { openSqliteStore } from './sqlite/store.js';
 
-
 /** One table's copy, as reported to a progress callback. */
 export interface CopyProgress {
   table: string;
@@ -81,20 +80,75 @@ const BYTES = 'bytea';
 
 function tables(nowMs: number): TableCopy[] {
   return [
-    { table: 'orgs', columns: [['org_id', T], ['name', T], ['created_ms', B]] },
-    { table: 'workspaces', columns: [['workspace_id', T], ['org_id', T], ['name', T], ['created_ms', B]] },
-    { table: 'workspace_keys', columns: [['ws_key', I], ['workspace_id', T]], identity: 'ws_key' },
-    { table: 'users', columns: [['user_id', T], ['org_id', T], ['email', T], ['created_ms', B]] },
+    {
+      table: 'orgs',
+      columns: [
+        ['org_id', T],
+        ['name', T],
+        ['created_ms', B],
+      ],
+    },
+    {
+      table: 'workspaces',
+      columns: [
+        ['workspace_id', T],
+        ['org_id', T],
+        ['name', T],
+        ['created_ms', B],
+      ],
+    },
+    {
+      table: 'workspace_keys',
+      columns: [
+        ['ws_key', I],
+        ['workspace_id', T],
+      ],
+      identity: 'ws_key',
+    },
+    {
+      table: 'users',
+      columns: [
+        ['user_id', T],
+        ['org_id', T],
+        ['email', T],
+        ['created_ms', B],
+      ],
+    },
     {
       table: 'api_keys',
-      columns: [['key_id', T], ['key_hash', BYTES], ['prefix', T], ['workspace_id', T], ['user_id', T], ['name', T], ['created_ms', B], ['expires_ms', B], ['revoked_ms', B]],
+      columns: [
+        ['key_id', T],
+        ['key_hash', BYTES],
+        ['prefix', T],
+        ['workspace_id', T],
+        ['user_id', T],
+        ['name', T],
+        ['created_ms', B],
+        ['expires_ms', B],
+        ['revoked_ms', B],
+      ],
     },
     {
       table: 'evidence',
       columns: [
-        ['seq', B], ['record_id', T], ['workspace_id', T], ['ws_key', I], ['record_type', T], ['system_name', T], ['identity', T], ['resource', T],
-        ['environment', T], ['occurred_at', T], ['occurred_ms', B], ['payload', T], ['client_sig', T], ['client_sig_algo', T], ['source', T],
-        ['mapped_controls', T], ['received_at', T], ['received_ms', B],
+        ['seq', B],
+        ['record_id', T],
+        ['workspace_id', T],
+        ['ws_key', I],
+        ['record_type', T],
+        ['system_name', T],
+        ['identity', T],
+        ['resource', T],
+        ['environment', T],
+        ['occurred_at', T],
+        ['occurred_ms', B],
+        ['payload', T],
+        ['client_sig', T],
+        ['client_sig_algo', T],
+        ['source', T],
+        ['mapped_controls', T],
+        ['received_at', T],
+        ['received_ms', B],
       ],
       // rows stored before workspace_keys existed may lack their ws_key (SQLite migration 5)
       select: `SELECT e.seq, e.record_id, e.workspace_id, coalesce(e.ws_key, k.ws_key), e.record_type, e.system_name, e.identity, e.resource,
@@ -106,36 +160,151 @@ function tables(nowMs: number): TableCopy[] {
     {
       table: 'attestations',
       columns: [
-        ['seq', B], ['attestation_id', T], ['workspace_id', T], ['system_name', T], ['agent_name', T], ['tool_name', T], ['input_hash', T],
-        ['output_hash', T], ['executed_at', T], ['executed_ms', B], ['record', T], ['witness_form', T], ['witness_sig', BYTES], ['signed_ms', B],
-        ['key_fingerprint', T], ['trust_tier', T], ['tier_reason', T], ['source', T], ['received_at', T], ['received_ms', B],
+        ['seq', B],
+        ['attestation_id', T],
+        ['workspace_id', T],
+        ['system_name', T],
+        ['agent_name', T],
+        ['tool_name', T],
+        ['input_hash', T],
+        ['output_hash', T],
+        ['executed_at', T],
+        ['executed_ms', B],
+        ['record', T],
+        ['witness_form', T],
+        ['witness_sig', BYTES],
+        ['signed_ms', B],
+        ['key_fingerprint', T],
+        ['trust_tier', T],
+        ['tier_reason', T],
+        ['source', T],
+        ['received_at', T],
+        ['received_ms', B],
       ],
       identity: 'seq',
     },
-    { table: 'control_coverage', columns: [['workspace_id', T], ['control_id', T], ['last_earned_ms', B]] },
+    {
+      table: 'control_coverage',
+      columns: [
+        ['workspace_id', T],
+        ['control_id', T],
+        ['last_earned_ms', B],
+      ],
+    },
     {
       table: 'systems',
       columns: [
-        ['workspace_id', T], ['name', T], ['system_id', T], ['registered', I], ['risk_tier', T], ['risk_at_ms', B], ['last_evidence_ms', B],
-        ['last_attested_ms', B], ['record_count', B], ['record_types', T], ['controls', T],
+        ['workspace_id', T],
+        ['name', T],
+        ['system_id', T],
+        ['registered', I],
+        ['risk_tier', T],
+        ['risk_at_ms', B],
+        ['last_evidence_ms', B],
+        ['last_attested_ms', B],
+        ['record_count', B],
+        ['record_types', T],
+        ['controls', T],
       ],
     },
-    { table: 'gate_policy', columns: [['workspace_id', T], ['framework', T], ['mode', T], ['threshold', 'double precision'], ['updated_ms', B]] },
-    { table: 'signing_keys', columns: [['workspace_id', T], ['fingerprint', T], ['public_key', T], ['name', T], ['created_ms', B], ['revoked_ms', B]] },
-    { table: 'witness_policy', columns: [['workspace_id', T], ['policy', T], ['updated_ms', B]] },
+    {
+      table: 'gate_policy',
+      columns: [
+        ['workspace_id', T],
+        ['framework', T],
+        ['mode', T],
+        ['threshold', 'double precision'],
+        ['updated_ms', B],
+      ],
+    },
+    {
+      table: 'signing_keys',
+      columns: [
+        ['workspace_id', T],
+        ['fingerprint', T],
+        ['public_key', T],
+        ['name', T],
+        ['created_ms', B],
+        ['revoked_ms', B],
+      ],
+    },
+    {
+      table: 'witness_policy',
+      columns: [
+        ['workspace_id', T],
+        ['policy', T],
+        ['updated_ms', B],
+      ],
+    },
     {
       table: 'idempotency_keys',
-      columns: [['workspace_id', T], ['idem_key', T], ['content_hash', T], ['result', T], ['created_ms', B]],
+      columns: [
+        ['workspace_id', T],
+        ['idem_key', T],
+        ['content_hash', T],
+        ['result', T],
+        ['created_ms', B],
+      ],
       // expired keys would be refused by both backends anyway
       select: 'SELECT workspace_id, idem_key, content_hash, result, created_ms FROM idempotency_keys WHERE created_ms >= ?',
       params: [nowMs - IDEMPOTENCY_RETENTION_MS],
     },
-    { table: 'ledger_leaves', columns: [['ws_key', I], ['leaf_index', B], ['kind', T], ['record_id', T], ['entry', BYTES]] },
-    { table: 'ledger_state', columns: [['ws_key', I], ['integrated_size', B]] },
-    { table: 'ledger_nodes', columns: [['ws_key', I], ['level', I], ['idx', B], ['hash', BYTES]] },
-    { table: 'ledger_checkpoints', columns: [['ws_key', I], ['tree_size', B], ['root', BYTES], ['note', T], ['signed_ms', B]] },
-    { table: 'ledger_cosignatures', columns: [['ws_key', I], ['tree_size', B], ['name', T], ['line', T], ['added_ms', B]] },
-    { table: 'ledger_witnesses', columns: [['ws_key', I], ['name', T], ['vkey', T], ['added_ms', B], ['revoked_ms', B]] },
+    {
+      table: 'ledger_leaves',
+      columns: [
+        ['ws_key', I],
+        ['leaf_index', B],
+        ['kind', T],
+        ['record_id', T],
+        ['entry', BYTES],
+      ],
+    },
+    {
+      table: 'ledger_state',
+      columns: [
+        ['ws_key', I],
+        ['integrated_size', B],
+      ],
+    },
+    {
+      table: 'ledger_nodes',
+      columns: [
+        ['ws_key', I],
+        ['level', I],
+        ['idx', B],
+        ['hash', BYTES],
+      ],
+    },
+    {
+      table: 'ledger_checkpoints',
+      columns: [
+        ['ws_key', I],
+        ['tree_size', B],
+        ['root', BYTES],
+        ['note', T],
+        ['signed_ms', B],
+      ],
+    },
+    {
+      table: 'ledger_cosignatures',
+      columns: [
+        ['ws_key', I],
+        ['tree_size', B],
+        ['name', T],
+        ['line', T],
+        ['added_ms', B],
+      ],
+    },
+    {
+      table: 'ledger_witnesses',
+      columns: [
+        ['ws_key', I],
+        ['name', T],
+        ['vkey', T],
+        ['added_ms', B],
+        ['revoked_ms', B],
+      ],
+    },
   ];
 }
 
@@ -147,7 +316,10 @@ function selectOf(copy: TableCopy): string {
 }
 
 function countOf(db: Db, copy: TableCopy): number {
-  return db.prepare<unknown[], number>(`SELECT count(*) FROM (${selectOf(copy)})`).pluck().get(...(copy.params ?? []))!;
+  return db
+    .prepare<unknown[], number>(`SELECT count(*) FROM (${selectOf(copy)})`)
+    .pluck()
+    .get(...(copy.params ?? []))!;
 }
 
 function insertOf(copy: TableCopy): string {
@@ -159,7 +331,7 @@ function insertOf(copy: TableCopy): string {
 /** Whether the PostgreSQL database holds any organisation, workspace, record or log leaf. */
 async function hasData(client: pg.ClientBase): Promise<boolean> {
   const { rows } = await client.query<{ any: boolean }>(`SELECT ${DATA_TABLES.map((t) => `EXISTS (SELECT 1 FROM ${t})`).join(' OR ')} AS any`);
-  return rows[0]!.any;
+  return rows[0].any;
 }
 
 /**
@@ -214,10 +386,10 @@ export async function copySqliteToPostgres(from: string, to: string, options: Co
   }
 }
 
-
 /** Runs `work`, its failures (but a non-empty target) wrapped as the `side`'s. */
 function onSide<T>(side: 'source' | 'target', work: () => T): T {
-  const wrap = (error: unknown) => (error instanceof MigrationTargetNotEmptyError || error instanceof MigrationSideError ? error : new MigrationSideError(side, error));
+  const wrap = (error: unknown) =>
+    error instanceof MigrationTargetNotEmptyError || error instanceof MigrationSideError ? error : new MigrationSideError(side, error);
   let result: T;
   try {
     result = work();
@@ -232,7 +404,13 @@ function notEmpty(): MigrationTargetNotEmptyError {
   return new MigrationTargetNotEmptyError('the target PostgreSQL database holds data already: govctl admin migrate copies into an empty database only');
 }
 
-async function copyAll(db: Db, client: pg.ClientBase, copies: readonly TableCopy[], batchSize: number, onProgress?: (progress: CopyProgress) => void): Promise<Record<string, number>> {
+async function copyAll(
+  db: Db,
+  client: pg.ClientBase,
+  copies: readonly TableCopy[],
+  batchSize: number,
+  onProgress?: (progress: CopyProgress) => void,
+): Promise<Record<string, number>> {
   const total = copies.reduce((sum, copy) => sum + countOf(db, copy), 0);
   const copied: Record<string, number> = {};
   let done = 0;
@@ -257,10 +435,13 @@ async function copyAll(db: Db, client: pg.ClientBase, copies: readonly TableCopy
         inBatch = 0;
         onProgress?.({ table: copy.table, done, total });
       };
-      const iterator = db.prepare(selectOf(copy)).raw().iterate(...(copy.params ?? [])) as IterableIterator<unknown[]>;
+      const iterator = db
+        .prepare(selectOf(copy))
+        .raw()
+        .iterate(...(copy.params ?? [])) as IterableIterator<unknown[]>;
       try {
         for (const row of iterator) {
-          for (let i = 0; i < columns; i++) batch[i]!.push(row[i] ?? null);
+          for (let i = 0; i < columns; i++) batch[i].push(row[i] ?? null);
           inBatch += 1;
           if (inBatch >= batchSize) await flush();
         }
@@ -291,7 +472,9 @@ async function copyAll(db: Db, client: pg.ClientBase, copies: readonly TableCopy
 }
 
 /** The hex root and size of a log from its leaf entries read in index order; a gap in the indexes is an error. */
-async function rootOf(entries: AsyncIterable<{ leaf_index: number; entry: Buffer }> | Iterable<{ leaf_index: number; entry: Buffer }>): Promise<{ tree_size: number; root: string }> {
+async function rootOf(
+  entries: AsyncIterable<{ leaf_index: number; entry: Buffer }> | Iterable<{ leaf_index: number; entry: Buffer }>,
+): Promise<{ tree_size: number; root: string }> {
   const tree = CompactTree.empty();
   for await (const { leaf_index, entry } of entries) {
     if (leaf_index !== tree.size) throw new Error(`the log has no leaf ${tree.size} (the next is ${leaf_index})`);
@@ -309,14 +492,16 @@ async function* targetLeaves(client: pg.ClientBase, wsKey: number, batchSize: nu
     );
     yield* rows;
     if (rows.length < batchSize) return;
-    next = rows[rows.length - 1]!.leaf_index + 1;
+    next = rows[rows.length - 1].leaf_index + 1;
   }
 }
 
 /** Each workspace's log root from the entries, on both sides (workspaces as the source has them). */
 async function compareLogs(db: Db, client: pg.ClientBase, batchSize: number): Promise<WorkspaceLogComparison[]> {
   const workspaces = db.prepare<[], { ws_key: number; workspace_id: string }>('SELECT ws_key, workspace_id FROM workspace_keys ORDER BY ws_key').all();
-  const leaves = db.prepare<[number], { leaf_index: number; entry: Buffer }>('SELECT leaf_index, entry FROM ledger_leaves WHERE ws_key = ? ORDER BY leaf_index');
+  const leaves = db.prepare<[number], { leaf_index: number; entry: Buffer }>(
+    'SELECT leaf_index, entry FROM ledger_leaves WHERE ws_key = ? ORDER BY leaf_index',
+  );
   const out: WorkspaceLogComparison[] = [];
   for (const { ws_key, workspace_id } of workspaces) {
     const source = await rootOf(leaves.iterate(ws_key));

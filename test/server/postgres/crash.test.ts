@@ -53,10 +53,21 @@ describe('PostgreSQL killed during writes', () => {
     for (const failure of failures) expect(failure).toBeInstanceOf(DatabaseUnavailableError);
     await cluster.start();
 
-    const stored = await withClient(url, async (client) => new Set((await client.query('SELECT record_id FROM evidence WHERE workspace_id = $1', [ws])).rows.map((row) => row.record_id as string)));
+    const stored = await withClient(
+      url,
+      async (client) =>
+        new Set((await client.query('SELECT record_id FROM evidence WHERE workspace_id = $1', [ws])).rows.map((row) => row.record_id as string)),
+    );
     expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
-    const log = await withClient(url, async (client) =>
-      (await client.query('SELECT count(*)::int AS n, coalesce(max(leaf_index), -1)::int AS top FROM ledger_leaves l JOIN workspace_keys k USING (ws_key) WHERE k.workspace_id = $1', [ws])).rows[0],
+    const log = await withClient(
+      url,
+      async (client) =>
+        (
+          await client.query(
+            'SELECT count(*)::int AS n, coalesce(max(leaf_index), -1)::int AS top FROM ledger_leaves l JOIN workspace_keys k USING (ws_key) WHERE k.workspace_id = $1',
+            [ws],
+          )
+        ).rows[0],
     );
     expect(log).toEqual({ n: stored.size, top: stored.size - 1 });
 
@@ -73,7 +84,7 @@ describe('PostgreSQL killed during writes', () => {
     }
     expect(outcome.leafIndex).toBe(stored.size);
     expect(await store.ledger.integrate()).toBe(stored.size + 1);
-    const proof = await store.ledger.inclusion(ws, acknowledged[0]!);
+    const proof = await store.ledger.inclusion(ws, acknowledged[0]);
     expect(proof).toMatchObject({ tree_size: stored.size + 1 });
   });
 });

@@ -26,7 +26,10 @@ afterAll(async () => {
 
 /** How many transactions stored the workspace's evidence rows (each row's xmin is its inserting transaction). */
 async function transactionsOf(recordIds: readonly string[]): Promise<number> {
-  return withClient(url, async (client) => (await client.query('SELECT count(DISTINCT xmin::text)::int AS n FROM evidence WHERE record_id = ANY($1)', [recordIds])).rows[0].n);
+  return withClient(
+    url,
+    async (client) => (await client.query('SELECT count(DISTINCT xmin::text)::int AS n FROM evidence WHERE record_id = ANY($1)', [recordIds])).rows[0].n,
+  );
 }
 
 describe('group commit on PostgreSQL', () => {
@@ -59,7 +62,11 @@ describe('group commit on PostgreSQL', () => {
       });
     const outcomes = await Promise.all([a.recordAttestations([row(1, 7)]), a.recordAttestations([row(2, null), row(3, 8)]), a.recordAttestations([row(4, 7)])]);
     expect(outcomes.map((batch) => batch.map((o) => (o === null ? null : o.leafIndex)))).toEqual([[1], [2, 3], [null]]);
-    const xmins = await withClient(url, async (client) => (await client.query("SELECT count(DISTINCT xmin::text)::int AS n, count(*)::int AS rows FROM attestations WHERE workspace_id = $1", [ws])).rows[0]);
+    const xmins = await withClient(
+      url,
+      async (client) =>
+        (await client.query('SELECT count(DISTINCT xmin::text)::int AS n, count(*)::int AS rows FROM attestations WHERE workspace_id = $1', [ws])).rows[0],
+    );
     expect(xmins).toEqual({ n: 1, rows: 3 });
   });
 
@@ -71,15 +78,33 @@ describe('group commit on PostgreSQL', () => {
     const results = await Promise.allSettled([a.recordEvidence(evidenceWrite(ws, 1)), a.recordEvidence({ ...first }), a.recordEvidence(evidenceWrite(ws, 2))]);
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/duplicate key|unique/);
-    expect(results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<{ leafIndex: number }>).value.leafIndex).sort()).toEqual([1, 2]);
-    const leaves = await withClient(url, async (client) => (await client.query('SELECT count(*)::int AS n, max(leaf_index)::int AS top FROM ledger_leaves l JOIN workspace_keys k USING (ws_key) WHERE k.workspace_id = $1', [ws])).rows[0]);
+    expect(
+      results
+        .filter((r) => r.status === 'fulfilled')
+        .map((r) => (r as PromiseFulfilledResult<{ leafIndex: number }>).value.leafIndex)
+        .sort(),
+    ).toEqual([1, 2]);
+    const leaves = await withClient(
+      url,
+      async (client) =>
+        (
+          await client.query(
+            'SELECT count(*)::int AS n, max(leaf_index)::int AS top FROM ledger_leaves l JOIN workspace_keys k USING (ws_key) WHERE k.workspace_id = $1',
+            [ws],
+          )
+        ).rows[0],
+    );
     expect(leaves).toEqual({ n: 3, top: 2 });
     expect(await a.evidence.count({ workspaceId: ws, sinceMs: 0 })).toBe(3);
   });
 
   it('refuses a text PostgreSQL cannot hold (U+0000) as unstorable, alone in its group, and finds nothing by it', async () => {
     const { workspace_id: ws } = await a.identity.provision({}, Date.now());
-    const results = await Promise.allSettled([a.recordEvidence(evidenceWrite(ws, 1)), a.recordEvidence(evidenceWrite(ws, 2, { system_name: 'a\u0000b' })), a.recordEvidence(evidenceWrite(ws, 3))]);
+    const results = await Promise.allSettled([
+      a.recordEvidence(evidenceWrite(ws, 1)),
+      a.recordEvidence(evidenceWrite(ws, 2, { system_name: 'a\u0000b' })),
+      a.recordEvidence(evidenceWrite(ws, 3)),
+    ]);
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(UnstorableValueError);
     expect(await a.evidence.count({ workspaceId: ws, sinceMs: 0 })).toBe(2);
@@ -133,7 +158,7 @@ describe('group commit on PostgreSQL', () => {
     const stored = outcomes.filter((o) => o.hit === null);
     const replayed = outcomes.filter((o) => o.hit !== null);
     expect(stored).toHaveLength(1);
-    expect(replayed).toEqual([{ hit: { kind: 'replay', result: expect.objectContaining({ ledger_index: stored[0]!.leafIndex }) } }]);
+    expect(replayed).toEqual([{ hit: { kind: 'replay', result: expect.objectContaining({ ledger_index: stored[0].leafIndex }) } }]);
     expect(await a.evidence.count({ workspaceId: ws, sinceMs: 0 })).toBe(1);
     const at = evidenceWrite(ws, 2).row.received_ms;
     expect(await b.findIdempotent(ws, { key: 'same-key', hash: 'other' }, at)).toEqual({ kind: 'conflict' });

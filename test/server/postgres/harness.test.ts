@@ -38,7 +38,10 @@ describe('the shared test cluster', () => {
     const [a, b] = await Promise.all([freshDatabase('harness a'), freshDatabase('harness a')]);
     expect(a).not.toBe(b);
     await withClient(a, (client) => client.query('CREATE TABLE only_in_a (x int)'));
-    const tables = await withClient(b, async (client) => (await client.query("SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'only_in_a'")).rows[0].n);
+    const tables = await withClient(
+      b,
+      async (client) => (await client.query("SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'only_in_a'")).rows[0].n,
+    );
     expect(tables).toBe(0);
   });
 });
@@ -74,7 +77,7 @@ describe('a private cluster', () => {
       process.stdout.write(JSON.stringify({ pid: cluster.pid, dir: cluster.dir }) + '\\n');
       setInterval(() => {}, 1000);`;
     const owner = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const [line] = (await once(createInterface({ input: owner.stdout! }), 'line')) as [string];
+    const [line] = (await once(createInterface({ input: owner.stdout }), 'line')) as [string];
     const { pid, dir } = JSON.parse(line) as { pid: number; dir: string };
     try {
       expect(existsSync(`/proc/${pid}`)).toBe(true);

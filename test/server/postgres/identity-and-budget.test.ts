@@ -25,7 +25,10 @@ afterAll(async () => {
 describe('API keys across replicas', () => {
   it('stores only the SHA-256 of a key, as the SQLite backend does', async () => {
     const provisioned = await a.identity.provision({ orgName: 'o', workspaceName: 'w' }, Date.now());
-    const stored = await withClient(url, async (client) => (await client.query('SELECT key_hash FROM api_keys WHERE workspace_id = $1', [provisioned.workspace_id])).rows);
+    const stored = await withClient(
+      url,
+      async (client) => (await client.query('SELECT key_hash FROM api_keys WHERE workspace_id = $1', [provisioned.workspace_id])).rows,
+    );
     expect(stored).toEqual([{ key_hash: createHash('sha256').update(provisioned.api_key).digest() }]);
   });
 
@@ -72,7 +75,7 @@ describe('admission in batches', () => {
     const query = a.pool.query.bind(a.pool) as (...args: unknown[]) => Promise<unknown>;
     (a.pool as { query: unknown }).query = (...args: unknown[]) => {
       const config = args[0] as { name?: string };
-      if (config.name === 'govctl_admit') sent.push(String((args[0] as { values: unknown[][] }).values[0]!.length));
+      if (config.name === 'govctl_admit') sent.push(String((args[0] as { values: unknown[][] }).values[0].length));
       return query(...args);
     };
     try {

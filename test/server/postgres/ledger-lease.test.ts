@@ -45,7 +45,10 @@ describe('the log with several replicas', () => {
     expect(await b.ledger.checkpoint(ws)).toBe(checkpoint);
     expect(await c.ledger.checkpoint(ws)).toBe(checkpoint);
     const id = evidenceWrite(ws, 0).row.record_id.slice(0, 'rec_test-000000'.length);
-    const leaf = await withClient(url, async (client) => (await client.query("SELECT record_id FROM ledger_leaves WHERE record_id LIKE $1 || '%'", [id])).rows[0].record_id);
+    const leaf = await withClient(
+      url,
+      async (client) => (await client.query("SELECT record_id FROM ledger_leaves WHERE record_id LIKE $1 || '%'", [id])).rows[0].record_id,
+    );
     expect(await c.ledger.inclusion(ws, leaf)).toEqual(await a.ledger.inclusion(ws, leaf));
   });
 

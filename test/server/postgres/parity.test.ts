@@ -53,7 +53,9 @@ beforeAll(async () => {
   await withClient(opened.url, async (client) => {
     await client.query("INSERT INTO orgs VALUES ('org_p', 'o', 0)");
     await client.query("INSERT INTO workspaces VALUES ($1, 'org_p', 'w', 0)", [ws]);
-    await client.query('WITH k AS (INSERT INTO workspace_keys (workspace_id) VALUES ($1) RETURNING ws_key) INSERT INTO ledger_heads SELECT ws_key, 0 FROM k', [ws]);
+    await client.query('WITH k AS (INSERT INTO workspace_keys (workspace_id) VALUES ($1) RETURNING ws_key) INSERT INTO ledger_heads SELECT ws_key, 0 FROM k', [
+      ws,
+    ]);
   });
   const both = async (name: string, fn: (store: Store) => Promise<unknown>) => {
     outcomes.sqlite.push([name, await fn(sqlite)]);
@@ -129,7 +131,13 @@ describe('PostgreSQL and SQLite after the same writes', () => {
 
   it('list every page alike, with every filter, and count alike', async () => {
     const since = Date.UTC(2026, 0, 1) + 4000;
-    for (const query of [{ sinceMs: 0 }, { sinceMs: since }, { sinceMs: 0, systemName: 'system-1' }, { sinceMs: 0, recordType: 'change_event' }, { sinceMs: 0, systemName: 'system-2', recordType: 'ai_risk_assessment' }]) {
+    for (const query of [
+      { sinceMs: 0 },
+      { sinceMs: since },
+      { sinceMs: 0, systemName: 'system-1' },
+      { sinceMs: 0, recordType: 'change_event' },
+      { sinceMs: 0, systemName: 'system-2', recordType: 'ai_risk_assessment' },
+    ]) {
       expect(await allPages(pgStore, query, 7)).toEqual(await allPages(sqlite, query, 7));
       expect(await pgStore.evidence.count({ workspaceId: ws, ...query })).toBe(await sqlite.evidence.count({ workspaceId: ws, ...query }));
     }
@@ -137,7 +145,11 @@ describe('PostgreSQL and SQLite after the same writes', () => {
   });
 
   it('export alike, page after page, and return each record as stored', async () => {
-    for (const filter of [{}, { systemName: 'system-0' }, { recordType: 'ai_risk_assessment', sinceMs: Date.UTC(2026, 0, 1) + 3000, untilMs: Date.UTC(2026, 0, 1) + 9000 }]) {
+    for (const filter of [
+      {},
+      { systemName: 'system-0' },
+      { recordType: 'ai_risk_assessment', sinceMs: Date.UTC(2026, 0, 1) + 3000, untilMs: Date.UTC(2026, 0, 1) + 9000 },
+    ]) {
       const read = async (store: Store) => {
         const rows: unknown[] = [];
         let afterSeq = 0;
@@ -145,11 +157,13 @@ describe('PostgreSQL and SQLite after the same writes', () => {
           const page = await store.evidence.exportPage({ workspaceId: ws, ...filter, afterSeq, limit: 6 });
           if (page.length === 0) return rows;
           // ws_key: a column SQLite's SELECT * carries beside the row's members
-          rows.push(...page.map((stored) => {
-            const { seq: _seq, ws_key: _key, ...row } = stored as unknown as Record<string, unknown>;
-            return row;
-          }));
-          afterSeq = page[page.length - 1]!.seq;
+          rows.push(
+            ...page.map((stored) => {
+              const { seq: _seq, ws_key: _key, ...row } = stored as unknown as Record<string, unknown>;
+              return row;
+            }),
+          );
+          afterSeq = page[page.length - 1].seq;
         }
       };
       expect(await read(pgStore)).toEqual(await read(sqlite));
@@ -167,21 +181,32 @@ describe('PostgreSQL and SQLite after the same writes', () => {
       const pages: unknown[] = [];
       let afterId: string | undefined;
       for (;;) {
-        const page = await store.attestations.list({ workspaceId: ws, sinceMs: 0, untilMs: Date.UTC(2027, 0, 1), limit: 3, ...query, ...(afterId ? { afterId } : {}) });
+        const page = await store.attestations.list({
+          workspaceId: ws,
+          sinceMs: 0,
+          untilMs: Date.UTC(2027, 0, 1),
+          limit: 3,
+          ...query,
+          ...(afterId ? { afterId } : {}),
+        });
         const rows = page!.slice(0, 3).map(({ seq: _seq, ...row }) => row);
         pages.push(rows);
         if (page!.length <= 3) return pages;
-        afterId = rows[rows.length - 1]!.attestation_id;
+        afterId = rows[rows.length - 1].attestation_id;
       }
     };
-    for (const query of [{}, { systemName: 'system-1' }, { toolName: 'search' }]) expect(await attestations(pgStore, query)).toEqual(await attestations(sqlite, query));
+    for (const query of [{}, { systemName: 'system-1' }, { toolName: 'search' }])
+      expect(await attestations(pgStore, query)).toEqual(await attestations(sqlite, query));
     const { seq: _a, ...pgOne } = (await pgStore.attestations.get(ws, 'att_test-0003'))!;
     const { seq: _b, ...sqliteOne } = (await sqlite.attestations.get(ws, 'att_test-0003'))!;
     expect(pgOne).toEqual(sqliteOne);
-    const systems = async (store: Store, contains?: string) => (await store.systems.list(ws, contains)).map(({ system_id: _id, ...row }) => ({ ...row, record_count: Number(row.record_count) }));
+    const systems = async (store: Store, contains?: string) =>
+      (await store.systems.list(ws, contains)).map(({ system_id: _id, ...row }) => ({ ...row, record_count: Number(row.record_count) }));
     expect(await systems(pgStore)).toEqual(await systems(sqlite));
     expect(await systems(pgStore, 'STEM-1')).toEqual(await systems(sqlite, 'STEM-1'));
-    expect(await pgStore.systems.countUnattestedSince(ws, Date.UTC(2026, 0, 2) + 2000)).toBe(await sqlite.systems.countUnattestedSince(ws, Date.UTC(2026, 0, 2) + 2000));
+    expect(await pgStore.systems.countUnattestedSince(ws, Date.UTC(2026, 0, 2) + 2000)).toBe(
+      await sqlite.systems.countUnattestedSince(ws, Date.UTC(2026, 0, 2) + 2000),
+    );
     expect(await pgStore.lastEarned(ws)).toEqual(await sqlite.lastEarned(ws));
   });
 
@@ -209,7 +234,7 @@ describe('PostgreSQL and SQLite after the same writes', () => {
     ] as const) {
       expect(await pgStore.ledger.tile(ws, tile)).toEqual(await sqlite.ledger.tile(ws, tile));
     }
-    expect(await pgStore.ledger.tile(ws, { level: 0, index: 0, width: size + 1 } as never)).toBeNull();
+    expect(await pgStore.ledger.tile(ws, { level: 0, index: 0, width: size + 1 })).toBeNull();
     expect(await pgStore.ledger.verifierKey(ws)).toBe(await sqlite.ledger.verifierKey(ws));
   });
 });

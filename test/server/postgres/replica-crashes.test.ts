@@ -85,7 +85,9 @@ async function write(replica: Replica, ws: Workspace, n: number): Promise<{ ok: 
     const reply = await request(replica, ws, 'POST', 'attestations/external', attestation({ tool_name: `tool-${n}` }));
     return reply.status === 201 ? { ok: true, acked: [[reply.json.attestation_id, reply.json.ledger_index]] } : { ok: false, acked: [] };
   }
-  const reply = await request(replica, ws, 'POST', 'attestations/batch', { records: Array.from({ length: 4 }, (_, i) => attestation({ tool_name: `batch-${n}-${i}` })) });
+  const reply = await request(replica, ws, 'POST', 'attestations/batch', {
+    records: Array.from({ length: 4 }, (_, i) => attestation({ tool_name: `batch-${n}-${i}` })),
+  });
   if (reply.status < 200 || reply.status >= 300) return { ok: false, acked: [] };
   const results = reply.json.results as { status: string; attestation_id: string; ledger_index: number }[];
   return { ok: true, acked: results.filter((r) => r.status === 'accepted').map((r) => [r.attestation_id, r.ledger_index]) };
@@ -123,7 +125,7 @@ function startLoad(targets: Replica[], { lanes = 2, perLane = 400 } = {}): Load 
   const lane = async (ws: Workspace, l: number) => {
     const mine = [...targets];
     for (let n = 0; n < perLane && !stopped && mine.length > 0; n++) {
-      const replica = mine[(n + l) % mine.length]!;
+      const replica = mine[(n + l) % mine.length];
       inFlight.set(replica.url, inFlight.get(replica.url)! + 1);
       changed();
       try {
@@ -232,7 +234,7 @@ async function entriesOf(replica: Replica, ws: Workspace, size: number): Promise
     const response = await fetch(replica.url + wsPath(ws.id, path), { headers: { authorization: `Bearer ${ws.apiKey}` } });
     expect(response.status, path).toBe(200);
     const bytes = Buffer.from(await response.arrayBuffer());
-    for (let at = 0; at < bytes.length; ) {
+    for (let at = 0; at < bytes.length;) {
       const length = bytes.readUInt16BE(at);
       entries.push(bytes.subarray(at + 2, at + 2 + length).toString('utf8'));
       at += 2 + length;
@@ -250,7 +252,8 @@ interface ServiceCheck {
   tiles_ok: Record<string, boolean>;
 }
 
-const checkService = (request: Record<string, unknown>) => runPythonJson<ServiceCheck>(fileURLToPath(new URL('../ledger_service_check.py', import.meta.url)), request);
+const checkService = (request: Record<string, unknown>) =>
+  runPythonJson<ServiceCheck>(fileURLToPath(new URL('../ledger_service_check.py', import.meta.url)), request);
 
 /**
  * The log of `ws` checked from outside, through `reader` (a live replica): PostgreSQL's leaves are
@@ -292,7 +295,7 @@ async function verifyLog(reader: Replica, ws: Workspace, { rereadAll = false } =
   expect(Object.keys(bodies).length).toBeGreaterThan(0);
 
   const key = (await request(reader, ws, 'GET', 'ledger/key')).text.trim();
-  const sample = [0, Math.floor(size / 3), Math.floor(size / 2), size - 1].map((index) => ids[index]!);
+  const sample = [0, Math.floor(size / 3), Math.floor(size / 2), size - 1].map((index) => ids[index]);
   const inclusion = [];
   for (const id of sample) {
     const proof = await request(reader, ws, 'GET', `ledger/proof/inclusion?id=${id}&tree_size=${size}`);
@@ -314,7 +317,9 @@ async function verifyLog(reader: Replica, ws: Workspace, { rereadAll = false } =
   // against the final log's entries, the same for every checkpoint)
   const notes = [...new Set(ws.checkpoints)].filter((checkpoint) => checkpointSize(checkpoint) <= size);
   const checked = await checkService({ vkey: key, notes, entries, records: bodies, inclusion, consistency, tiles });
-  expect(checked.notes).toEqual(notes.map((note) => expect.objectContaining({ key_id_ok: true, signature_ok: true, root_ok: true, size: checkpointSize(note) })));
+  expect(checked.notes).toEqual(
+    notes.map((note) => expect.objectContaining({ key_id_ok: true, signature_ok: true, root_ok: true, size: checkpointSize(note) })),
+  );
   expect(checked.inclusion_ok).toEqual(inclusion.map(() => true));
   expect(checked.consistency_ok).toEqual(consistency.map(() => true));
   expect(Object.values(checked.records_ok)).toEqual(Object.keys(bodies).map(() => true));
@@ -341,11 +346,11 @@ describe('three govctl serve replicas on one PostgreSQL database', () => {
     for (const ws of workspaces) {
       // 30 writes a workspace (a third of them batches of 4), spread over the three replicas
       expect(ws.acked.size).toBe(10 + 10 + 10 * 4);
-      await verifyLog(replicas[workspaces.indexOf(ws) % 3]!, ws);
+      await verifyLog(replicas[workspaces.indexOf(ws) % 3], ws);
     }
   }, 120_000);
 
-  it('loses no acknowledged record when the replica holding the log\'s lease is SIGKILLed during writes; the others serve every one and take the lease over within seconds', async () => {
+  it("loses no acknowledged record when the replica holding the log's lease is SIGKILLed during writes; the others serve every one and take the lease over within seconds", async () => {
     const victim = await until('a lease holder among the replicas', () => leaseHolder(replicas), 10_000);
     const survivors = replicas.filter((replica) => replica !== victim);
     const before = workspaces.reduce((n, ws) => n + ws.acked.size, 0);
@@ -368,9 +373,9 @@ describe('three govctl serve replicas on one PostgreSQL database', () => {
     // loaded machine).
     const grown = workspaces.find((ws) => ws.acked.size > sizesAtKill.get(ws)!)!;
     expect(grown).toBeDefined();
-    await checkpointCovering(survivors[1]!, grown, await leafCount(grown), 15_000);
+    await checkpointCovering(survivors[1], grown, await leafCount(grown), 15_000);
     expect(await leaseHolder(survivors)).toBeDefined();
-    for (const ws of workspaces) await verifyLog(survivors[workspaces.indexOf(ws) % 2]!, ws);
+    for (const ws of workspaces) await verifyLog(survivors[workspaces.indexOf(ws) % 2], ws);
     // a replacement joins (and serves: the next test writes through every replica)
     replicas.push(await launch());
   }, 180_000);
@@ -406,6 +411,6 @@ describe('three govctl serve replicas on one PostgreSQL database', () => {
       }
     }
     // after PostgreSQL's own crash every acknowledged record is read again, not only the new ones
-    for (const ws of workspaces) await verifyLog(replicas[workspaces.indexOf(ws) % 3]!, ws, { rereadAll: true });
+    for (const ws of workspaces) await verifyLog(replicas[workspaces.indexOf(ws) % 3], ws, { rereadAll: true });
   }, 180_000);
 });

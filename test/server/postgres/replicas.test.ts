@@ -33,17 +33,17 @@ async function startReplica(args: string[] = []): Promise<Replica> {
   let head = '';
   const listening = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no listening line: ${head}`)), 30_000);
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       head += chunk.toString('utf8');
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(head);
       if (match) {
         clearTimeout(timer);
-        resolve(match[1]!);
+        resolve(match[1]);
       }
     });
     void exited.then(() => reject(new Error(`govctl serve exited: ${head}`)));
   });
-  child.stderr!.resume();
+  child.stderr.resume();
   const replica = { url: listening, child, exited };
   replicas.push(replica);
   return replica;
@@ -96,7 +96,10 @@ describe('replicas of govctl serve on one PostgreSQL database', () => {
     const BUDGET = 40;
     let limited: [Replica, Replica];
     beforeAll(async () => {
-      limited = (await Promise.all([startReplica(['--requests-per-minute', String(BUDGET)]), startReplica(['--requests-per-minute', String(BUDGET)])])) as [Replica, Replica];
+      limited = (await Promise.all([startReplica(['--requests-per-minute', String(BUDGET)]), startReplica(['--requests-per-minute', String(BUDGET)])])) as [
+        Replica,
+        Replica,
+      ];
     });
     afterAll(async () => {
       await Promise.all(limited.map((replica) => stopReplica(replica)));
@@ -117,7 +120,9 @@ describe('replicas of govctl serve on one PostgreSQL database', () => {
       const statuses: number[] = [];
       for (let i = 0; i < 56; i += 4) {
         const replies = await Promise.all(
-          [0, 1, 2, 3].map((j) => call({ url: limited[(i + j) % 2]!.url, apiKey: ws.apiKey }, 'POST', wsPath(ws.workspaceId, 'grc/evidence'), { body: evidenceRecord() })),
+          [0, 1, 2, 3].map((j) =>
+            call({ url: limited[(i + j) % 2].url, apiKey: ws.apiKey }, 'POST', wsPath(ws.workspaceId, 'grc/evidence'), { body: evidenceRecord() }),
+          ),
         );
         statuses.push(...replies.map((reply) => reply.status));
       }
@@ -149,10 +154,12 @@ describe('replicas of govctl serve on one PostgreSQL database', () => {
       const ws = await workspace();
       const body = evidenceRecord('change_event', { occurred_at: '2026-05-01T10:00:00.000Z' });
       const headers = { 'idempotency-key': 'deploy-42' };
-      const replies = await Promise.all([a, b].map((replica) => call({ url: replica.url, apiKey: ws.apiKey }, 'POST', wsPath(ws.workspaceId, 'grc/evidence'), { body, headers })));
+      const replies = await Promise.all(
+        [a, b].map((replica) => call({ url: replica.url, apiKey: ws.apiKey }, 'POST', wsPath(ws.workspaceId, 'grc/evidence'), { body, headers })),
+      );
       expect(replies.map((r) => r.status)).toEqual([201, 201]);
       expect(replies.map((r) => r.headers.get('idempotent-replayed')).sort()).toEqual(['true', null].sort());
-      expect(replies[0]!.json.record_id).toBe(replies[1]!.json.record_id);
+      expect(replies[0].json.record_id).toBe(replies[1].json.record_id);
       const list = await call({ url: a.url, apiKey: ws.apiKey }, 'GET', wsPath(ws.workspaceId, 'grc/evidence?since=2026-01-01T00:00:00Z'));
       expect(list.json.total).toBe(1);
     });

@@ -50,7 +50,7 @@ describe('PostgreSQL migrations', () => {
       const applied = await Promise.all(clients.map((client) => migrate(client)));
       const versions = MIGRATIONS.map((migration) => migration.version);
       expect(applied.flat()).toEqual(versions);
-      const { rows } = await clients[0]!.query('SELECT version FROM schema_migrations ORDER BY version');
+      const { rows } = await clients[0].query('SELECT version FROM schema_migrations ORDER BY version');
       expect(rows).toEqual(versions.map((version) => ({ version })));
     } finally {
       await Promise.all(clients.map((client) => client.end()));
@@ -61,7 +61,7 @@ describe('PostgreSQL migrations', () => {
     const url = await freshDatabase('schema upgrade');
     await withClient(url, async (client) => {
       const [first] = MIGRATIONS;
-      await client.query(first!.sql);
+      await client.query(first.sql);
       await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_ms bigint NOT NULL)');
       await client.query("INSERT INTO schema_migrations VALUES (1, 'initial', 0)");
       await client.query("INSERT INTO orgs VALUES ('org_1', 'o', 0)");
@@ -69,7 +69,9 @@ describe('PostgreSQL migrations', () => {
       const { rows } = await client.query('SELECT org_id FROM orgs');
       expect(rows).toEqual([{ org_id: 'org_1' }]);
       // the admission function exists and answers an unknown key with no row
-      const admitted = await client.query("SELECT * FROM govctl_admit(ARRAY['\\x00'::bytea], ARRAY[0::bigint], ARRAY[NULL::text], ARRAY[0::bigint], 60000, ARRAY[1::bigint], ARRAY[0::bigint], ARRAY[1::bigint])");
+      const admitted = await client.query(
+        "SELECT * FROM govctl_admit(ARRAY['\\x00'::bytea], ARRAY[0::bigint], ARRAY[NULL::text], ARRAY[0::bigint], 60000, ARRAY[1::bigint], ARRAY[0::bigint], ARRAY[1::bigint])",
+      );
       expect(admitted.rows).toEqual([]);
     });
   });

@@ -156,7 +156,7 @@ export class PgBudgetStore implements BudgetStore {
       text: CHARGE,
       values: [workspaceId, nowMs, this.windowMs, n, maxRecords],
     });
-    const { start_ms: startMs, records, last_ok: ok } = rows[0]!;
+    const { start_ms: startMs, records, last_ok: ok } = rows[0];
     const resetSeconds = this.#resetSeconds(startMs, nowMs);
     if (!ok) return { exceeded: true, remaining: Math.max(0, maxRecords - records), resetSeconds };
     return { exceeded: false, remaining: maxRecords - records, resetSeconds };

@@ -78,19 +78,22 @@ export function derivedStatements(events: readonly DerivedEvent[]): { sql: strin
   }
   if (systems.size > 0) {
     const rows = [...systems.entries()].sort(([a], [b]) => byCodePoint(a, b)).map(([, s]) => s);
-    statements.push({ sql: UPSERT_SYSTEMS, params: [
-      rows.map((s) => s.workspaceId),
-      rows.map((s) => s.name),
-      rows.map(() => newId('sys')),
-      rows.map((s) => (s.risk ? 1 : 0)),
-      rows.map((s) => s.risk?.tier ?? null),
-      rows.map((s) => s.risk?.atMs ?? null),
-      rows.map((s) => s.evidenceMs),
-      rows.map((s) => s.attestedMs ?? null),
-      rows.map((s) => s.recordCount),
-      rows.map((s) => JSON.stringify([...s.recordTypes].sort(byCodePoint))),
-      rows.map((s) => JSON.stringify([...s.controls].sort(byCodePoint))),
-    ] });
+    statements.push({
+      sql: UPSERT_SYSTEMS,
+      params: [
+        rows.map((s) => s.workspaceId),
+        rows.map((s) => s.name),
+        rows.map(() => newId('sys')),
+        rows.map((s) => (s.risk ? 1 : 0)),
+        rows.map((s) => s.risk?.tier ?? null),
+        rows.map((s) => s.risk?.atMs ?? null),
+        rows.map((s) => s.evidenceMs),
+        rows.map((s) => s.attestedMs ?? null),
+        rows.map((s) => s.recordCount),
+        rows.map((s) => JSON.stringify([...s.recordTypes].sort(byCodePoint))),
+        rows.map((s) => JSON.stringify([...s.controls].sort(byCodePoint))),
+      ],
+    });
   }
   if (coverage.size > 0) {
     const rows = [...coverage.entries()].sort(([a], [b]) => byCodePoint(a, b)).map(([, c]) => c);
@@ -101,8 +104,9 @@ export function derivedStatements(events: readonly DerivedEvent[]): { sql: strin
 
 /** Coverage: control id → epoch ms it was last earned. */
 export async function lastEarned(pool: pg.Pool, workspaceId: string): Promise<Map<string, number>> {
-  const { rows } = await pool.query<{ control_id: string; last_earned_ms: number }>('SELECT control_id, last_earned_ms FROM control_coverage WHERE workspace_id = $1', [
-    workspaceId,
-  ]);
+  const { rows } = await pool.query<{ control_id: string; last_earned_ms: number }>(
+    'SELECT control_id, last_earned_ms FROM control_coverage WHERE workspace_id = $1',
+    [workspaceId],
+  );
   return new Map(rows.map((row) => [row.control_id, row.last_earned_ms]));
 }

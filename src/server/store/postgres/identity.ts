@@ -15,9 +15,8 @@ import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisio
 import type { IdentityStore } from '../store.js';
 import { storeError } from './pool.js';
 
-
-
-const INSERT_KEY = 'INSERT INTO api_keys (key_id, key_hash, prefix, workspace_id, user_id, name, created_ms, expires_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)';
+const INSERT_KEY =
+  'INSERT INTO api_keys (key_id, key_hash, prefix, workspace_id, user_id, name, created_ms, expires_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)';
 const OWNER = `SELECT w.org_id, (SELECT u.user_id FROM users u WHERE u.org_id = w.org_id ORDER BY u.created_ms, u.user_id LIMIT 1) AS user_id
   FROM workspaces w WHERE w.workspace_id = $1`;
 
@@ -66,7 +65,14 @@ export class PgIdentityStore implements IdentityStore {
     return this.#addKey(this.pool, workspaceId, owner.user_id, name, expiresMs, nowMs);
   }
 
-  async #addKey(on: Pick<pg.ClientBase, 'query'>, workspaceId: string, userId: string, name: string | null, expiresMs: number | null, nowMs: number): Promise<CreatedApiKey> {
+  async #addKey(
+    on: Pick<pg.ClientBase, 'query'>,
+    workspaceId: string,
+    userId: string,
+    name: string | null,
+    expiresMs: number | null,
+    nowMs: number,
+  ): Promise<CreatedApiKey> {
     const { apiKey, row } = newApiKeyRow(workspaceId, userId, name, expiresMs, nowMs);
     await on.query(INSERT_KEY, [row.key_id, row.key_hash, row.prefix, workspaceId, userId, name, nowMs, expiresMs]);
     return { ...apiKeyInfo(row), api_key: apiKey };
@@ -82,7 +88,10 @@ export class PgIdentityStore implements IdentityStore {
 
   async revokeApiKey(keyId: string, nowMs: number): Promise<ApiKeyInfo | null> {
     // coalesce: revoking a revoked key changes nothing; one statement, so it answers the key as it now stands
-    const { rows } = await this.pool.query<ApiKeyRow>('UPDATE api_keys SET revoked_ms = coalesce(revoked_ms, $1) WHERE key_id = $2 RETURNING *', [nowMs, keyId]);
+    const { rows } = await this.pool.query<ApiKeyRow>('UPDATE api_keys SET revoked_ms = coalesce(revoked_ms, $1) WHERE key_id = $2 RETURNING *', [
+      nowMs,
+      keyId,
+    ]);
     return rows[0] ? apiKeyInfo(rows[0]) : null;
   }
 

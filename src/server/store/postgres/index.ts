@@ -17,7 +17,14 @@ import { IdGenerator } from '../../ids.js';
 import { LedgerQueryError } from '../ledger-common.js';
 import { countsFromMs } from '../derived.js';
 import { attestationResult, evidenceResult, IDEMPOTENCY_RETENTION_MS } from '../idempotency.js';
-import { ATTESTATION_INSERT_COLUMNS, EVIDENCE_INSERT_COLUMNS, evidenceInsertValues, type AttestationRow, type IdempotencyClaim, type IdempotencyHit } from '../rows.js';
+import {
+  ATTESTATION_INSERT_COLUMNS,
+  EVIDENCE_INSERT_COLUMNS,
+  evidenceInsertValues,
+  type AttestationRow,
+  type IdempotencyClaim,
+  type IdempotencyHit,
+} from '../rows.js';
 import type { AdmitQuery, Admission, EvidenceWrite, Store, Stored } from '../store.js';
 import { PgBudgetStore } from './budget.js';
 import { derivedStatements, lastEarned, type DerivedEvent } from './derived.js';
@@ -282,11 +289,11 @@ export class PostgresStore implements Store {
         let run: number[] = [];
         const store = async (indexes: number[]): Promise<void> => {
           if (indexes.length === 0) return;
-          const columns = ATTESTATION_INSERT_COLUMNS.map((column) => indexes.map((i) => rows[i]![column]));
+          const columns = ATTESTATION_INSERT_COLUMNS.map((column) => indexes.map((i) => rows[i][column]));
           const result = await group.client.query<{ attestation_id: string }>(INSERT_ATTESTATIONS, columns);
           const stored = new Set(result.rows.map((row) => row.attestation_id));
           for (const i of indexes) {
-            const row = rows[i]!;
+            const row = rows[i];
             if (!stored.has(row.attestation_id)) {
               outcomes[i] = null;
               continue;
@@ -295,7 +302,9 @@ export class PostgresStore implements Store {
             const claim = claims[i];
             if (claim !== undefined) this.#remember(group, row.workspace_id, claim, attestationResult(row, leafIndex), row.received_ms);
             const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
-            group.derived.push({ system: { workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom } } satisfies DerivedEvent);
+            group.derived.push({
+              system: { workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom },
+            } satisfies DerivedEvent);
             outcomes[i] = { hit: null, leafIndex };
           }
         };
@@ -335,7 +344,9 @@ export class PostgresStore implements Store {
         stored.delete(row.attestation_id); // an id is stored once
         const leafIndex = this.ledger.appendAttestation(group, entry.keys.get(row.workspace_id)!, row);
         const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
-        group.derived.push({ system: { workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom } } satisfies DerivedEvent);
+        group.derived.push({
+          system: { workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom },
+        } satisfies DerivedEvent);
         return { hit: null, leafIndex };
       });
     }

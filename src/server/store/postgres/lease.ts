@@ -71,7 +71,11 @@ export class Lease {
    * cannot change hands before the transaction ends.
    */
   async fence(client: pg.ClientBase): Promise<boolean> {
-    const { rows } = await client.query('SELECT 1 FROM leases WHERE name = $1 AND holder = $2 AND expires_ms > $3 FOR SHARE', [this.name, this.holder, this.nowMs()]);
+    const { rows } = await client.query('SELECT 1 FROM leases WHERE name = $1 AND holder = $2 AND expires_ms > $3 FOR SHARE', [
+      this.name,
+      this.holder,
+      this.nowMs(),
+    ]);
     return rows.length === 1;
   }
 

@@ -148,10 +148,10 @@ export class PgLedgerStore implements LedgerStore {
   /** The group's end: the heads it advanced, written with its rows. */
   advanceHeads(group: Group): void {
     if (group.heads.size === 0) return;
-    group.addStatement('UPDATE ledger_heads h SET next_index = v.n FROM unnest($1::int[], $2::bigint[]) AS v (k, n) WHERE h.ws_key = v.k AND h.next_index <> v.n', [
-      [...group.heads.keys()],
-      [...group.heads.values()],
-    ]);
+    group.addStatement(
+      'UPDATE ledger_heads h SET next_index = v.n FROM unnest($1::int[], $2::bigint[]) AS v (k, n) WHERE h.ws_key = v.k AND h.next_index <> v.n',
+      [[...group.heads.keys()], [...group.heads.values()]],
+    );
   }
 
   // ---- integration -----------------------------------------------------------------------------
@@ -210,7 +210,7 @@ export class PgLedgerStore implements LedgerStore {
       }
       await client.query('INSERT INTO ledger_state (ws_key, integrated_size) VALUES ($1, 0) ON CONFLICT DO NOTHING', [wsKey]);
       const state = await client.query<{ integrated_size: number }>('SELECT integrated_size FROM ledger_state WHERE ws_key = $1 FOR UPDATE', [wsKey]);
-      const integrated = state.rows[0]!.integrated_size;
+      const integrated = state.rows[0].integrated_size;
       const head = await client.query<{ next_index: number }>('SELECT next_index FROM ledger_heads WHERE ws_key = $1', [wsKey]);
       const size = head.rows[0]?.next_index ?? 0;
       if (size <= integrated) {
@@ -221,11 +221,10 @@ export class PgLedgerStore implements LedgerStore {
       tree = tree !== undefined && tree.size === integrated ? tree.clone() : await this.#treeAt(client, wsKey, integrated);
       for (let from = integrated; from < size; from += INTEGRATE_SLICE) {
         const to = Math.min(size, from + INTEGRATE_SLICE);
-        const leaves = await client.query<{ entry: Buffer }>('SELECT entry FROM ledger_leaves WHERE ws_key = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index', [
-          wsKey,
-          from,
-          to,
-        ]);
+        const leaves = await client.query<{ entry: Buffer }>(
+          'SELECT entry FROM ledger_leaves WHERE ws_key = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index',
+          [wsKey, from, to],
+        );
         if (leaves.rows.length !== to - from) throw new Error(`workspace ${wsKey}: leaves ${from}..${to} are not all stored`);
         const levels: number[] = [];
         const indexes: number[] = [];
@@ -234,9 +233,9 @@ export class PgLedgerStore implements LedgerStore {
           const created = tree.append(leafHash(entry));
           // created[0] is the leaf itself, whose entry is stored already
           for (let i = 1; i < created.length; i++) {
-            levels.push(created[i]!.level);
-            indexes.push(created[i]!.index);
-            hashes.push(created[i]!.hash);
+            levels.push(created[i].level);
+            indexes.push(created[i].index);
+            hashes.push(created[i].hash);
           }
         }
         if (levels.length > 0) {
@@ -305,10 +304,10 @@ export class PgLedgerStore implements LedgerStore {
     const leaves = nodes.filter((node) => node.level === 0).map((node) => node.index);
     const inner = nodes.filter((node) => node.level > 0);
     if (leaves.length > 0) {
-      const { rows } = await on.query<{ leaf_index: number; entry: Buffer }>('SELECT leaf_index, entry FROM ledger_leaves WHERE ws_key = $1 AND leaf_index = ANY($2::bigint[])', [
-        wsKey,
-        leaves,
-      ]);
+      const { rows } = await on.query<{ leaf_index: number; entry: Buffer }>(
+        'SELECT leaf_index, entry FROM ledger_leaves WHERE ws_key = $1 AND leaf_index = ANY($2::bigint[])',
+        [wsKey, leaves],
+      );
       for (const row of rows) found.set(nodeKey(0, row.leaf_index), leafHash(row.entry));
     }
     if (inner.length > 0) {
@@ -372,10 +371,10 @@ export class PgLedgerStore implements LedgerStore {
       const root = size === 0 ? emptyRoot() : await this.#rootAt(wsKey, size);
       latest = { tree_size: size, note: await this.#sign(this.pool, wsKey, signer, size, root) };
     }
-    const cosignatures = await this.pool.query<{ line: string }>('SELECT line FROM ledger_cosignatures WHERE ws_key = $1 AND tree_size = $2 ORDER BY name COLLATE "C"', [
-      wsKey,
-      latest.tree_size,
-    ]);
+    const cosignatures = await this.pool.query<{ line: string }>(
+      'SELECT line FROM ledger_cosignatures WHERE ws_key = $1 AND tree_size = $2 ORDER BY name COLLATE "C"',
+      [wsKey, latest.tree_size],
+    );
     return cosignatures.rows.length === 0 ? latest.note : latest.note + cosignatures.rows.map((row) => row.line).join('');
   }
 
@@ -396,7 +395,10 @@ export class PgLedgerStore implements LedgerStore {
   async inclusion(workspaceId: string, id: string, treeSize?: number): Promise<InclusionAnswer | { pending: { id: string; leaf_index: number } }> {
     const wsKey = await this.#requireKey(workspaceId);
     if (holdsNul(id)) throw new LedgerQueryError('not_found', 'no record with this id in the workspace log', 'id');
-    const { rows } = await this.pool.query<{ leaf_index: number; entry: Buffer }>('SELECT leaf_index, entry FROM ledger_leaves WHERE ws_key = $1 AND record_id = $2', [wsKey, id]);
+    const { rows } = await this.pool.query<{ leaf_index: number; entry: Buffer }>(
+      'SELECT leaf_index, entry FROM ledger_leaves WHERE ws_key = $1 AND record_id = $2',
+      [wsKey, id],
+    );
     const leaf = rows[0];
     if (!leaf) throw new LedgerQueryError('not_found', 'no record with this id in the workspace log', 'id');
     const integrated = await this.#integrated(wsKey);
@@ -421,11 +423,10 @@ export class PgLedgerStore implements LedgerStore {
     const integrated = await this.#integrated(wsKey);
     const leavesFrom = async (from: number, to: number): Promise<Buffer[]> =>
       (
-        await this.pool.query<{ entry: Buffer }>('SELECT entry FROM ledger_leaves WHERE ws_key = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index', [
-          wsKey,
-          from,
-          to,
-        ])
+        await this.pool.query<{ entry: Buffer }>(
+          'SELECT entry FROM ledger_leaves WHERE ws_key = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index',
+          [wsKey, from, to],
+        )
       ).rows.map((row) => row.entry);
     if (tile.level === 'entries') {
       const start = tile.index * TILE_WIDTH;
@@ -460,8 +461,16 @@ export class PgLedgerStore implements LedgerStore {
     const wsKey = await this.#requireKey(workspaceId);
     const { text, size } = cosignedCheckpoint(note);
     const stored = await this.pool.query<{ note: string }>('SELECT note FROM ledger_checkpoints WHERE ws_key = $1 AND tree_size = $2', [wsKey, size]);
-    const witnesses = await this.pool.query<{ vkey: string }>('SELECT vkey FROM ledger_witnesses WHERE ws_key = $1 AND revoked_ms IS NULL ORDER BY name COLLATE "C"', [wsKey]);
-    const cosignatures = verifiedCosignatures(note, text, stored.rows[0]?.note, witnesses.rows.map(({ vkey }) => vkey));
+    const witnesses = await this.pool.query<{ vkey: string }>(
+      'SELECT vkey FROM ledger_witnesses WHERE ws_key = $1 AND revoked_ms IS NULL ORDER BY name COLLATE "C"',
+      [wsKey],
+    );
+    const cosignatures = verifiedCosignatures(
+      note,
+      text,
+      stored.rows[0]?.note,
+      witnesses.rows.map(({ vkey }) => vkey),
+    );
     const now = this.#nowMs();
     const names = cosignatures.map(({ name }) => name);
     if (names.length > 0) {
@@ -482,7 +491,7 @@ export class PgLedgerStore implements LedgerStore {
        ON CONFLICT (ws_key, name) DO UPDATE SET vkey = excluded.vkey, added_ms = excluded.added_ms, revoked_ms = NULL`,
       [wsKey, name, vkey, nowMs],
     );
-    return (await this.#witnesses('WHERE w.ws_key = $1 AND w.name = $2', [wsKey, name]))[0]!;
+    return (await this.#witnesses('WHERE w.ws_key = $1 AND w.name = $2', [wsKey, name]))[0];
   }
 
   async listWitnesses(workspaceId?: string): Promise<WitnessInfo[] | null> {
@@ -494,9 +503,13 @@ export class PgLedgerStore implements LedgerStore {
   async revokeWitness(workspaceId: string, name: string, nowMs: number): Promise<WitnessInfo | null> {
     const wsKey = await this.keys.get(workspaceId);
     if (wsKey === undefined) return null;
-    const { rowCount } = await this.pool.query('UPDATE ledger_witnesses SET revoked_ms = coalesce(revoked_ms, $1) WHERE ws_key = $2 AND name = $3', [nowMs, wsKey, name]);
+    const { rowCount } = await this.pool.query('UPDATE ledger_witnesses SET revoked_ms = coalesce(revoked_ms, $1) WHERE ws_key = $2 AND name = $3', [
+      nowMs,
+      wsKey,
+      name,
+    ]);
     if (rowCount === 0) return null;
-    return (await this.#witnesses('WHERE w.ws_key = $1 AND w.name = $2', [wsKey, name]))[0]!;
+    return (await this.#witnesses('WHERE w.ws_key = $1 AND w.name = $2', [wsKey, name]))[0];
   }
 
   async #witnesses(where: string, values: unknown[]): Promise<WitnessInfo[]> {

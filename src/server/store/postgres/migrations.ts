@@ -404,7 +404,7 @@ export const MIGRATIONS: readonly Migration[] = [
 ];
 
 /** The schema version this code writes. */
-export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
 
 /** The advisory lock key migrations run under ('govctl' in ASCII). */
 const MIGRATION_LOCK = 0x676f7663746c;
@@ -420,9 +420,7 @@ export async function migrate(client: pg.ClientBase): Promise<number[]> {
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await client.query(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_ms bigint NOT NULL)',
-    );
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_ms bigint NOT NULL)');
     const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
     const current = rows[0]?.v ?? 0;
     if (current > SCHEMA_VERSION) {

@@ -64,7 +64,9 @@ function closingClient(timeoutMs: number): new () => pg.ClientBase {
       const timer =
         timeoutMs > 0
           ? setTimeout(() => {
-              connection.stream.destroy(Object.assign(new Error(`no answer from PostgreSQL within connect_timeout (${timeoutMs / 1000} s)`), { code: 'ETIMEDOUT' }));
+              connection.stream.destroy(
+                Object.assign(new Error(`no answer from PostgreSQL within connect_timeout (${timeoutMs / 1000} s)`), { code: 'ETIMEDOUT' }),
+              );
             }, timeoutMs).unref()
           : undefined;
       super.connect((error: Error | null) => {
@@ -74,7 +76,7 @@ function closingClient(timeoutMs: number): new () => pg.ClientBase {
       });
     }
   }
-  return ClosingClient as unknown as new () => pg.ClientBase;
+  return ClosingClient;
 }
 
 /** A pool on `url` (postgres://…), its connections typed as above. */
@@ -84,7 +86,7 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'govctl',
-    types: types as pg.CustomTypesConfig,
+    types: types,
     // an idle connection the database or a pooler has closed is dropped, not an uncaught error
     idleTimeoutMillis: 30_000,
   });
@@ -122,10 +124,14 @@ const UNAVAILABLE = /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENOT
 export function storeError(error: unknown): unknown {
   const code = (error as { code?: unknown } | null)?.code;
   const message = (error as Error | null)?.message ?? '';
-  if ((typeof code === 'string' && UNAVAILABLE.test(code)) || /Connection terminated|connection.*(closed|ended)|Client has encountered a connection error/i.test(message)) {
+  if (
+    (typeof code === 'string' && UNAVAILABLE.test(code)) ||
+    /Connection terminated|connection.*(closed|ended)|Client has encountered a connection error/i.test(message)
+  ) {
     return new DatabaseUnavailableError(`the database is unavailable: ${message}`, { cause: error });
   }
-  if (code === '22021' || code === '22P05') return new UnstorableValueError('a text member holds the character U+0000, which cannot be stored', { cause: error });
+  if (code === '22021' || code === '22P05')
+    return new UnstorableValueError('a text member holds the character U+0000, which cannot be stored', { cause: error });
   return error;
 }
 

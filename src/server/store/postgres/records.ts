@@ -66,10 +66,10 @@ export class PgEvidenceReads implements EvidenceReads {
     if (holdsNul(query.systemName, query.recordType)) return { records: [], next: null };
     let after: { occurred_ms: number; record_id: string } | undefined;
     if (query.afterRecordId !== undefined) {
-      const { rows } = await this.pool.query<{ occurred_ms: number; record_id: string }>('SELECT occurred_ms, record_id FROM evidence WHERE record_id = $1 AND workspace_id = $2', [
-        query.afterRecordId,
-        query.workspaceId,
-      ]);
+      const { rows } = await this.pool.query<{ occurred_ms: number; record_id: string }>(
+        'SELECT occurred_ms, record_id FROM evidence WHERE record_id = $1 AND workspace_id = $2',
+        [query.afterRecordId, query.workspaceId],
+      );
       after = rows[0];
       if (after === undefined) return null;
     }
@@ -94,7 +94,7 @@ export class PgEvidenceReads implements EvidenceReads {
     if (key === undefined) return 0;
     const { where, values } = listFilters(query, key);
     const { rows } = await this.pool.query<{ n: number }>(`SELECT count(*) AS n FROM evidence WHERE ${where}`, values);
-    return rows[0]!.n;
+    return rows[0].n;
   }
 
   async exportPage(query: ExportQuery): Promise<ExportRow[]> {
@@ -127,10 +127,10 @@ export class PgAttestationReads implements AttestationReads {
 
   async get(workspaceId: string, attestationId: string): Promise<StoredAttestationRow | undefined> {
     if (holdsNul(attestationId)) return undefined;
-    const { rows } = await this.pool.query<StoredAttestationRow>(`SELECT ${ATTESTATION_COLUMNS} FROM attestations WHERE workspace_id = $1 AND attestation_id = $2`, [
-      workspaceId,
-      attestationId,
-    ]);
+    const { rows } = await this.pool.query<StoredAttestationRow>(
+      `SELECT ${ATTESTATION_COLUMNS} FROM attestations WHERE workspace_id = $1 AND attestation_id = $2`,
+      [workspaceId, attestationId],
+    );
     return rows[0];
   }
 

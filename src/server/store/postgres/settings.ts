@@ -42,7 +42,7 @@ export class PgSystemReads implements SystemReads {
       'SELECT count(*) AS n FROM systems WHERE workspace_id = $1 AND (last_attested_ms IS NULL OR last_attested_ms < $2)',
       [workspaceId, sinceMs],
     );
-    return rows[0]!.n;
+    return rows[0].n;
   }
 }
 
@@ -76,8 +76,6 @@ export class PgGatePolicyStore implements GatePolicyStore {
   }
 }
 
-
-
 export class PgSigningKeyStore implements SigningKeyStore {
   constructor(private readonly pool: pg.Pool) {}
 
@@ -95,7 +93,10 @@ export class PgSigningKeyStore implements SigningKeyStore {
   }
 
   async #row(workspaceId: string, fingerprint: string): Promise<SigningKeyRow | undefined> {
-    const { rows } = await this.pool.query<SigningKeyRow>('SELECT * FROM signing_keys WHERE workspace_id = $1 AND fingerprint = $2', [workspaceId, fingerprint]);
+    const { rows } = await this.pool.query<SigningKeyRow>('SELECT * FROM signing_keys WHERE workspace_id = $1 AND fingerprint = $2', [
+      workspaceId,
+      fingerprint,
+    ]);
     return rows[0];
   }
 
@@ -120,11 +121,17 @@ export class PgSigningKeyStore implements SigningKeyStore {
   }
 
   async revoke(workspaceId: string, fingerprint: string, nowMs: number): Promise<void> {
-    await this.pool.query('UPDATE signing_keys SET revoked_ms = coalesce(revoked_ms, $1) WHERE workspace_id = $2 AND fingerprint = $3', [nowMs, workspaceId, fingerprint]);
+    await this.pool.query('UPDATE signing_keys SET revoked_ms = coalesce(revoked_ms, $1) WHERE workspace_id = $2 AND fingerprint = $3', [
+      nowMs,
+      workspaceId,
+      fingerprint,
+    ]);
   }
 
   async list(workspaceId: string): Promise<SigningKeyInfo[]> {
-    const { rows } = await this.pool.query<SigningKeyRow>('SELECT * FROM signing_keys WHERE workspace_id = $1 ORDER BY created_ms, fingerprint COLLATE "C"', [workspaceId]);
+    const { rows } = await this.pool.query<SigningKeyRow>('SELECT * FROM signing_keys WHERE workspace_id = $1 ORDER BY created_ms, fingerprint COLLATE "C"', [
+      workspaceId,
+    ]);
     return rows.map(signingKeyInfo);
   }
 }

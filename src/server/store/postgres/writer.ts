@@ -74,7 +74,7 @@ export class Group {
       this.tables.set(table, columns);
       this.#sql.set(table, sql);
     }
-    row.forEach((value, i) => columns![i]!.push(value));
+    row.forEach((value, i) => columns[i].push(value));
   }
 
   /** The next leaf index of a workspace this group holds (taking it). */
@@ -96,7 +96,7 @@ export class Group {
    */
   async flushRows(): Promise<void> {
     const parts: { sql: string; params: unknown[] }[] = [];
-    for (const [table, columns] of this.tables) if (columns[0]!.length > 0) parts.push({ sql: this.#sql.get(table)!, params: columns });
+    for (const [table, columns] of this.tables) if (columns[0].length > 0) parts.push({ sql: this.#sql.get(table)!, params: columns });
     parts.push(...this.#statements);
     this.tables.clear();
     this.#statements.length = 0;
@@ -107,7 +107,7 @@ export class Group {
       params.push(...part.params);
       return `w${i} AS (${part.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
     });
-    const text = parts.length === 1 ? parts[0]!.sql : `WITH ${ctes.join(', ')} SELECT 1`;
+    const text = parts.length === 1 ? parts[0].sql : `WITH ${ctes.join(', ')} SELECT 1`;
     // Prepared once per connection and shape (a handful: which tables a group writes), so the
     // statement is not parsed and planned again for every group.
     await this.client.query({ name: statementName(text), text, values: params });
@@ -212,7 +212,7 @@ export class PgGroupCommitWriter {
       let outcomes = await this.#attempt(client, items, false).catch(() => null);
       if (outcomes === null) outcomes = await this.#attempt(client, items, true);
       items.forEach((item, i) => {
-        const outcome = outcomes![i]!;
+        const outcome = outcomes[i];
         if (outcome.ok) item.resolve(outcome.value);
         else item.reject(storeError(outcome.value));
       });
@@ -283,7 +283,7 @@ export class PgGroupCommitWriter {
     }
     const lock = `SELECT ws_key, next_index FROM ledger_heads WHERE ws_key IN (${keys.join(', ')}) ORDER BY ws_key FOR UPDATE`;
     const results = (await group.client.query(`${begin}; ${lock}`)) as unknown as pg.QueryResult<{ ws_key: number; next_index: number }>[];
-    let rows = results[results.length - 1]!.rows;
+    let rows = results[results.length - 1].rows;
     if (rows.length < keys.length) {
       await group.client.query('INSERT INTO ledger_heads (ws_key, next_index) SELECT unnest($1::int[]), 0 ON CONFLICT DO NOTHING', [keys]);
       ({ rows } = await group.client.query<{ ws_key: number; next_index: number }>(lock));

@@ -4,7 +4,18 @@
  * canonical JSON text, so that the signed members re-canonicalise to the same bytes (wire.md §4).
  */
 import type Database from 'better-sqlite3';
-import { EVIDENCE_INSERT_COLUMNS, evidenceInsertValues, evidenceListPage, type EvidenceListItem, type EvidenceListQuery, type EvidenceListRow, type EvidenceRow, type ExportQuery, type ExportRow, type ListPosition } from '../rows.js';
+import {
+  EVIDENCE_INSERT_COLUMNS,
+  evidenceInsertValues,
+  evidenceListPage,
+  type EvidenceListItem,
+  type EvidenceListQuery,
+  type EvidenceListRow,
+  type EvidenceRow,
+  type ExportQuery,
+  type ExportRow,
+  type ListPosition,
+} from '../rows.js';
 import type { Db } from './database.js';
 
 type ListRow = EvidenceListRow & { signed: number; seq: number };
@@ -243,7 +254,12 @@ export class EvidenceStore {
     const rows = this.db.transaction(() => {
       const tailRows = tail.all({ ...params, throughSeq: this.#throughSeq.get()! }) as ListRow[];
       const mainRows = main.all(params) as ListRow[];
-      return tailRows.length === 0 ? mainRows : mainRows.concat(tailRows).sort(newerFirst).slice(0, query.limit + 1);
+      return tailRows.length === 0
+        ? mainRows
+        : mainRows
+            .concat(tailRows)
+            .sort(newerFirst)
+            .slice(0, query.limit + 1);
     })();
     return evidenceListPage(rows, query.limit);
   }

@@ -10,8 +10,6 @@ import { apiKeyInfo, authContext, hashApiKey, newApiKeyRow, type ApiKeyRow } fro
 import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
 import type { Db } from './database.js';
 
-
-
 /** Keys remembered by {@link IdentityStore.authenticate}; beyond this many the cache starts again. */
 export const KEY_CACHE_SIZE = 1024;
 
@@ -52,9 +50,7 @@ export class IdentityStore {
     this.#insertKey = db.prepare(
       'INSERT INTO api_keys (key_id, key_hash, prefix, workspace_id, user_id, name, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    this.#keyByHash = db.prepare(
-      'SELECT k.*, w.org_id FROM api_keys k JOIN workspaces w ON w.workspace_id = k.workspace_id WHERE k.key_hash = ?',
-    );
+    this.#keyByHash = db.prepare('SELECT k.*, w.org_id FROM api_keys k JOIN workspaces w ON w.workspace_id = k.workspace_id WHERE k.key_hash = ?');
     this.#keyById = db.prepare('SELECT * FROM api_keys WHERE key_id = ?');
     this.#workspaceOwner = db.prepare(
       `SELECT w.org_id, (SELECT u.user_id FROM users u WHERE u.org_id = w.org_id ORDER BY u.created_ms, u.user_id LIMIT 1) AS user_id

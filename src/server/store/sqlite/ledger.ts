@@ -92,7 +92,9 @@ export class LedgerStore {
     this.#idOf = db.prepare<[number], string>('SELECT workspace_id FROM workspace_keys WHERE ws_key = ?').pluck();
     // A leaf's rowid is (ws_key << 40) + leaf_index (migration 9): reads by index are rowid reads.
     this.#maxLeaf = db
-      .prepare<[number, number], number | null>('SELECT leaf_index FROM ledger_leaves WHERE leaf_key >= (? << 40) AND leaf_key < ((? + 1) << 40) ORDER BY leaf_key DESC LIMIT 1')
+      .prepare<[number, number], number | null>(
+        'SELECT leaf_index FROM ledger_leaves WHERE leaf_key >= (? << 40) AND leaf_key < ((? + 1) << 40) ORDER BY leaf_key DESC LIMIT 1',
+      )
       .pluck();
     this.#insertLeaf = db.prepare('INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES ((? << 40) + ?, ?, ?, ?, ?, ?)');
     this.#leafOf = db.prepare('SELECT leaf_index, entry FROM ledger_leaves WHERE ws_key = ? AND record_id = ?');
@@ -314,7 +316,7 @@ export class LedgerStore {
           for (const { entry } of this.#leavesFrom.all(wsKey, from, wsKey, Math.min(size, from + INTEGRATE_SLICE))) {
             const created = tree.append(leafHash(entry));
             // created[0] is the leaf itself: its entry is stored already (see #readerOf)
-            for (let i = 1; i < created.length; i++) this.#insertNode.run(wsKey, created[i]!.level, created[i]!.index, created[i]!.hash);
+            for (let i = 1; i < created.length; i++) this.#insertNode.run(wsKey, created[i].level, created[i].index, created[i].hash);
           }
         }
         this.#setIntegrated.run(wsKey, size);

@@ -412,4 +412,4 @@ export const MIGRATIONS: readonly Migration[] = [
 ];
 
 /** The schema version this code writes. */
-export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

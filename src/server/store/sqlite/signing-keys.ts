@@ -8,8 +8,6 @@ import type Database from 'better-sqlite3';
 import { signingKeyInfo, type KeyPolicy, type SigningKeyInfo, type SigningKeyRow } from '../rows.js';
 import type { Db } from './database.js';
 
-
-
 export class SigningKeyStore {
   readonly #policy: Database.Statement<[string], string>;
   readonly #key: Database.Statement<[string, string], SigningKeyRow>;
@@ -52,10 +50,14 @@ export class SigningKeyStore {
 
   /** Marks a key revoked (the first revocation's time stays). */
   revoke(workspaceId: string, fingerprint: string, nowMs: number): void {
-    this.db.prepare('UPDATE signing_keys SET revoked_ms = coalesce(revoked_ms, ?) WHERE workspace_id = ? AND fingerprint = ?').run(nowMs, workspaceId, fingerprint);
+    this.db
+      .prepare('UPDATE signing_keys SET revoked_ms = coalesce(revoked_ms, ?) WHERE workspace_id = ? AND fingerprint = ?')
+      .run(nowMs, workspaceId, fingerprint);
   }
 
   list(workspaceId: string): SigningKeyInfo[] {
-    return (this.db.prepare('SELECT * FROM signing_keys WHERE workspace_id = ? ORDER BY created_ms, fingerprint').all(workspaceId) as SigningKeyRow[]).map(signingKeyInfo);
+    return (this.db.prepare('SELECT * FROM signing_keys WHERE workspace_id = ? ORDER BY created_ms, fingerprint').all(workspaceId) as SigningKeyRow[]).map(
+      signingKeyInfo,
+    );
   }
 }

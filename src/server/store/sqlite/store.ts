@@ -185,7 +185,8 @@ export class SqliteStore implements Store {
     if (auth === null) return { auth: null };
     if (query.pathWorkspaceId !== undefined && query.pathWorkspaceId !== auth.workspaceId) return { auth, counted: false };
     const requests = this.#limiter.hit(auth.workspaceId, query.maxRequests, query.budgetNowMs);
-    const records = query.records > 0 && !requests.exceeded ? this.#limiter.chargeRecords(auth.workspaceId, query.records, query.maxRecords, query.budgetNowMs) : null;
+    const records =
+      query.records > 0 && !requests.exceeded ? this.#limiter.chargeRecords(auth.workspaceId, query.records, query.maxRecords, query.budgetNowMs) : null;
     return { auth, counted: true, requests, records };
   }
 
@@ -227,7 +228,7 @@ export class SqliteStore implements Store {
       const outcomes = writes.map((write) => this.#insertEvidence(write));
       // last, once every insert has succeeded
       writes.forEach((write, i) => {
-        if (outcomes[i]!.hit === null) this.#deferDerived(write);
+        if (outcomes[i].hit === null) this.#deferDerived(write);
       });
       return outcomes;
     });
@@ -282,7 +283,7 @@ export class SqliteStore implements Store {
       });
       // last, once every insert has succeeded: one systems update per system of the group
       for (const [i, row] of rows.entries()) {
-        if (outcomes[i] === null || outcomes[i]!.hit !== null) continue;
+        if (outcomes[i] === null || outcomes[i].hit !== null) continue;
         const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
         this.tables.systems.defer({ workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom });
       }

@@ -5,8 +5,6 @@
 import { witnessInfo, type WitnessInfo, type WitnessRow } from '../rows.js';
 import type { Db } from './database.js';
 
-
-
 export class WitnessStore {
   constructor(private readonly db: Db) {}
 
@@ -33,7 +31,7 @@ export class WitnessStore {
          ON CONFLICT (ws_key, name) DO UPDATE SET vkey = excluded.vkey, added_ms = excluded.added_ms, revoked_ms = NULL`,
       )
       .run(wsKey, name, vkey, nowMs);
-    return this.#rows('WHERE w.ws_key = ? AND w.name = ?', wsKey, name)[0]!;
+    return this.#rows('WHERE w.ws_key = ? AND w.name = ?', wsKey, name)[0];
   }
 
   /** The witnesses (of one workspace, when given), revoked ones included; null: no such workspace. */
@@ -47,7 +45,9 @@ export class WitnessStore {
   revoke(workspaceId: string, name: string, nowMs: number): WitnessInfo | null {
     const wsKey = this.#wsKey(workspaceId);
     if (wsKey === undefined) return null;
-    const changed = this.db.prepare('UPDATE ledger_witnesses SET revoked_ms = coalesce(revoked_ms, ?) WHERE ws_key = ? AND name = ?').run(nowMs, wsKey, name).changes;
-    return changed === 0 ? null : this.#rows('WHERE w.ws_key = ? AND w.name = ?', wsKey, name)[0]!;
+    const changed = this.db
+      .prepare('UPDATE ledger_witnesses SET revoked_ms = coalesce(revoked_ms, ?) WHERE ws_key = ? AND name = ?')
+      .run(nowMs, wsKey, name).changes;
+    return changed === 0 ? null : this.#rows('WHERE w.ws_key = ? AND w.name = ?', wsKey, name)[0];
   }
 }

@@ -164,7 +164,7 @@ export class GroupCommitWriter {
     }
     this.#noteGroup(group.length);
     group.forEach((item, i) => {
-      const outcome = outcomes[i]!;
+      const outcome = outcomes[i];
       if (outcome.ok) item.resolve(outcome.value);
       else item.reject(outcome.value);
     });
