@@ -3,13 +3,15 @@
 // (dist/cli/main.js) and hand its exit code to Node.
 import { mkdirSync } from 'node:fs';
 import * as nodeModule from 'node:module';
+import { createRequire } from 'node:module';
 import { isAbsolute, join } from 'node:path';
 
 enableCompileCache();
 
 let main;
 try {
-  ({ main } = await import('../dist/cli/main.js'));
+  // required, not imported: importing a CommonJS file makes Node scan its whole text for export names first
+  ({ main } = createRequire(import.meta.url)('../dist/cli/main.js'));
 } catch (error) {
   process.stderr.write(`govctl: cannot load the command line (${error instanceof Error ? error.message : String(error)}); run \`npm run build\`\n`);
   process.exitCode = 70; // EXIT.INTERNAL (src/cli/exit-codes.ts), which cannot be loaded either

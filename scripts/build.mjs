@@ -92,6 +92,8 @@ const commandLine = await build({
   target: 'node20',
   supported: { 'dynamic-import': false },
   sourcemap: 'linked',
+  // Every run reads the whole file: without white space and comments there is less to read and parse.
+  minifyWhitespace: true,
   legalComments: 'linked',
   external: ['better-sqlite3', 'sodium-native', 'typescript', 'undici'],
   plugins: [noChalkDetection, serviceBundle],
