@@ -13,7 +13,8 @@ try {
   // required, not imported: importing a CommonJS file makes Node scan its whole text for export names first
   ({ main } = createRequire(import.meta.url)('../dist/cli/main.js'));
 } catch (error) {
-  process.stderr.write(`govctl: cannot load the command line (${error instanceof Error ? error.message : String(error)}); run \`npm run build\`\n`);
+  const why = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+  process.stderr.write(`govctl: cannot load the command line (${why}); run \`npm run build\`\n`);
   process.exitCode = 70; // EXIT.INTERNAL (src/cli/exit-codes.ts), which cannot be loaded either
 }
 if (main) process.exitCode = await main(process.argv.slice(2));
