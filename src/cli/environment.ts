@@ -17,7 +17,7 @@ export interface EnvironmentVariable {
   name: string;
   /** the specification's name, read when `name` is unset or empty (`SERVICE_*`) */
   alias?: string;
-  /** the setting it feeds (design/cli.md "Settings") */
+  /** the setting it feeds (docs/cli.md "Settings") */
   setting?: SettingName;
   /** what it does, for `govctl help environment` */
   what: string;
