@@ -3,7 +3,7 @@
  * stored attestations verify (exit 0), pinned keys are checked independently of the service, and
  * an attestation whose stored text is altered in the SQLite file afterwards is named (exit 2).
  */
-import Database from 'better-sqlite3';
+import { Database } from '../../src/server/store/sqlite/driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';

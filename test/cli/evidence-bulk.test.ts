@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/server/store/sqlite/driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, request } from 'node:http';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/server/store/sqlite/driver.js';
 import { describe, expect, it } from 'vitest';
 import { provision } from '../../src/server/index.js';
 import { ledgerServices, logKey, type LedgerService } from '../helpers/ledger-services.js';

@@ -6,7 +6,7 @@
  */
 import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/server/store/sqlite/driver.js';
 import { describe, expect, it } from 'vitest';
 import { CosignatureSigner, SigningKey } from '../../src/core/index.js';
 import { main } from '../../src/cli/main.js';

@@ -59,14 +59,14 @@ async function loadedBy(args: readonly string[], extraEnv: Record<string, string
 describe('what a run loads', () => {
   it('the service and SQLite only for a command that runs the embedded store', async () => {
     const packageOf = (files: string[]): string[] =>
-      files.filter((file) => /[\\/](dist[\\/]cli[\\/]service\.js|node_modules[\\/]better-sqlite3[\\/])/.test(file));
+      files.filter((file) => /[\\/](dist[\\/]cli[\\/]service\.js|node_modules[\\/]better-sqlite3(-13)?[\\/])/.test(file));
     const remote = await loadedBy(['posture', '--json', '--base-url', server.url], { SERVICE_API_KEY: server.apiKey });
     expect(remote.exitCode).toBe(0);
     expect(packageOf(remote.files)).toEqual([]);
     const local = await loadedBy(['posture', '--json', '--base-url', 'local']);
     expect(local.exitCode).toBe(0);
     expect(local.files.some((file) => file.endsWith(join('dist', 'cli', 'service.js')))).toBe(true);
-    expect(local.files.some((file) => file.endsWith('better_sqlite3.node'))).toBe(true);
+    expect(local.files.some((file) => /node_modules[\\/]better-sqlite3(-13)?[\\/].*\.node$/.test(file))).toBe(true);
   });
 });
 

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { Database } from '../../src/server/store/sqlite/driver.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServiceApi } from '../../src/client/api.js';
 import { GovernanceClient } from '../../src/client/client.js';

@@ -8,7 +8,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/server/store/sqlite/driver.js';
 import pg from 'pg';
 import { isPostgresLocation } from '../../src/server/store/location.js';
 import { freshMigratedDatabase } from './postgres.js';

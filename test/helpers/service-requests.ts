@@ -1,7 +1,7 @@
 /** Shared pieces of the service tests: HTTP calls, valid records of every type, stored rows. */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/server/store/sqlite/driver.js';
 import { request, type Dispatcher } from 'undici';
 import type { RecordType } from '../../src/core/index.js';
 import type { AttestationRow, EvidenceRow } from '../../src/server/store/rows.js';

@@ -29,7 +29,7 @@ describe('provision', () => {
   // SQLite-only: the file's mode and journal. PostgreSQL's files are the server's.
   it.skipIf(sqliteOnly)('creates the database file readable by its owner only, in WAL mode', async () => {
     await provision(dbPath);
-    const { default: Database } = await import('better-sqlite3');
+    const { Database } = await import('../../src/server/store/sqlite/driver.js');
     const db = new Database(dbPath, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();

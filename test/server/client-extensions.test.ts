@@ -4,7 +4,7 @@
  * `reason`), the MCP server's tools (check_gates, list_systems, derive_controls) and its live-server
  * test (health). Each test is built from what those clients read; the specification's members stay.
  */
-import Database from 'better-sqlite3';
+import { Database } from '../../src/server/store/sqlite/driver.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/server/store/sqlite/driver.js';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteOnly } from '../helpers/backend.js';

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/server/store/sqlite/driver.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FixedWindowLimiter } from '../../src/server/store/memory-budget.js';
 import { createApp, provision, type ServiceApp } from '../../src/server/index.js';

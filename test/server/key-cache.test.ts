@@ -3,6 +3,7 @@
  * connection has changed the database (PRAGMA data_version, read on every request), so a
  * revocation elsewhere and an expiry both take effect on the very next request.
  */
+import { SQLITE_DRIVER } from '../../src/server/store/sqlite/driver.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,7 +56,7 @@ describe.skipIf(sqliteOnly)('API key cache', () => {
   it('drops the cache when another process revokes a key', async () => {
     const key = await createApiKey(dbPath, { workspaceId, name: 'other process' });
     expect(identity.authenticate(key.api_key, Date.now())).not.toBeNull();
-    const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000');
+    const script = `const D = require(${JSON.stringify(SQLITE_DRIVER)}); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000');
       db.prepare('UPDATE api_keys SET revoked_ms = ? WHERE key_id = ?').run(Date.now(), process.argv[2]); db.close();`;
     execFileSync(process.execPath, ['-e', script, dbPath, key.key_id], { cwd: process.cwd(), stdio: 'pipe' });
     expect(identity.authenticate(key.api_key, Date.now())).toBeNull();

@@ -239,7 +239,7 @@ describe.skipIf(sqliteOnly)('a database from before the log', () => {
     }
     await service.server.close();
     // What migration 6 finds in an existing database: records, no log, the back-fill marker.
-    const { default: Database } = await import('better-sqlite3');
+    const { Database } = await import('../../src/server/store/sqlite/driver.js');
     const db = new Database(service.dbPath);
     db.exec(
       'DELETE FROM ledger_leaves; DELETE FROM ledger_nodes; DELETE FROM ledger_state; DELETE FROM ledger_checkpoints; INSERT INTO ledger_backfill VALUES (1);',

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/server/store/sqlite/driver.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sqliteOnly } from '../helpers/backend.js';
 import { openDatabase, type Db } from '../../src/server/store/sqlite/database.js';

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/server/store/sqlite/driver.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sqliteOnly } from '../helpers/backend.js';
 import { SchemaVersionError } from '../../src/server/index.js';

@@ -182,7 +182,7 @@ describe.skipIf(sqliteOnly)('migration 5 on a database that already holds a repl
     const { join } = await import('node:path');
     const { MIGRATIONS } = await import('../../src/server/store/sqlite/migrations.js');
     const { openDatabase } = await import('../../src/server/store/sqlite/database.js');
-    const { default: Database } = await import('better-sqlite3');
+    const { Database } = await import('../../src/server/store/sqlite/driver.js');
     const dir = mkdtempSync(join(tmpdir(), 'govctl-migrate-'));
     try {
       const path = join(dir, 'old.db');

@@ -6,11 +6,12 @@
  */
 import { accessSync, chmodSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { Database } from './driver.js';
 import { DatabaseFileChangedError, DatabaseInUseError, DatabaseReadOnlyError, SchemaVersionError } from '../errors.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 
-export type Db = Database.Database;
+export type Db = BetterSqlite3.Database;
 
 /** A connection to a SQLite file (or `:memory:`). */
 function connect(path: string): Db {
