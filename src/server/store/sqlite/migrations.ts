@@ -426,6 +426,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX gate_policy_changes_by_workspace ON gate_policy_changes (workspace_id, seq);
     `,
   },
+  {
+    version: 11,
+    name: 'API key roles: reader, writer, admin (issue 32)',
+    // A key's role (docs/security.md, "API key roles"); keys made before are writers.
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'writer' CHECK (role IN ('reader', 'writer', 'admin'));
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -111,7 +111,7 @@ export class SqliteStore implements Store {
     this.#authenticate = (apiKey, nowMs) => identity.authenticate(apiKey, nowMs);
     this.identity = {
       provision: async (options, nowMs) => identity.provision(options, nowMs),
-      createApiKey: async (workspaceId, name, expiresMs, nowMs) => identity.createApiKey(workspaceId, name, expiresMs, nowMs),
+      createApiKey: async (workspaceId, name, expiresMs, nowMs, role) => identity.createApiKey(workspaceId, name, expiresMs, nowMs, role),
       listApiKeys: async (workspaceId) => identity.listApiKeys(workspaceId),
       revokeApiKey: async (keyId, nowMs) => identity.revokeApiKey(keyId, nowMs),
       workspaceExists: async (workspaceId) => identity.workspaceExists(workspaceId),
