@@ -126,6 +126,7 @@ function tables(nowMs: number): TableCopy[] {
         ['created_ms', B],
         ['expires_ms', B],
         ['revoked_ms', B],
+        ['role', T],
       ],
     },
     {
@@ -216,6 +217,16 @@ function tables(nowMs: number): TableCopy[] {
         ['threshold', 'double precision'],
         ['updated_ms', B],
       ],
+    },
+    {
+      table: 'gate_policy_changes',
+      columns: [
+        ['seq', B],
+        ['change_id', T],
+        ['workspace_id', T],
+        ['record', T],
+      ],
+      identity: 'seq',
     },
     {
       table: 'signing_keys',

@@ -401,6 +401,97 @@ export const MIGRATIONS: readonly Migration[] = [
       $$;
     `,
   },
+  {
+    version: 4,
+    name: 'gate policy changes, each a leaf of the transparency log (issue 29)',
+    // As SQLite's migration 10: every change of a workspace's gate policy, in order, its record the
+    // canonical JSON as logged; gate_policy's rows are read once, for a workspace's first change.
+    sql: `
+      CREATE TABLE gate_policy_changes (
+        seq          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        change_id    text NOT NULL UNIQUE,
+        workspace_id text NOT NULL REFERENCES workspaces (workspace_id),
+        record       text NOT NULL
+      );
+      CREATE INDEX gate_policy_changes_by_workspace ON gate_policy_changes (workspace_id, seq);
+    `,
+  },
+  {
+    version: 5,
+    name: 'API key roles: reader, writer, admin (issue 32)',
+    // A key's role (docs/security.md, "API key roles"); keys made before are writers. Admission
+    // answers it with the key, so the function's row gains a member: dropped and made again, as
+    // version 3's, with the role read beside the key.
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN role text NOT NULL DEFAULT 'writer' CHECK (role IN ('reader', 'writer', 'admin'));
+      DROP FUNCTION govctl_admit(bytea[], bigint[], text[], bigint[], bigint, bigint[], bigint[], bigint[]);
+      CREATE FUNCTION govctl_admit(
+        p_hash bytea[], p_now_ms bigint[], p_path_ws text[], p_budget_now_ms bigint[],
+        p_window_ms bigint, p_max_requests bigint[], p_records bigint[], p_max_records bigint[]
+      ) RETURNS TABLE (
+        ord integer, key_id text, key_hash bytea, workspace_id text, user_id text, org_id text, role text,
+        revoked_ms bigint, expires_ms bigint, start_ms bigint, requests bigint, records bigint, last_ok boolean
+      ) LANGUAGE plpgsql AS $$
+      #variable_conflict use_column
+      DECLARE
+        k record;
+        b_now bigint;
+        -- the workspace being counted, and its window as counted so far in this batch
+        b_ws text := NULL;
+        b_start bigint;
+        b_requests bigint;
+        b_records bigint;
+        b_ok boolean;
+      BEGIN
+        PERFORM set_config('synchronous_commit', 'off', true);
+        FOR k IN
+          SELECT a.i, ak.key_id, ak.key_hash, ak.workspace_id, ak.user_id, ws.org_id, ak.role, ak.revoked_ms, ak.expires_ms
+            FROM unnest(p_hash) WITH ORDINALITY AS a (hash, i)
+            JOIN api_keys ak ON ak.key_hash = a.hash
+            JOIN workspaces ws ON ws.workspace_id = ak.workspace_id
+           ORDER BY ak.workspace_id COLLATE "C", a.i
+        LOOP
+          ord := k.i; key_id := k.key_id; key_hash := k.key_hash; workspace_id := k.workspace_id;
+          user_id := k.user_id; org_id := k.org_id; role := k.role; revoked_ms := k.revoked_ms; expires_ms := k.expires_ms;
+          start_ms := NULL; requests := NULL; records := NULL; last_ok := NULL;
+          IF k.revoked_ms IS NULL AND (k.expires_ms IS NULL OR k.expires_ms > p_now_ms[k.i])
+             AND (p_path_ws[k.i] IS NULL OR k.workspace_id = p_path_ws[k.i]) THEN
+            IF b_ws IS DISTINCT FROM k.workspace_id THEN
+              IF b_ws IS NOT NULL THEN
+                UPDATE budget_windows AS w SET start_ms = b_start, requests = b_requests, records = b_records, last_ok = b_ok
+                 WHERE w.workspace_id = b_ws;
+              END IF;
+              b_ws := k.workspace_id;
+              SELECT w.start_ms, w.requests, w.records, w.last_ok INTO b_start, b_requests, b_records, b_ok
+                FROM budget_windows AS w WHERE w.workspace_id = b_ws FOR UPDATE;
+              IF NOT FOUND THEN
+                INSERT INTO budget_windows AS w (workspace_id, start_ms, requests, records, last_ok)
+                  VALUES (b_ws, -9223372036854775807, 0, 0, true) ON CONFLICT DO NOTHING;
+                SELECT w.start_ms, w.requests, w.records, w.last_ok INTO b_start, b_requests, b_records, b_ok
+                  FROM budget_windows AS w WHERE w.workspace_id = b_ws FOR UPDATE;
+              END IF;
+            END IF;
+            b_now := p_budget_now_ms[k.i];
+            IF b_start + p_window_ms <= b_now THEN
+              b_start := b_now; b_requests := 0; b_records := 0;
+            END IF;
+            b_requests := b_requests + 1;
+            b_ok := b_requests <= p_max_requests[k.i] AND b_records + p_records[k.i] <= p_max_records[k.i];
+            IF b_ok THEN
+              b_records := b_records + p_records[k.i];
+            END IF;
+            start_ms := b_start; requests := b_requests; records := b_records; last_ok := b_ok;
+          END IF;
+          RETURN NEXT;
+        END LOOP;
+        IF b_ws IS NOT NULL THEN
+          UPDATE budget_windows AS w SET start_ms = b_start, requests = b_requests, records = b_records, last_ok = b_ok
+           WHERE w.workspace_id = b_ws;
+        END IF;
+      END
+      $$;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */
