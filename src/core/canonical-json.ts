@@ -536,13 +536,14 @@ function parseObject(depth: number): { [key: string]: JsonValue } {
   }
   for (;;) {
     if (src.charCodeAt(pos) !== 0x22) fail('Expecting property name enclosed in double quotes');
+    const keyAt = pos;
     const key = parseString();
     skipWhitespace();
     if (src.charCodeAt(pos) !== 0x3a) fail("Expecting ':' delimiter");
     pos++;
     skipWhitespace();
     if (strict && (key === '__proto__' || Object.hasOwn(obj, key)))
-      fail(key === '__proto__' ? 'A "__proto__" member' : `Duplicate member ${JSON.stringify(key)}`);
+      fail(key === '__proto__' ? 'A "__proto__" member' : `Duplicate member ${JSON.stringify(key)}`, keyAt);
     const value = parseValue(depth + 1);
     if (key === '__proto__') {
       // An assignment would call the Object.prototype setter and replace the prototype.
