@@ -244,24 +244,26 @@ describe.skipIf(sqliteOnly)('migration 9: log leaves keyed by rowid', () => {
         DROP TABLE ledger_leaves;
         ALTER TABLE old_leaves RENAME TO ledger_leaves;
         CREATE UNIQUE INDEX ledger_leaves_by_record ON ledger_leaves (ws_key, record_id);
+        DROP TABLE gate_policy_changes;
         PRAGMA user_version = 8;
       `);
       raw.close();
 
       store = openSqliteStore(db, { ledger: {} });
-      expect(store.db.prepare('SELECT count(*) FROM ledger_leaves WHERE leaf_key = (ws_key << 40) + leaf_index').pluck().get()).toBe(300);
+      // the records' leaves after the workspace's first, its default gate policy
+      expect(store.db.prepare('SELECT count(*) FROM ledger_leaves WHERE leaf_key = (ws_key << 40) + leaf_index').pluck().get()).toBe(301);
       expect(await Promise.all(ids.map((id) => store.ledger.inclusion(workspaceId, id)))).toEqual(before);
       const next = await store.recordEvidence({
         row: storedEvidenceRow({ workspaceId, recordId: 'rec_99999999', occurredMs: 1_790_000_001_000 }),
         controls: [],
       });
-      expect(next.leafIndex).toBe(300);
+      expect(next.leafIndex).toBe(301);
       await store.ledger.integrate();
-      expect(await store.ledger.size(workspaceId)).toBe(301);
+      expect(await store.ledger.size(workspaceId)).toBe(302);
       // every writer keeps to the key rule
       expect(() =>
         store.db
-          .prepare('INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES (7, 1, 301, ?, ?, ?)')
+          .prepare('INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES (7, 1, 302, ?, ?, ?)')
           .run('evidence', 'rec_x', Buffer.from('{}')),
       ).toThrow(/CHECK/);
       await store.close();

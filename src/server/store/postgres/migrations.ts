@@ -401,6 +401,21 @@ export const MIGRATIONS: readonly Migration[] = [
       $$;
     `,
   },
+  {
+    version: 4,
+    name: 'gate policy changes, each a leaf of the transparency log (issue 29)',
+    // As SQLite's migration 10: every change of a workspace's gate policy, in order, its record the
+    // canonical JSON as logged; gate_policy's rows are read once, for a workspace's first change.
+    sql: `
+      CREATE TABLE gate_policy_changes (
+        seq          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        change_id    text NOT NULL UNIQUE,
+        workspace_id text NOT NULL REFERENCES workspaces (workspace_id),
+        record       text NOT NULL
+      );
+      CREATE INDEX gate_policy_changes_by_workspace ON gate_policy_changes (workspace_id, seq);
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

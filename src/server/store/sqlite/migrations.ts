@@ -409,6 +409,23 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX ledger_leaves_by_record ON ledger_leaves (ws_key, record_id);
     `,
   },
+  {
+    version: 10,
+    name: 'gate policy changes, each a leaf of the transparency log (issue 29)',
+    // Every change of a workspace's gate policy, in order (gate-policy.ts, docs/ledger.md): record
+    // is the change record's canonical JSON exactly as logged, and the policy in force is the
+    // latest change's. The rows of gate_policy, written before this version, are read once: the
+    // first change logged for such a workspace (its defaults) holds the rules it had.
+    sql: `
+      CREATE TABLE gate_policy_changes (
+        seq          INTEGER PRIMARY KEY,
+        change_id    TEXT NOT NULL UNIQUE,
+        workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
+        record       TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX gate_policy_changes_by_workspace ON gate_policy_changes (workspace_id, seq);
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -22,7 +22,7 @@ import { AttestationStore } from './attestations.js';
 import { CoverageStore } from './coverage.js';
 import { checkDatabaseFile, openDatabase, type Db } from './database.js';
 import { EvidenceStore } from './evidence.js';
-import { GatePolicyStore } from './gate-policy.js';
+import { GatePolicyLog } from './gate-policy.js';
 import { IdempotencyStore } from './idempotency.js';
 import { IdentityStore } from './identity.js';
 import { LedgerStore } from './ledger.js';
@@ -48,7 +48,6 @@ export interface SqliteTables {
   attestations: AttestationStore;
   coverage: CoverageStore;
   systems: SystemStore;
-  gatePolicy: GatePolicyStore;
   signingKeys: SigningKeyStore;
   ledger: LedgerStore;
   witnesses: WitnessStore;
@@ -66,7 +65,7 @@ export class SqliteStore implements Store {
   readonly evidence: Interface.EvidenceReads;
   readonly attestations: Interface.AttestationReads;
   readonly systems: Interface.SystemReads;
-  readonly gatePolicy: Interface.GatePolicyStore;
+  readonly gatePolicy: GatePolicyLog;
   readonly signingKeys: Interface.SigningKeyStore;
   readonly ledger: Interface.LedgerStore;
   readonly #ids: IdGenerator;
@@ -81,7 +80,6 @@ export class SqliteStore implements Store {
       attestations: new AttestationStore(db),
       coverage: new CoverageStore(db),
       systems: new SystemStore(db),
-      gatePolicy: new GatePolicyStore(db),
       signingKeys: new SigningKeyStore(db),
       ledger: new LedgerStore(db, options.ledger),
       witnesses: new WitnessStore(db),
@@ -108,7 +106,7 @@ export class SqliteStore implements Store {
     const lastAttestationId = db.prepare<[], string>('SELECT attestation_id FROM attestations ORDER BY seq DESC LIMIT 1').pluck().get();
     this.#ids = new IdGenerator([lastRecordId, lastAttestationId]);
 
-    const { identity, attestations, gatePolicy, signingKeys, witnesses } = tables;
+    const { identity, attestations, signingKeys, witnesses } = tables;
     const limiter = this.#limiter;
     this.#authenticate = (apiKey, nowMs) => identity.authenticate(apiKey, nowMs);
     this.identity = {
@@ -140,12 +138,8 @@ export class SqliteStore implements Store {
       get: async (workspaceId, name) => systems.get(workspaceId, name),
       countUnattestedSince: async (workspaceId, sinceMs) => systems.countUnattestedSince(workspaceId, sinceMs),
     };
-    this.gatePolicy = {
-      set: async (workspaceId, framework, rule, nowMs) => gatePolicy.set(workspaceId, framework, rule, nowMs),
-      clear: async (workspaceId, framework) => gatePolicy.clear(workspaceId, framework),
-      overrides: async (workspaceId) => gatePolicy.overrides(workspaceId),
-      policy: async (workspaceId) => gatePolicy.policy(workspaceId),
-    };
+    // Changes go through the group commit: a change's leaf is appended like a record's.
+    this.gatePolicy = new GatePolicyLog(db, this.writer, ledger);
     this.signingKeys = {
       policy: async (workspaceId) => signingKeys.policy(workspaceId),
       setPolicy: async (workspaceId, policy, nowMs) => signingKeys.setPolicy(workspaceId, policy, nowMs),
