@@ -102,7 +102,7 @@ describe('govctl ledger audit against a dishonest service', () => {
     // a duplicate member (the escape spells the same key) has no one meaning: named as such
     expect(JSON.parse(audit.stdout).problems).toEqual([
       expect.stringMatching(
-        new RegExp(`^leaf 0: evidence ${target} as returned is not a record the service writes: Duplicate member "payload": line 1 column \\d+`),
+        new RegExp(`^leaf 1: evidence ${target} as returned is not a record the service writes: Duplicate member "payload": line 1 column \\d+`),
       ),
     ]);
   });
@@ -300,7 +300,7 @@ describe('govctl ledger audit against a service that pages for ever', () => {
     const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
     expect(audit.code).toBe(2);
     expect(JSON.parse(audit.stdout).problems).toContain(
-      'the service returned 100250 records for a log of size 1: stopped reading (each record is returned once)',
+      'the service returned 100250 records for a log of size 2: stopped reading (each record is returned once)',
     );
     expect(pages).toBe(402);
   });
@@ -385,8 +385,8 @@ describe('govctl ledger audit against a lying proxy (issue 29)', () => {
         (record) =>
           JSON.stringify({
             id: fake,
-            leaf_index: 2,
-            tree_size: 2,
+            leaf_index: 3,
+            tree_size: 3,
             hashes: [],
             entry: canonical({
               id: fake,
@@ -414,7 +414,7 @@ describe('govctl ledger audit against a lying proxy (issue 29)', () => {
       const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
       expect({ what, code: audit.code }).toEqual({ what, code: 2 });
       const problems = JSON.parse(audit.stdout).problems as string[];
-      expect({ what, problems }).toEqual({ what, problems: [expect.stringMatching(new RegExp(`^evidence ${fake} has no leaf in the log at size 2, and `))] });
+      expect({ what, problems }).toEqual({ what, problems: [expect.stringMatching(new RegExp(`^evidence ${fake} has no leaf in the log at size 3, and `))] });
       expect(JSON.parse(audit.stdout)).toMatchObject({ records: 2, logged_after_checkpoint: 0 });
     }
     expect(exported).not.toBe('');
@@ -453,7 +453,7 @@ describe('govctl ledger audit against a lying proxy (issue 29)', () => {
       const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
       expect({ what, code: audit.code, error: JSON.parse(audit.stderr).error }).toEqual({ what, code: 2, error: 'ledger_check_failed' });
       const problems = JSON.parse(audit.stdout).problems as string[];
-      expect({ what, problems }).toEqual({ what, problems: [expect.stringMatching(new RegExp(`^leaf 0: evidence ${target} as returned ${named.source}`))] });
+      expect({ what, problems }).toEqual({ what, problems: [expect.stringMatching(new RegExp(`^leaf 1: evidence ${target} as returned ${named.source}`))] });
     }
   });
 
@@ -501,14 +501,83 @@ describe('govctl ledger audit against a lying proxy (issue 29)', () => {
     const url = await rewritingProxy(service.url, (path, body) => (path.endsWith('ledger/checkpoint') && checkpoints++ === 0 ? older : body));
     const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
     expect(audit.code, audit.stdout).toBe(0);
-    expect(JSON.parse(audit.stdout)).toMatchObject({ tree_size: 2, records: 3, logged_after_checkpoint: 1, problems: [] });
+    expect(JSON.parse(audit.stdout)).toMatchObject({ tree_size: 3, records: 3, logged_after_checkpoint: 1, problems: [] });
 
     // written and not integrated: no signed checkpoint holds it yet
     const pending = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: evidenceRecord('change_event') });
     const late = await govctl(service, ['ledger', 'audit', '--json'], env);
     expect(late.code).toBe(2);
     expect(JSON.parse(late.stdout).problems).toEqual([
-      `evidence ${pending.json.record_id} is stored but not in the log at size 3 (written while the audit ran? audit again)`,
+      `evidence ${pending.json.record_id} is stored but not in the log at size 4 (written while the audit ran? audit again)`,
     ]);
+  });
+});
+
+describe('govctl ledger audit and a gate policy weakened behind the log (issue 29)', () => {
+  const FRAMEWORKS = ['eu_ai_act', 'iso_42001', 'soc2_type2', 'iso_27001', 'nist_airf'];
+  const everyThresholdZero = FRAMEWORKS.flatMap((framework) => [`'$.policy.${framework}.threshold'`, '0']).join(', ');
+
+  it('names a logged change edited in the database (every threshold 0), which turned gates check from 2 into 0 (2)', async () => {
+    const service = await newService();
+    await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    expect((await govctl(service, ['gates', 'check'], env)).code).toBe(2);
+    const honest = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(honest.code, honest.stdout).toBe(0);
+    expect(JSON.parse(honest.stdout)).toMatchObject({ gate_policy_changes: 1, policy: expect.stringMatching(/^logged: gpc_\S+ at leaf 0$/) });
+
+    const db = new Database(service.dbPath);
+    const changeId = db.prepare('SELECT change_id FROM gate_policy_changes WHERE workspace_id = ?').pluck().get(service.workspaceId) as string;
+    expect(JSON.parse((await govctl(service, ['ledger', 'prove', changeId, '--json'], env)).stdout)).toMatchObject({
+      kind: 'gate_policy',
+      leaf_index: 0,
+      verified: true,
+    });
+    expect(
+      db.prepare(`UPDATE gate_policy_changes SET record = json_set(record, ${everyThresholdZero}) WHERE workspace_id = ?`).run(service.workspaceId).changes,
+    ).toBe(1);
+    db.close();
+    const prove = await govctl(service, ['ledger', 'prove', changeId], env);
+    expect(prove.code).toBe(2);
+    expect(prove.stderr).toMatch(new RegExp(`gate_policy ${changeId} as the service returns it is not what the log committed to at leaf 0`));
+    // the lie takes effect at the service: every gate passes
+    expect((await govctl(service, ['gates', 'check'], env)).code).toBe(0);
+
+    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    const report = JSON.parse(audit.stdout) as { problems: string[]; passed: unknown };
+    expect(report.problems).toContain(`leaf 0: gate_policy ${changeId} as returned is not what the log committed to (changed in storage)`);
+    expect(report.problems).toContain('gate policy: the log holds no gate policy change the service returns: gates judged under the default policy');
+    expect(report.problems).toContain('gate policy: the service judges its gates under a policy in force that the log does not hold');
+    expect(report.problems).toContainEqual(
+      expect.stringMatching(/^gates: eu_ai_act is passing at the service, failing from the verified records \(\d+ % vs 80 %\)$/),
+    );
+    expect(report.passed).toEqual({ service: true, verified: false });
+  });
+
+  it('names a change put into the database without a leaf (every threshold 0): a policy in force that the log does not hold (2)', async () => {
+    const service = await newService();
+    await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const db = new Database(service.dbPath);
+    const forged = 'gpc_01900000-0000-7000-8000-0000000000aa';
+    db.prepare(
+      `INSERT INTO gate_policy_changes (change_id, workspace_id, record)
+       SELECT ?, workspace_id, json_set(record, '$.change_id', ?, '$.action', 'set', '$.framework', 'eu_ai_act', '$.changed_by', 'mallory@example.com', ${everyThresholdZero})
+       FROM gate_policy_changes WHERE workspace_id = ? ORDER BY seq LIMIT 1`,
+    ).run(forged, forged, service.workspaceId);
+    db.close();
+    expect((await govctl(service, ['gates', 'check'], env)).code).toBe(0);
+
+    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    const problems = JSON.parse(audit.stdout).problems as string[];
+    expect(problems).toContain(`gate_policy ${forged} is stored but the log holds no entry for it (stored without being logged)`);
+    expect(problems).toContainEqual(
+      expect.stringMatching(
+        /^gate policy: the service judges its gates under a policy in force that the log does not hold \(the latest logged change, gpc_\S+ at leaf 0, says /,
+      ),
+    );
+    expect(problems).toContain('gates: the service states passed true, the verified records false');
   });
 });

@@ -36,6 +36,7 @@ import {
   parseLedgerEntry,
   tilePath,
   type Ed25519NoteVerifier,
+  type LedgerEntryKind,
   type OpenedCheckpoint,
 } from '../../core/ledger/index.js';
 import { FRAMEWORKS, type Framework } from '../../core/records/types.js';
@@ -91,6 +92,8 @@ export interface AuditReport {
   records: number;
   evidence: number;
   attestations: number;
+  /** gate policy changes whose leaves verified */
+  gate_policy_changes: number;
   /** signed evidence records whose client_sig could not be checked (no signing key configured) */
   client_sig_unchecked: number;
   /** records returned with no leaf in the audited tree, proven included in a later checkpoint consistent with it */
@@ -144,7 +147,7 @@ export class Problems {
   }
 }
 
-type LeafKind = 'evidence' | 'attestation';
+type LeafKind = LedgerEntryKind;
 
 /** What the audit keeps of each leaf: its id (a Map to its index), its kind, the digest its entry commits to, whether its record was returned. */
 export class Leaves {
@@ -241,6 +244,15 @@ interface LaterRecord {
   /** what it earns, counted once its leaf is proven */
   controls: string[];
   earnedMs: number;
+  /** a gate policy change: the policy it logs */
+  policy?: GatePolicy;
+}
+
+/** A gate policy change whose leaf verified: the policy in force from that leaf on. */
+interface LoggedPolicy {
+  leafIndex: number;
+  changeId: string;
+  policy: GatePolicy;
 }
 
 /** What step 2 found. */
@@ -253,6 +265,62 @@ export interface RecordsRead {
   later: LaterRecord[];
   /** records with no leaf past {@link MAX_LOOKUPS}, not proven one by one */
   laterUnproven: number;
+  /** records returned so far (every item, malformed ones included) */
+  returned: number;
+  /** the gate policy changes whose leaves verified */
+  policies: LoggedPolicy[];
+}
+
+/**
+ * The leaf a returned record stands for, once its id, kind and digest match it; undefined when
+ * they do not (named) or it has no leaf in the audited tree (kept for {@link checkLaterRecords}).
+ */
+function matchLeaf(
+  leaves: Leaves,
+  read: RecordsRead,
+  problems: Problems,
+  kind: LeafKind,
+  id: string,
+  record: Record<string, JsonValue>,
+  policy?: GatePolicy,
+): number | undefined {
+  read.returned += 1;
+  const digest = recordDigest(record);
+  const index = leaves.index.get(id);
+  if (index === undefined) {
+    const later: LaterRecord = { kind, id, digest, controls: kind === 'evidence' ? controlsOf(record) : [], earnedMs: earnedMsOf(record) };
+    if (policy !== undefined) later.policy = policy;
+    if (read.later.length < MAX_LOOKUPS) read.later.push(later);
+    else read.laterUnproven += 1;
+    return undefined;
+  }
+  if (leaves.seen[index] !== 0) {
+    problems.add(`leaf ${index}: ${kind} ${shown(id)} is returned more than once`);
+    return undefined;
+  }
+  leaves.seen[index] = 1;
+  if (leaves.kinds[index] !== kind) {
+    problems.add(`leaf ${index}: ${shown(id)} is logged as ${String(leaves.kinds[index])} but returned as ${kind}`);
+    return undefined;
+  }
+  if (digest !== leaves.digest(index)) {
+    problems.add(`leaf ${index}: ${kind} ${shown(id)} as returned is not what the log committed to (changed in storage)`);
+    return undefined;
+  }
+  return index;
+}
+
+/** Where a kind of record is read from, to name an item that is not one. */
+const SOURCES: Record<RecordKind, string> = { evidence: 'evidence export', attestation: 'attestation list', gate_policy: 'gate policy log' };
+
+/** A returned item that is not a record the service writes: named, by its leaf when its id has one (which then counts as returned). */
+function malformedRecord(leaves: Leaves, read: RecordsRead, problems: Problems, kind: RecordKind, id: string | undefined, problem: string): void {
+  read.returned += 1;
+  const index = id === undefined ? undefined : leaves.index.get(id);
+  if (index !== undefined && leaves.seen[index] === 0) leaves.seen[index] = 1;
+  const where =
+    id === undefined ? `the ${SOURCES[kind]} returned an item that` : `${index !== undefined ? `leaf ${index}: ` : ''}${kind} ${shown(id)} as returned`;
+  problems.add(`${where} is not a record the service writes: ${problem}`);
 }
 
 /** When a record earned its controls: the earlier of occurred_at and received_at (as the service counts it, so future-dating earns nothing). */
@@ -284,50 +352,18 @@ export async function checkRecords(
   onProgress: (progress: AuditProgress) => void,
 ): Promise<RecordsRead> {
   const { workspaceId, signingKey } = options;
-  const read: RecordsRead = { evidence: 0, attestations: 0, clientSigUnchecked: 0, coverage: new Map(), later: [], laterUnproven: 0 };
-  let returned = 0;
-
-  /**
-   * The leaf a returned record stands for, once its id, kind and digest match it; undefined when
-   * they do not (named) or it has no leaf in the audited tree (kept for step 3).
-   */
-  const leafOf = (kind: LeafKind, id: string, record: Record<string, JsonValue>): number | undefined => {
-    returned += 1;
-    const digest = recordDigest(record);
-    const index = leaves.index.get(id);
-    if (index === undefined) {
-      if (read.later.length < MAX_LOOKUPS)
-        read.later.push({ kind, id, digest, controls: kind === 'evidence' ? controlsOf(record) : [], earnedMs: earnedMsOf(record) });
-      else read.laterUnproven += 1;
-      return undefined;
-    }
-    if (leaves.seen[index] !== 0) {
-      problems.add(`leaf ${index}: ${kind} ${shown(id)} is returned more than once`);
-      return undefined;
-    }
-    leaves.seen[index] = 1;
-    if (leaves.kinds[index] !== kind) {
-      problems.add(`leaf ${index}: ${shown(id)} is logged as ${String(leaves.kinds[index])} but returned as ${kind}`);
-      return undefined;
-    }
-    if (digest !== leaves.digest(index)) {
-      problems.add(`leaf ${index}: ${kind} ${shown(id)} as returned is not what the log committed to (changed in storage)`);
-      return undefined;
-    }
-    return index;
+  const read: RecordsRead = {
+    evidence: 0,
+    attestations: 0,
+    clientSigUnchecked: 0,
+    coverage: new Map(),
+    later: [],
+    laterUnproven: 0,
+    returned: 0,
+    policies: [],
   };
-
-  /** A returned item that is not a record the service writes: named, by its leaf when its id has one (which then counts as returned). */
-  const malformed = (kind: RecordKind, id: string | undefined, problem: string) => {
-    returned += 1;
-    const index = id === undefined ? undefined : leaves.index.get(id);
-    if (index !== undefined && leaves.seen[index] === 0) leaves.seen[index] = 1;
-    const where =
-      id === undefined
-        ? `the ${kind === 'evidence' ? 'evidence export' : 'attestation list'} returned an item that`
-        : `${index !== undefined ? `leaf ${index}: ` : ''}${kind} ${shown(id)} as returned`;
-    problems.add(`${where} is not a record the service writes: ${problem}`);
-  };
+  const leafOf = (kind: LeafKind, id: string, record: Record<string, JsonValue>) => matchLeaf(leaves, read, problems, kind, id, record);
+  const malformed = (kind: RecordKind, id: string | undefined, problem: string) => malformedRecord(leaves, read, problems, kind, id, problem);
 
   /**
    * Whether to read on after `position` (the export's last record id, the list's cursor): not
@@ -340,8 +376,8 @@ export async function checkRecords(
       problems.addAlways(`the ${source} came back to a page it had returned (after ${shown(position)}): stopped reading it`);
       return false;
     }
-    if (returned > leaves.size + MAX_EXTRA_RECORDS) {
-      problems.addAlways(`the service returned ${returned} records for a log of size ${leaves.size}: stopped reading (each record is returned once)`);
+    if (read.returned > leaves.size + MAX_EXTRA_RECORDS) {
+      problems.addAlways(`the service returned ${read.returned} records for a log of size ${leaves.size}: stopped reading (each record is returned once)`);
       return false;
     }
     positions.add(`${source}\u0000${position}`);
@@ -379,7 +415,7 @@ export async function checkRecords(
       }
       earn(read.coverage, controlsOf(record), earnedMsOf(record));
     }
-    onProgress({ phase: 'records', done: returned, total: leaves.size });
+    onProgress({ phase: 'records', done: read.returned, total: leaves.size });
   }
 
   // Attestations: the list, all time, a page at a time (each item the body GET by id returns).
@@ -405,16 +441,19 @@ export async function checkRecords(
       if (checked.status === 'invalid')
         problems.add(`leaf ${index}: attestation ${shown(id)}: ${checked.reason ?? 'witness_sig does not verify with its verifying_key_hex'}`);
     }
-    onProgress({ phase: 'records', done: returned, total: leaves.size });
+    onProgress({ phase: 'records', done: read.returned, total: leaves.size });
     if (cursor !== undefined && !readOn('attestation list', cursor)) cursor = undefined;
   }
 
-  // Every leaf's record returned?
+  return read;
+}
+
+/** Every leaf's record returned? (After the records and the gate policy changes are read.) */
+export function checkEveryLeafReturned(leaves: Leaves, problems: Problems): void {
   for (const [id, index] of leaves.index) {
     if (leaves.seen[index] === 0)
       problems.add(`leaf ${index}: ${String(leaves.kinds[index])} ${shown(id)} is logged but the service no longer returns it (deleted)`);
   }
-  return read;
 }
 
 /**
@@ -473,7 +512,8 @@ export async function checkLaterRecords(
     else {
       proven += 1;
       if (record.kind === 'evidence') read.evidence += 1;
-      else read.attestations += 1;
+      else if (record.kind === 'attestation') read.attestations += 1;
+      else if (record.policy !== undefined) read.policies.push({ leafIndex: leaf.leaf_index, changeId: record.id, policy: record.policy });
       earn(read.coverage, record.controls, record.earnedMs);
     }
   }
@@ -509,27 +549,75 @@ async function readGatesAnswer(api: ServiceApi): Promise<GatesAnswer> {
   return { gates: answer.gates, passed: answer.passed, results: answer.results };
 }
 
-/**
- * Step 4: the gate policy. The log does not hold one, so it is the policy the service states with
- * its gates (each result's mode and threshold), checked to be a policy at all; the gates are then
- * recomputed under it, so a gate judged against another threshold than the one stated is named.
- */
-export function checkPolicy(gates: GatesAnswer, problems: Problems): PolicyInForce {
-  const stated: Record<string, { mode?: unknown; threshold?: unknown }> = {};
-  for (const result of Array.isArray(gates.results) ? gates.results : []) {
-    if (isPlainObject(result) && typeof result.framework === 'string' && FRAMEWORKS.includes(result.framework as Framework))
-      stated[result.framework] = { mode: result.mode, threshold: result.threshold_pct };
-  }
-  const issues = validateGatePolicy(stated, 'results');
+/** A whole gate policy (every framework's mode and threshold), or why a value is not one. */
+function wholePolicy(value: JsonValue): { policy: GatePolicy } | { problem: string } {
+  const issues = validateGatePolicy(value);
+  if (issues.length > 0) return { problem: `${issues[0].path} ${issues[0].message}` };
   const policy = {} as Record<Framework, GateRule>;
   for (const framework of FRAMEWORKS) {
-    const rule = stated[framework];
-    const valid = rule !== undefined && !issues.some((issue) => issue.path.startsWith(`results.${framework}`));
-    policy[framework] = valid ? { mode: rule.mode as GateRule['mode'], threshold: Number(rule.threshold) } : DEFAULT_GATE_POLICY[framework];
-    if (rule !== undefined && !valid)
-      problems.add(`gates: the service states no valid policy for ${framework} (its mode or threshold): judged under the default`);
+    const rule = (value as Record<string, Partial<GateRule> | undefined>)[framework];
+    if (rule?.mode === undefined || rule.threshold === undefined) return { problem: `policy.${framework} has no mode or no threshold` };
+    policy[framework] = { mode: rule.mode, threshold: rule.threshold };
   }
-  return { policy, source: 'as the service states it with its gates (the log holds no gate policy)' };
+  return { policy };
+}
+
+/**
+ * Step 3: the gate policy as logged. Every change GET grc/gates/policy returns is read strictly
+ * and checked against its `gate_policy` leaf like any record (one with no leaf in the audited
+ * tree is proven against a later checkpoint by {@link checkLaterRecords}). Returns the policy the
+ * service says is in force.
+ */
+export async function readPolicyLog(api: ServiceApi, leaves: Leaves, read: RecordsRead, workspaceId: string, problems: Problems): Promise<JsonValue> {
+  let body: string;
+  try {
+    body = (await api.workspaceText('GET', 'grc/gates/policy')).body;
+  } catch (error) {
+    if (error instanceof NotFoundError)
+      throw new LedgerCheckError('the service answers no gate policy log (GET grc/gates/policy: 404): it does not log its gate policy');
+    throw error;
+  }
+  const answer = readReply(body, 'the gate policy log', { required: ['policy', 'changes'] });
+  if (!Array.isArray(answer.changes)) throw new LedgerCheckError('the gate policy log holds no list of changes');
+  for (const value of answer.changes) {
+    const item = storedRecord(value, 'gate_policy');
+    if ('problem' in item) {
+      malformedRecord(leaves, read, problems, 'gate_policy', item.id, item.problem);
+      continue;
+    }
+    const { id, record } = item;
+    const whole = wholePolicy(record.policy);
+    if ('problem' in whole) {
+      malformedRecord(leaves, read, problems, 'gate_policy', id, `its ${whole.problem}`);
+      continue;
+    }
+    if (record.workspace_id !== workspaceId) problems.add(`gate_policy ${shown(id)} is for workspace ${canonicalize(record.workspace_id)}`);
+    const index = matchLeaf(leaves, read, problems, 'gate_policy', id, record, whole.policy);
+    if (index !== undefined) read.policies.push({ leafIndex: index, changeId: id, policy: whole.policy });
+  }
+  return answer.policy;
+}
+
+/**
+ * Step 5: the policy the gates are judged under: the latest change whose leaf verified (in the
+ * audited tree, or proven in a later checkpoint). The policy the service says is in force must be
+ * that one: one the log does not hold is named.
+ */
+export function checkPolicy(stated: JsonValue, read: RecordsRead, problems: Problems): PolicyInForce {
+  let latest: LoggedPolicy | undefined;
+  for (const change of read.policies) if (latest === undefined || change.leafIndex > latest.leafIndex) latest = change;
+  if (latest === undefined) {
+    problems.add('gate policy: the log holds no gate policy change the service returns: gates judged under the default policy');
+    if (canonicalize(stated) !== canonicalize(DEFAULT_GATE_POLICY))
+      problems.add('gate policy: the service judges its gates under a policy in force that the log does not hold');
+    return { policy: DEFAULT_GATE_POLICY, source: 'the default (the log holds none)' };
+  }
+  if (canonicalize(stated) !== canonicalize(latest.policy)) {
+    problems.add(
+      `gate policy: the service judges its gates under a policy in force that the log does not hold (the latest logged change, ${shown(latest.changeId)} at leaf ${latest.leafIndex}, says ${canonicalize(latest.policy)}; the service ${canonicalize(stated)})`,
+    );
+  }
+  return { policy: latest.policy, source: `logged: ${latest.changeId} at leaf ${latest.leafIndex}` };
 }
 
 /** One line per framework of the posture and gates, service's figure beside the verified one. */
@@ -679,10 +767,13 @@ export async function auditLog(options: AuditOptions): Promise<AuditReport> {
 
   const leaves = await readLog(api, opened, workspaceId, problems, onProgress);
   const read = await checkRecords(api, leaves, options, problems, onProgress);
+  const statedPolicy = await readPolicyLog(api, leaves, read, workspaceId, problems);
+  onProgress({ phase: 'records', done: read.returned, total: size });
+  checkEveryLeafReturned(leaves, problems);
   const loggedAfter = await checkLaterRecords(api, log, opened, read, workspaceId, problems);
 
+  const { policy, source } = checkPolicy(statedPolicy, read, problems);
   const answer = await readGatesAnswer(api);
-  const { policy, source } = checkPolicy(answer, problems);
   const byFramework = coverageByFramework(read.coverage, nowMs());
   const own = gatesFrom(byFramework, policy);
   const posture = await checkPosture(api, byFramework, own, problems);
@@ -695,6 +786,7 @@ export async function auditLog(options: AuditOptions): Promise<AuditReport> {
     records: read.evidence + read.attestations,
     evidence: read.evidence,
     attestations: read.attestations,
+    gate_policy_changes: read.policies.length,
     client_sig_unchecked: read.clientSigUnchecked,
     logged_after_checkpoint: loggedAfter,
     policy: source,

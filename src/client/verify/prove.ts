@@ -8,8 +8,9 @@ import type { Ed25519NoteVerifier } from '../../core/ledger/index.js';
 import type { ServiceApi } from '../api.js';
 import { LedgerCheckError, NotFoundError } from '../errors.js';
 import { askInclusion, fetchCheckpoint, verifyInclusionProof } from './log.js';
-import { readStoredRecord, recordDigest } from './records.js';
-import { shown } from './untrusted.js';
+import { isPlainObject } from '../../core/canonical-json.js';
+import { readStoredRecord, recordDigest, storedRecord, type ReadRecord } from './records.js';
+import { readReply, shown } from './untrusted.js';
 
 /** What `ledger prove` established. */
 export interface Proven {
@@ -52,18 +53,26 @@ export async function proveRecord(api: ServiceApi, log: Ed25519NoteVerifier, id:
   if (answer.status !== 'proof') throw new LedgerCheckError(`the service answers no inclusion proof of ${shown(id)} for its signed checkpoint at size ${size}`);
   const leaf = verifyInclusionProof(answer.body, opened, id, workspaceId);
   const kind = leaf.parsed.kind;
-  if (kind !== 'evidence' && kind !== 'attestation') throw new LedgerCheckError(`the log entry of ${shown(id)} is of kind ${shown(kind)}, not a record`);
-
-  const path = kind === 'attestation' ? `attestations/${encodeURIComponent(id)}` : `grc/evidence/${encodeURIComponent(id)}`;
-  let text: string;
-  try {
-    text = (await api.workspaceText('GET', path)).body;
-  } catch (error) {
-    if (error instanceof NotFoundError)
-      throw new LedgerCheckError(`the service no longer returns ${kind} ${shown(id)}, which the log holds at leaf ${leaf.leaf_index}: the record was deleted`);
-    throw error;
+  const deleted = () =>
+    new LedgerCheckError(`the service no longer returns ${kind} ${shown(id)}, which the log holds at leaf ${leaf.leaf_index}: the record was deleted`);
+  let read: ReadRecord;
+  if (kind === 'gate_policy') {
+    // a gate policy change: one of the changes of the gate policy log
+    const log = readReply((await api.workspaceText('GET', 'grc/gates/policy')).body, 'the gate policy log', { required: ['policy', 'changes'] });
+    const change = Array.isArray(log.changes) ? log.changes.find((c) => isPlainObject(c) && c.change_id === id) : undefined;
+    if (change === undefined) throw deleted();
+    read = storedRecord(change, kind);
+  } else {
+    const path = kind === 'attestation' ? `attestations/${encodeURIComponent(id)}` : `grc/evidence/${encodeURIComponent(id)}`;
+    let text: string;
+    try {
+      text = (await api.workspaceText('GET', path)).body;
+    } catch (error) {
+      if (error instanceof NotFoundError) throw deleted();
+      throw error;
+    }
+    read = readStoredRecord(text, kind);
   }
-  const read = readStoredRecord(text, kind);
   if ('problem' in read) throw new LedgerCheckError(`${kind} ${shown(id)} as the service returns it is not a record the service writes: ${read.problem}`);
   if (read.id !== id) throw new LedgerCheckError(`the service returned ${kind} ${shown(read.id)} when asked for ${shown(id)}`);
   const digest = recordDigest(read.record);

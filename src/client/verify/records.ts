@@ -39,10 +39,16 @@ export const ATTESTATION_SHAPE: Shape = {
   ],
 };
 
-/** The two kinds of stored record, by the member that holds their id. */
+/** The members of a logged gate policy change (each of `changes` in GET grc/gates/policy). */
+export const POLICY_CHANGE_SHAPE: Shape = {
+  required: ['action', 'change_id', 'changed_at', 'changed_by', 'framework', 'policy', 'workspace_id'],
+};
+
+/** The kinds of logged record (a leaf's `kind`), by the member that holds their id. */
 export const RECORD_KINDS = {
   evidence: { idMember: 'record_id', shape: EVIDENCE_SHAPE },
   attestation: { idMember: 'attestation_id', shape: ATTESTATION_SHAPE },
+  gate_policy: { idMember: 'change_id', shape: POLICY_CHANGE_SHAPE },
 } as const;
 
 export type RecordKind = keyof typeof RECORD_KINDS;
