@@ -6,11 +6,14 @@
  *    of each leaf only its id, kind and digest are kept.
  * 2. {@link checkRecords}: every stored record (evidence from the export, attestations from the
  *    list, a page at a time), each against its leaf: the digest of its canonical JSON, its
- *    signatures; every leaf's record returned once, every record returned with a leaf.
- * 3. {@link checkLaterRecords}: a record with no leaf in the audited tree counts only with an
- *    inclusion proof that verifies against a later checkpoint proven consistent with it.
- * 4. {@link checkPolicy}: the gate policy the gates are judged under.
- * 5. {@link checkPosture} and {@link checkGates}: posture and gates recomputed from the verified
+ *    signatures; every record returned once.
+ * 3. {@link readPolicyLog}: every gate policy change, against its `gate_policy` leaf the same way;
+ *    then {@link checkEveryLeafReturned}.
+ * 4. {@link checkLaterRecords}: a record (or change) with no leaf in the audited tree counts only
+ *    with an inclusion proof that verifies against a later checkpoint proven consistent with it.
+ * 5. {@link checkPolicy}: the policy the gates are judged under, the latest logged one, which must
+ *    be the one the service says is in force.
+ * 6. {@link checkPosture} and {@link checkGates}: posture and gates recomputed from the verified
  *    records under that policy, compared with every member of the service's answers.
  *
  * Every discrepancy is named in `problems`; a step that cannot go on throws a LedgerCheckError.
@@ -393,13 +396,14 @@ export async function checkRecords(
   for (let page: Promise<{ body: string }> | undefined = exportPage(); page !== undefined;) {
     const lines: string[] = (await page).body.split('\n');
     if (lines[lines.length - 1] === '') lines.pop();
-    const items = lines.map((line) => readStoredRecord(line, 'evidence'));
     // the last line's id is where the next page starts: asked for before this page is checked
-    const lastId = items.length > 0 ? items[items.length - 1].id : undefined;
-    page = items.length >= EVIDENCE_PAGE && lastId !== undefined && readOn('evidence export', lastId) ? exportPage(lastId) : undefined;
-    if (items.length >= EVIDENCE_PAGE && lastId === undefined)
+    const lastId = lines.length > 0 ? readStoredRecord(lines[lines.length - 1], 'evidence').id : undefined;
+    page = lines.length >= EVIDENCE_PAGE && lastId !== undefined && readOn('evidence export', lastId) ? exportPage(lastId) : undefined;
+    if (lines.length >= EVIDENCE_PAGE && lastId === undefined)
       problems.addAlways('the evidence export returned a page whose last line has no record_id: stopped reading it');
-    for (const item of items) {
+    // one record at a time: only the page's text and the record being checked are held
+    for (const line of lines) {
+      const item = readStoredRecord(line, 'evidence');
       if ('problem' in item) {
         malformed('evidence', item.id, item.problem);
         continue;
@@ -457,7 +461,7 @@ export function checkEveryLeafReturned(leaves: Leaves, problems: Problems): void
 }
 
 /**
- * Step 3: each record returned with no leaf in the audited tree counts only when the log holds it
+ * Step 4: each record returned with no leaf in the audited tree counts only when the log holds it
  * in a later checkpoint, proven consistent with the audited one, by an inclusion proof that
  * verifies against that checkpoint's root and an entry that commits to the record as returned.
  * Returns how many were proven (their controls then count).
@@ -563,7 +567,7 @@ function wholePolicy(value: JsonValue): { policy: GatePolicy } | { problem: stri
 }
 
 /**
- * Step 3: the gate policy as logged. Every change GET grc/gates/policy returns is read strictly
+ * The gate policy as logged (step 3). Every change GET grc/gates/policy returns is read strictly
  * and checked against its `gate_policy` leaf like any record (one with no leaf in the audited
  * tree is proven against a later checkpoint by {@link checkLaterRecords}). Returns the policy the
  * service says is in force.
@@ -599,7 +603,7 @@ export async function readPolicyLog(api: ServiceApi, leaves: Leaves, read: Recor
 }
 
 /**
- * Step 5: the policy the gates are judged under: the latest change whose leaf verified (in the
+ * The policy the gates are judged under (step 5): the latest change whose leaf verified (in the
  * audited tree, or proven in a later checkpoint). The policy the service says is in force must be
  * that one: one the log does not hold is named.
  */
@@ -620,13 +624,13 @@ export function checkPolicy(stated: JsonValue, read: RecordsRead, problems: Prob
   return { policy: latest.policy, source: `logged: ${latest.changeId} at leaf ${latest.leafIndex}` };
 }
 
-/** One line per framework of the posture and gates, service's figure beside the verified one. */
+/** A figure the service states, for the report beside the verified one (null when it states none). */
 function statedNumber(value: unknown): number | null {
   return typeof value === 'number' ? value : null;
 }
 
 /**
- * Step 5a: the posture brief against the scores recomputed from the verified records: every
+ * Step 6a: the posture brief against the scores recomputed from the verified records: every
  * member (overall, each framework, the failing gates); `unattested_24h` counts systems the log
  * does not hold (registrations), so only its form is checked.
  */
@@ -674,7 +678,7 @@ export async function checkPosture(
 }
 
 /**
- * Step 5b: gates/check against the gates recomputed from the verified records under the policy:
+ * Step 6b: gates/check against the gates recomputed from the verified records under the policy:
  * every member of every gate, `passed`, and every member of every result.
  */
 export function checkGates(
