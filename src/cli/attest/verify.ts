@@ -9,14 +9,14 @@
  * does not verify, since anyone can sign with a key of their own.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import type { AttestationQuery } from '../../client/wire-types.js';
-import { verifyAttestationSignature, verifyStoredAttestation } from '../../client/verify/index.js';
+import type { AttestationQuery, StoredAttestation } from '../../client/wire-types.js';
+import { storedAttestations, verifyAttestationSignature, verifyStoredAttestation } from '../../client/verify/index.js';
 import { addExamples } from '../command-kit.js';
 import { InterruptedError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
 import { reportVerification, type VerifyResult } from '../verify-report.js';
-import { allAttestationPages, daysOption, MAX_PAGE, toolOption } from './list.js';
+import { daysOption, MAX_PAGE, toolOption } from './list.js';
 
 /** Options of `attest verify`. */
 export interface AttestVerifyOptions {
@@ -78,9 +78,20 @@ async function runRemote(options: AttestVerifyOptions, deps: Factory): Promise<v
   if (options.tool !== undefined) query.tool_name = options.tool;
   if (options.days !== undefined) query.days = options.days;
   const results: VerifyResult[] = [];
-  for await (const page of allAttestationPages(api, query)) {
+  // each stored attestation read strictly: one that is not what the service writes does not verify
+  for await (const page of storedAttestations(api, { ...query })) {
     if (deps.signal.aborted) throw new InterruptedError();
-    for (const stored of page.attestations) results.push(verifyStoredAttestation(stored, results.length, workspaceId, options.publicKeys));
+    for (const item of page) {
+      const index = results.length;
+      if ('problem' in item) {
+        results.push({
+          index,
+          status: 'invalid',
+          ...(item.id !== undefined ? { attestation_id: item.id } : {}),
+          reason: `not an attestation the service writes: ${item.problem}`,
+        });
+      } else results.push(verifyStoredAttestation(item.record as unknown as StoredAttestation, index, workspaceId, options.publicKeys));
+    }
   }
   await reportVerification(deps, results, { kind: 'attestation', json: options.json, remote: true });
 }

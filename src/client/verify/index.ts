@@ -9,6 +9,7 @@ export { checkConsistency, checkpointSummary, fetchCheckpoint, openVerified, req
 export { proveRecord, type Proven, type Sleep } from './prove.js';
 export {
   readStoredRecord,
+  storedRecord,
   recordDigest,
   verifyAttestationSignature,
   verifyEvidenceSignature,
@@ -16,4 +17,5 @@ export {
   type VerifyResult,
   type VerifyStatus,
 } from './records.js';
+export { storedAttestations } from './stored.js';
 export { readJson } from './untrusted.js';
