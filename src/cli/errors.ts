@@ -9,6 +9,7 @@ import {
   AttestationError,
   type AttestationErrorCode,
   ConfigError as ClientConfigError,
+  LedgerCheckError,
   NetworkError,
   NotFoundError,
   RateLimitedError,
@@ -121,11 +122,8 @@ export class SignatureMismatchError extends CliError {
   readonly code = 'signature_invalid';
 }
 
-/** A transparency-log check that failed (`govctl ledger`, exit 2): the message names what. */
-export class LedgerCheckError extends CliError {
-  override readonly name = 'LedgerCheckError';
-  readonly code = 'ledger_check_failed';
-}
+/** A transparency-log check that failed (`govctl ledger`, exit 2): the client's, which its verifier throws. */
+export { LedgerCheckError } from '../client/errors.js';
 
 /**
  * Several records of one run failed (import, batch); each was reported on its own line, and
@@ -187,6 +185,7 @@ function waitText(retryAfterMs: number | undefined): string {
 
 /** The hint for each kind of client error: what to check to make it work. */
 function clientHint(error: AttestationError): string | undefined {
+  if (error instanceof LedgerCheckError) return error.hint;
   if (error instanceof NotAServiceError) return notAServiceHint(error);
   // The client's message already says to check the key.
   if (error instanceof UnauthorizedError) return undefined;

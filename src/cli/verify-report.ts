@@ -7,27 +7,9 @@ import { DataError, SignatureMismatchError } from './errors.js';
 import type { Factory } from './factory.js';
 import { printBeforeVerdict } from './io.js';
 import { plural, printJson, printTable, type Column } from './render.js';
+import type { VerifyResult } from '../client/verify/index.js';
 
-export type VerifyStatus = 'valid' | 'invalid' | 'unsigned';
-
-/** One record's outcome. */
-export interface VerifyResult {
-  /** 0-based position in the input (or in the listing, for `--remote`) */
-  index: number;
-  status: VerifyStatus;
-  record_type?: string;
-  system_name?: string;
-  /** `--remote`: the stored record's id */
-  record_id?: string;
-  /** `--remote`: the stored attestation's id */
-  attestation_id?: string;
-  /** attestations: the tool */
-  tool_name?: string;
-  /** attestations: which message form verified (`canonical` or `legacy`, wire.md §4) */
-  form?: string;
-  /** why it does not verify, when more can be said than "invalid" */
-  reason?: string;
-}
+export type { VerifyResult };
 
 function statusStyle(text: string, out: Parameters<NonNullable<Column<VerifyResult>['style']>>[1], row: VerifyResult): string {
   return row.status === 'valid' ? out.color.green(text) : out.color.red(text);

@@ -34,7 +34,9 @@ export type AttestationErrorCode =
   | 'config_error'
   | 'workspace_unresolved'
   | 'client_closed'
-  | 'internal_error';
+  | 'internal_error'
+  /** a verification of what the service answered failed (the transparency log, a record against it) */
+  | 'ledger_check_failed';
 
 /** The text existing clients print when no workspace id can be found (docs/library.md "Errors"). */
 export const WORKSPACE_UNRESOLVED_MESSAGE = 'workspace id is not set and could not be resolved automatically';
@@ -99,6 +101,22 @@ export class ValidationError extends AttestationError {
 /** The API key is missing, invalid or expired (401), or lacks access (403: treated like 401, docs/service.md "Errors"). */
 export class UnauthorizedError extends AttestationError {
   override name = 'UnauthorizedError';
+}
+
+/**
+ * A check of what the service answered failed (src/client/verify: the log, a record against its
+ * leaf, posture and gates against the records): the message names what does not hold, `hint` what
+ * it may mean. Everything a verifier reads is untrusted, so a reply that is not what the service
+ * writes is one of these too, never a parse error.
+ */
+export class LedgerCheckError extends AttestationError {
+  override name = 'LedgerCheckError';
+  readonly hint?: string;
+
+  constructor(message: string, options: AttestationErrorOptions & { hint?: string } = {}) {
+    super('ledger_check_failed', message, options);
+    if (options.hint !== undefined) this.hint = options.hint;
+  }
 }
 
 /** 404: the workspace (or record, or system) does not exist, or the key does not belong to it. */

@@ -41,12 +41,29 @@ export {
   ServerError,
   NetworkError,
   ConfigError,
+  LedgerCheckError,
   errorFromResponse,
   WORKSPACE_UNRESOLVED_MESSAGE,
   type AttestationErrorCode,
 } from './errors.js';
 export { DEFAULT_RETRY_POLICY, decideRetry, decideFailureRetry, parseRetryAfter, type RetryPolicy, type RetryDecision } from './retry.js';
 export { CLIENT_VERSION } from './version.js';
+// The verifier: the checks `govctl ledger`, `evidence verify` and `attest verify` run (docs/ledger.md).
+export {
+  auditLog,
+  checkConsistency,
+  fetchCheckpoint,
+  openVerified,
+  proveRecord,
+  requireCosignatures,
+  verifyAttestationSignature,
+  verifyEvidenceSignature,
+  verifyStoredAttestation,
+  type AuditOptions,
+  type AuditReport,
+  type Proven,
+  type VerifyResult,
+} from './verify/index.js';
 export type * from './inputs.js';
 export type * from './attestation-inputs.js';
 export type { FlushReport, BatchItem } from './batch-buffer.js';

@@ -347,6 +347,8 @@ export function canonicalize(value: unknown): string {
 // free of property loads; reading is synchronous, so calls cannot interleave.
 let src = '';
 let pos = 0;
+/** {@link parseJsonLossless} with `strict`: a duplicate member or a `__proto__` member is an error. */
+let strict = false;
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const MAX_INTEGER_DIGITS = 4300; // Python's sys.int_info.default_max_str_digits
@@ -534,11 +536,14 @@ function parseObject(depth: number): { [key: string]: JsonValue } {
   }
   for (;;) {
     if (src.charCodeAt(pos) !== 0x22) fail('Expecting property name enclosed in double quotes');
+    const keyAt = pos;
     const key = parseString();
     skipWhitespace();
     if (src.charCodeAt(pos) !== 0x3a) fail("Expecting ':' delimiter");
     pos++;
     skipWhitespace();
+    if (strict && (key === '__proto__' || Object.hasOwn(obj, key)))
+      fail(key === '__proto__' ? 'A "__proto__" member' : `Duplicate member ${JSON.stringify(key)}`, keyAt);
     const value = parseValue(depth + 1);
     if (key === '__proto__') {
       // An assignment would call the Object.prototype setter and replace the prototype.
@@ -568,18 +573,27 @@ function parseObject(depth: number): { [key: string]: JsonValue } {
  * an ordinary own property. No comments, trailing commas, NaN or Infinity; a number that
  * overflows to Infinity (`1e400`) is an error.
  *
+ * With `{ strict: true }` (what a verifier reads untrusted replies with) a duplicate member and a
+ * `__proto__` member, at any depth, are errors too: JSON readers disagree about both (the first or
+ * the last of two members; a member or the object's prototype), so a text holding one has no single meaning.
+ *
  * @example parseJsonLossless('{"a":85.0,"n":12345678901234567890}') // { a: JsonFloat(85), n: 12345678901234567890n }
  * @throws JsonSyntaxError with the position, line and column of the first problem.
  */
-export function parseJsonLossless(text: string): JsonValue {
+export function parseJsonLossless(text: string, options: { strict?: boolean } = {}): JsonValue {
   src = text;
   pos = 0;
-  skipWhitespace();
-  const value = parseValue(0);
-  skipWhitespace();
-  if (pos < src.length) fail('Extra data');
-  src = '';
-  return value;
+  strict = options.strict === true;
+  try {
+    skipWhitespace();
+    const value = parseValue(0);
+    skipWhitespace();
+    if (pos < src.length) fail('Extra data');
+    return value;
+  } finally {
+    src = '';
+    strict = false;
+  }
 }
 
 const BLANK_LINE = /^[ \t\r]*$/;

@@ -41,10 +41,10 @@ afterAll(async () => {
   await server.stop();
 });
 
-async function govctl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function govctl(args: string[], url = server.url): Promise<{ code: number; stdout: string; stderr: string }> {
   const home = makeHome();
   const io = createMemoryIO();
-  const env = cleanEnv(home, { SERVICE_BASE_URL: server.url, SERVICE_API_KEY: server.apiKey, SERVICE_WORKSPACE_ID: server.workspaceId });
+  const env = cleanEnv(home, { SERVICE_BASE_URL: url, SERVICE_API_KEY: server.apiKey, SERVICE_WORKSPACE_ID: server.workspaceId });
   const code = await main(args, { io, env, cwd: home });
   return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
 }
@@ -89,6 +89,59 @@ describe('govctl attest verify --remote', () => {
     expect(result.stderr).toContain(ids[0]);
     expect(result.stderr).toContain(ids[1]);
     expect(result.stderr).not.toContain(ids[2]);
+  });
+
+  it('exits 2 naming a listing with a "__proto__" or duplicate member, and an attestation with an unknown one, read through a lying proxy on 127.0.0.1', async () => {
+    const { createServer, request } = await import('node:http');
+    let edit = (body: string) => body;
+    const proxy = createServer((req, res) => {
+      const upstream = request(new URL(req.url!, server.url), { method: req.method, headers: { ...req.headers, 'accept-encoding': 'identity' } }, (reply) => {
+        const chunks: Buffer[] = [];
+        reply.on('data', (chunk: Buffer) => chunks.push(chunk));
+        reply.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const body = Buffer.from(req.url!.includes('/attestations?') ? edit(text) : text);
+          const headers = { ...reply.headers, 'content-length': String(body.length) };
+          delete headers['transfer-encoding'];
+          res.writeHead(reply.statusCode!, headers);
+          res.end(body);
+        });
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+    const url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    try {
+      // a member JSON readers disagree about spoils the whole list: named, exit 2
+      const lies: [string, (body: string) => string][] = [
+        ['a "__proto__" member', (body) => body.replace(`"attestation_id":"${ids[0]}"`, `"attestation_id":"${ids[0]}","__proto__":{"trust_tier":"witnessed"}`)],
+        ['a duplicate member', (body) => body.replace(`"attestation_id":"${ids[0]}"`, `"attestation_id":"${ids[0]}","trust_tier":"witnessed"`)],
+      ];
+      for (const [what, lie] of lies) {
+        edit = lie;
+        const result = await govctl(['attest', 'verify', '--remote', '--json'], url);
+        expect({ what, code: result.code }).toEqual({ what, code: 2 });
+        expect(JSON.parse(result.stderr)).toMatchObject({
+          error: 'ledger_check_failed',
+          message: expect.stringMatching(/^the attestation list is not JSON the service writes: (A "__proto__" member|Duplicate member "trust_tier"): line 1/),
+        });
+      }
+      // a member the service does not write fails that attestation
+      edit = (body) => body.replace(`"attestation_id":"${ids[0]}"`, `"attestation_id":"${ids[0]}","approved_by":"mallory"`);
+      const result = await govctl(['attest', 'verify', '--remote', '--json'], url);
+      expect(result.code).toBe(2);
+      const results = JSON.parse(result.stdout).results as { attestation_id?: string; status: string; reason?: string }[];
+      expect(results.filter((r) => r.status !== 'valid')).toEqual([
+        expect.objectContaining({
+          attestation_id: ids[0],
+          status: 'invalid',
+          reason: 'not an attestation the service writes: it has an unknown member "approved_by"',
+        }),
+      ]);
+    } finally {
+      await new Promise<void>((done) => proxy.close(() => done()));
+    }
   });
 
   it('exits 2 naming an attestation whose stored text was altered in the database file', async () => {

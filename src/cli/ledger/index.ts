@@ -16,20 +16,18 @@ import { ConfigError, DataError, InputFileError, UsageError } from '../errors.js
 import type { Factory } from '../factory.js';
 import { plural, printFields, printJson } from '../render.js';
 import { displayPath } from '../settings.js';
-import { auditLog } from './audit.js';
-import { startProgress } from '../progress.js';
 import {
+  auditLog,
   checkConsistency,
   checkpointSummary,
   fetchCheckpoint,
-  LedgerCheckError,
-  logVerifier,
   openVerified,
-  pinnedLogKey,
   proveRecord,
   requireCosignatures,
-  witnessVerifiers,
-} from './checks.js';
+  type AuditReport,
+} from '../../client/verify/index.js';
+import { startProgress } from '../progress.js';
+import { LedgerCheckError, logVerifier, pinnedLogKey, witnessVerifiers } from './checks.js';
 
 export function createLedgerCommand(factory: Factory): Command {
   const key = new Command('key').description("print the log's verifier key as the service states it (GET ledger/key)").action(async () => runKey(factory));
@@ -90,23 +88,26 @@ async function runAudit(factory: Factory): Promise<void> {
     detail: '{phase}',
     fields: { phase: 'reading the log' },
   });
-  let report;
+  let report: AuditReport;
   try {
-    report = await auditLog(
+    report = await auditLog({
       api,
       log,
-      await factory.workspaceId(),
-      () => factory.clock().getTime(),
-      await factory.signingKey(),
-      ({ phase, done, total }) => {
+      workspaceId: await factory.workspaceId(),
+      nowMs: () => factory.clock().getTime(),
+      signingKey: await factory.signingKey(),
+      onProgress: ({ phase, done, total }) => {
         progress.update(done, { phase: phase === 'log' ? `of ${total} leaves read` : `of ${total} records checked` });
       },
-    );
+    });
   } finally {
     progress.stop();
   }
   if (factory.globals.json === true) await printJson(factory.io.stdout, { ...report, verified: report.problems.length === 0 });
   else {
+    // the service's figure beside the one recomputed from the verified records
+    const beside = (service: string | number | boolean | null, verified: string | number | boolean, unit = '') =>
+      `service ${service === null ? '(none)' : `${String(service)}${unit}`}, verified ${String(verified)}${unit}${service === verified ? '' : '  (differ)'}`;
     await printFields(factory.io.stdout, [
       ['origin', terminalText(report.origin)],
       ['tree_size', report.tree_size],
@@ -114,6 +115,13 @@ async function runAudit(factory: Factory): Promise<void> {
       ['records', `${report.records} (${report.evidence} evidence, ${plural(report.attestations, 'attestation')})`],
       ['client_sig_unchecked', report.client_sig_unchecked === 0 ? 0 : `${report.client_sig_unchecked} (configure the signing key to check them)`],
       ['logged_after_checkpoint', report.logged_after_checkpoint],
+      ['policy', report.policy],
+      ['overall_pct', beside(report.posture.overall_pct.service, report.posture.overall_pct.verified, ' %')],
+      ...report.posture.frameworks.map(({ framework, service, verified }): [string, string] => {
+        const gate = report.gates.find((g) => g.framework === framework)!;
+        return [framework, `${beside(service, verified, ' %')}; gate (${gate.mode}, ≥ ${gate.threshold_pct} %) ${beside(gate.service, gate.verified)}`];
+      }),
+      ['passed', beside(report.passed.service, report.passed.verified)],
       ['problems', report.problems.length === 0 ? 'none' : String(report.problems.length)],
     ]);
     for (const problem of report.problems) await factory.io.stdout.write(`problem\t${terminalText(problem)}\n`);

@@ -1,14 +1,15 @@
 /**
  * The transparency-log tools of `govctl mcp` (docs/ledger.md): `ledger_checkpoint` and
  * `ledger_prove`, on the very checks `govctl ledger checkpoint` and `govctl ledger prove` run
- * (src/cli/ledger/checks.ts). What differs is where the log key comes from: the pinned `ledgerKey`
+ * (src/client/verify). What differs is where the log key comes from: the pinned `ledgerKey`
  * setting when there is one, as in the CLI; otherwise the key the service states, trusted on first
  * use and kept for this server's lifetime (an agent has no state file to pin it in), and every
  * result says which of the two it was.
  */
 import type { Ed25519NoteVerifier } from '../../core/index.js';
 import type { Factory } from '../factory.js';
-import { checkpointSummary, configuredLogKey, fetchCheckpoint, LedgerCheckError, logVerifier, proveRecord } from '../ledger/checks.js';
+import { checkpointSummary, fetchCheckpoint, proveRecord } from '../../client/verify/index.js';
+import { configuredLogKey, LedgerCheckError, logVerifier } from '../ledger/checks.js';
 import { terminalText } from '../terminal-text.js';
 import { READ, type Tool } from './tools.js';
 

@@ -29,7 +29,7 @@ import type { Factory } from '../factory.js';
 import { displayPath, LOCAL_BASE_URL } from '../settings.js';
 import { displayUrl } from '../terminal-text.js';
 import { applyFailOn, checkGatesReply, FAIL_ON, gatesVerdict, type FailOn } from '../gates/verdict.js';
-import { verifyOne } from '../evidence/verify.js';
+import { verifyEvidenceSignature } from '../../client/verify/index.js';
 import { createLedgerTools } from './ledger-tools.js';
 import {
   ART5_CONFIRMATION_ARGUMENT,
@@ -214,7 +214,7 @@ const getEvidence: Tool = {
       throw error;
     }
     const key = await deps.signingKey();
-    const signature = key ? verifyOne(stored, 0, await deps.workspaceId(), key).status : 'not checked (no signing key configured)';
+    const signature = key ? verifyEvidenceSignature(stored, 0, await deps.workspaceId(), key).status : 'not checked (no signing key configured)';
     return { record: stored, signature };
   },
 };
