@@ -27,7 +27,7 @@ if (main) process.exitCode = await main(process.argv.slice(2));
  * write. Without a home, or where the directory cannot be made, runs compile from source.
  */
 function enableCompileCache() {
-  if (typeof nodeModule.enableCompileCache !== 'function' || process.env.NODE_DISABLE_COMPILE_CACHE) return;
+  if (typeof nodeModule.enableCompileCache !== 'function') return;
   const env = process.env;
   const base = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : env.HOME ? join(env.HOME, '.cache') : undefined;
   if (!base) return;
