@@ -61,11 +61,9 @@ function sourceMapFor(url) {
     let source = 0;
     for (const line of map.mappings.split(';')) {
       let first = null;
-      let col = 0;
       for (const segment of line.split(',')) {
         if (!segment) continue;
         const fields = decodeVlq(segment);
-        col += fields[0];
         if (fields.length >= 4) {
           source += fields[1];
           first ??= map.sources[source];

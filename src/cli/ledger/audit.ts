@@ -466,7 +466,9 @@ export async function auditLog(
         if (signed && form === null) problem(`leaf ${index}: attestation ${terminalText(id)}: witness_sig does not verify with its verifying_key_hex`);
         const unsupported = record.trust_tier === 'witnessed' ? form === null : form !== null && record.detail === 'ok';
         if (unsupported)
-          problem(`leaf ${index}: attestation ${terminalText(id)} is ${terminalText(String(record.trust_tier))}, which its signature does not support`);
+          problem(
+            `leaf ${index}: attestation ${terminalText(id)} is ${terminalText(typeof record.trust_tier === 'string' ? record.trust_tier : JSON.stringify(record.trust_tier))}, which its signature does not support`,
+          );
       } else problem(`leaf ${index}: attestation ${terminalText(id)} carries no attestation record`);
     }
     onProgress({ phase: 'records', done: checked, total: size });
