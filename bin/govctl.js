@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Entry point, CommonJS (bin/package.json). `--version` is answered from package.json and `--help`
 // from the help the build rendered (dist/cli/help.txt); every other run loads the command line,
 // dist/cli/main.js, compiled with a V8 code cache, and a command that runs the service (the
@@ -13,11 +14,12 @@ if (only === '--version' || only === '-V') {
 } else if ((only === '--help' || only === '-h') && !process.env.GOVCTL_NO_HELP_CACHE && printHelp()) {
   // printed from dist/cli/help.txt
 } else {
+  /** @type {((argv: string[]) => Promise<number>) | undefined} */
   let main;
   try {
-    main = loadBundle('main').main;
+    main = /** @type {(argv: string[]) => Promise<number>} */ (loadBundle('main').main);
   } catch (error) {
-    process.stderr.write(`govctl: cannot load the command line (${error.message}); run \`npm run build\`\n`);
+    process.stderr.write(`govctl: cannot load the command line (${error instanceof Error ? error.message : String(error)}); run \`npm run build\`\n`);
     process.exitCode = 70; // EXIT.INTERNAL (src/cli/exit-codes.ts), which cannot be loaded either
   }
   if (main) main(args).then((code) => (process.exitCode = code));
@@ -31,6 +33,9 @@ if (only === '--version' || only === '-V') {
  * 0700: compiled code is never read from a directory another user can write) and is written when
  * the run ends if there was none or V8 rejected it. A cache that cannot be read or written costs
  * only the time it would have saved.
+ *
+ * @param {string} name
+ * @returns {Record<string, unknown>} the bundle's exports
  */
 function loadBundle(name) {
   const fs = require('node:fs');
@@ -78,6 +83,10 @@ function loadBundle(name) {
 /**
  * `<cache dir>/govctl/cli-<build>-<node>-<group>[-local][-service].v8` (`-service` for the service's
  * file), or undefined without a cache directory.
+ *
+ * @param {typeof import('node:path')} path
+ * @param {string} build
+ * @param {string} name
  */
 function cachePath(path, build, name) {
   const env = process.env;

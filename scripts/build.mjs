@@ -1,3 +1,4 @@
+// @ts-check
 // Build: esbuild bundles the library entry points and the command line; tsc emits the library's
 // type declarations.
 // `--no-types` skips tsc (used before tests, where only the bundle matters). The output directory is
@@ -14,6 +15,7 @@ if (process.argv.includes('--clean')) rmSync('dist', { recursive: true, force: t
 
 // chalk's own colour detection (its #supports-color, which loads node:tty) is never used: io.ts
 // decides colour (NO_COLOR, FORCE_COLOR, --no-color, the TTY) and gives every Chalk its level.
+/** @type {import('esbuild').Plugin} */
 const noChalkDetection = {
   name: 'no-chalk-detection',
   setup(b) {
@@ -32,6 +34,7 @@ const LAZY_BUILTINS = [
   { importer: /[\\/]node_modules[\\/]commander[\\/]/, builtins: ['child_process'] },
   { importer: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/, builtins: ['https', 'http2', 'dns'] },
 ];
+/** @type {import('esbuild').Plugin} */
 const lazyBuiltins = {
   name: 'lazy-builtins',
   setup(b) {
@@ -96,6 +99,7 @@ const CJS_WRAPPER = '(function (exports, require, module, __filename, __dirname,
 // loaded through bin/govctl.js like main.js: an import of src/server/index.ts from src/cli becomes
 // `loadBundle('service')`. Type-only imports are erased before they reach this.
 const SERVER_INDEX = resolve('src/server/index.js');
+/** @type {import('esbuild').Plugin} */
 const serviceBundle = {
   name: 'service-bundle',
   setup(b) {

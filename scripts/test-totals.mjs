@@ -1,3 +1,4 @@
+// @ts-check
 // Prints the vitest JSON report's totals as "N passed, N failed" on a line of their own (see .ci/run).
 import { readFileSync } from 'node:fs';
 
@@ -6,7 +7,7 @@ let report;
 try {
   report = JSON.parse(readFileSync(file, 'utf8'));
 } catch (error) {
-  console.error(`test totals: cannot read ${file}: ${error.message}`);
+  console.error(`test totals: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 }
 const failed = report.numFailedTests + (report.numRuntimeErrorTestSuites ?? 0);
