@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 /**
  * What an abusive client costs the other tenants (docs/security.md, "Abusive clients"): the
  * latency another workspace's `GET /api/me` sees, alone and while
@@ -27,16 +28,28 @@ if (values.child !== undefined) {
   // The service under test.
   const server = await import(DIST.server);
   const running = await server.startServer({ host: '127.0.0.1', port: 0, db: values.child });
-  process.send({ type: 'ready', url: running.url, pid: process.pid });
+  process.send?.({ type: 'ready', url: running.url, pid: process.pid });
   process.on('disconnect', () => void running.close().then(() => process.exit(0)));
 } else {
   await main();
 }
 
+/** @param {number} pid */
 function vmHwmMb(pid) {
-  return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (match === null) throw new Error(`no VmHWM for process ${pid}`);
+  return Number(match[1]) / 1024;
 }
 
+/**
+ * @param {Agent} agent
+ * @param {string} url
+ * @param {'GET' | 'POST'} method
+ * @param {string} path
+ * @param {string} apiKey
+ * @param {string} [body]
+ * @returns {Promise<{ status: number | undefined, ms: number, text: string }>}
+ */
 function call(agent, url, method, path, apiKey, body) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
@@ -44,8 +57,9 @@ function call(agent, url, method, path, apiKey, body) {
       url + path,
       { method, agent, headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) } },
       (res) => {
+        /** @type {Buffer[]} */
         const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('data', (/** @type {Buffer} */ chunk) => chunks.push(chunk));
         res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started, text: Buffer.concat(chunks).toString('utf8') }));
       },
     );
@@ -55,8 +69,15 @@ function call(agent, url, method, path, apiKey, body) {
 }
 
 /** Sequential GET /api/me for `ms` (at most 600 requests: within the tenant's 2000 a minute). */
+/**
+ * @param {string} url
+ * @param {string} apiKey
+ * @param {number} ms
+ * @returns {Promise<Probe>}
+ */
 async function probe(url, apiKey, ms) {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  /** @type {number[]} */
   const latencies = [];
   const end = Date.now() + ms;
   while (Date.now() < end && latencies.length < 600) {
@@ -69,6 +90,11 @@ async function probe(url, apiKey, ms) {
   return { n: latencies.length, p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(Math.max(...latencies)) };
 }
 
+/**
+ * Latencies another tenant saw, and what the scenario adds about itself.
+ * @typedef {{ n: number, p50: number, p99: number, max: number, [figure: string]: number }} Probe
+ */
+
 async function main() {
   const seconds = Number(values.seconds);
   const server = await import(DIST.server);
@@ -79,6 +105,7 @@ async function main() {
   const other = await server.provision(db, { orgName: 'other', workspaceName: 'other' });
   const child = fork(new URL(import.meta.url).pathname, ['--child', db], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
   const { url, pid } = await new Promise((resolve) => child.once('message', resolve));
+  /** @type {Record<string, Probe>} */
   const results = {};
   try {
     results.alone = await probe(url, other.api_key, seconds * 1000);

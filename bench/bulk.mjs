@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 /**
  * bench/bulk: bulk and repeatable work (issue "Bulk and repeatable"), ratios measured in one run.
  *
@@ -45,21 +46,39 @@ const STEP_TIMEOUT_MS = 20 * 60_000;
 
 mkdirSync(join(ROOT, '.bench-data'), { recursive: true });
 const runDir = mkdtempSync(join(ROOT, '.bench-data', 'bulk-'));
+/** @type {{ name: string, value: number, unit: string, ratio: number | undefined, target: string, pass: boolean }[]} */
 const results = [];
+/**
+ * @param {string} name
+ * @param {number} value
+ * @param {string} unit
+ * @param {number | undefined} ratio
+ * @param {string} target
+ * @param {boolean} pass
+ * @param {string} [extra]
+ */
 function report(name, value, unit, ratio, target, pass, extra = '') {
   results.push({ name, value, unit, ratio, target, pass });
   console.log(
     `${name}: ${typeof value === 'number' ? Math.round(value * 100) / 100 : value} ${unit}${ratio !== undefined ? ` (ratio ${ratio.toFixed(3)}${extra})` : extra}, target ${target} ${pass ? 'PASS' : 'FAIL'}`,
   );
 }
-const note = (text) => console.log(`  ${text}`);
+const note = (/** @type {string} */ text) => console.log(`  ${text}`);
 
 /** Runs govctl to completion under /usr/bin/time (lib/timed-run.mjs). */
+/**
+ * @param {string[]} args
+ * @param {{ env?: Record<string, string>, stdout?: 'ignore' | 'pipe' | number }} [options]
+ */
 function govctl(args, { env = {}, stdout = 'ignore' } = {}) {
   return timedRun({ bin: BIN, args, dir: runDir, env, stdout, timeoutMs: STEP_TIMEOUT_MS });
 }
 
 /** `govctl serve` on a free port with its default limits; resolves once it listens. */
+/**
+ * @param {string} db
+ * @returns {Promise<{ url: string, pid: number | undefined, peakRss: () => number, stop: () => Promise<unknown> }>}
+ */
 function serve(db) {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0'], {
@@ -72,7 +91,7 @@ function serve(db) {
       child.kill('SIGKILL');
       reject(new Error(`govctl serve did not start: ${seen}`));
     }, 30_000);
-    const look = (chunk) => {
+    const look = (/** @type {Buffer} */ chunk) => {
       seen += chunk;
       const url = /http:\/\/127\.0\.0\.1:\d+/.exec(seen)?.[0];
       if (url) {
@@ -96,6 +115,7 @@ function serve(db) {
 }
 
 /** Provisions a service database with `govctl admin init`; its identity and API key. */
+/** @param {string} db */
 function provision(db) {
   return JSON.parse(
     execFileSync(process.execPath, [BIN, 'admin', 'init', '--db', db, '--json'], {
@@ -106,10 +126,14 @@ function provision(db) {
   );
 }
 
+/**
+ * @param {string} db
+ * @returns {number}
+ */
 function countEvidence(db) {
   const handle = new Database(db, { readonly: true });
   try {
-    return handle.prepare('SELECT count(*) FROM evidence').pluck().get();
+    return Number(handle.prepare('SELECT count(*) FROM evidence').pluck().get());
   } finally {
     handle.close();
   }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 /**
  * CLI start-up, gate check, attest hashing throughput and evidence import (issue 4), against
  * baselines measured in the same run.
@@ -74,6 +75,10 @@ const options = parseOptions(
   USAGE,
 );
 
+/**
+ * @param {string | undefined} text
+ * @param {number} fallback
+ */
 function parseSize(text, fallback) {
   if (text === undefined) return fallback;
   const match = /^(\d+(?:\.\d+)?)([KMG]i?B?)?$/i.exec(text.trim());
@@ -112,14 +117,22 @@ async function quiet() {
 
 /** Other processes' CPU during a measurement, in cores; above this the figure is flagged as noisy. */
 const NOISY = 0.25;
-const noisy = (otherCores) => otherCores !== null && otherCores !== undefined && otherCores > NOISY;
+const noisy = (/** @type {number | null | undefined} */ otherCores) => otherCores !== null && otherCores !== undefined && otherCores > NOISY;
+/**
+ * @param {string} label
+ * @param {number | null | undefined} otherCores
+ */
 function flagNoise(label, otherCores) {
   if (noisy(otherCores)) {
-    report.note(`${label}: other processes used ${otherCores.toFixed(2)} cores meanwhile; the figure is noisy`);
+    report.note(`${label}: other processes used ${(otherCores ?? 0).toFixed(2)} cores meanwhile; the figure is noisy`);
   }
 }
 
 /** A clean environment for govctl: nothing inherited that could change what it does. */
+/**
+ * @param {Record<string, string>} [extra]
+ * @returns {Record<string, string>}
+ */
 function cleanEnv(extra = {}) {
   const home = join(run.dir, 'home');
   for (const dir of ['config', 'data', 'cache', 'state']) mkdirSync(join(home, dir), { recursive: true });
@@ -139,11 +152,20 @@ function cleanEnv(extra = {}) {
 }
 
 const node = process.execPath;
-const govctl = (...args) => [node, DIST.bin, ...args];
+const govctl = (/** @type {string[]} */ ...args) => [node, DIST.bin, ...args];
+/** @type {Awaited<ReturnType<typeof startServe>> | undefined} */
 let service;
 let exitCode = 1;
 
 /** Runs `measure` until other processes stayed quiet during it (at most `limit` + 1 times). */
+/**
+ * @template R
+ * @param {string} label
+ * @param {(attempt: number) => R | Promise<R>} measure
+ * @param {(result: R) => number | null | undefined} otherOf
+ * @param {number} [limit]
+ * @returns {Promise<R>}
+ */
 async function measureQuietly(label, measure, otherOf, limit = retries) {
   for (let attempt = 0; ; attempt += 1) {
     await quiet();
@@ -153,11 +175,17 @@ async function measureQuietly(label, measure, otherOf, limit = retries) {
       flagNoise(label, other);
       return result;
     }
-    progress(`${label}: other processes used ${other.toFixed(2)} cores; measuring again`);
+    progress(`${label}: other processes used ${(other ?? 0).toFixed(2)} cores; measuring again`);
   }
 }
 
 /** Times two commands interleaved and reports the median ratio. */
+/**
+ * @param {string} name
+ * @param {ReturnType<typeof timeCommands>} timed
+ * @param {number} target
+ * @param {Record<string, unknown>} [details]
+ */
 function startupResult(name, timed, target, details = {}) {
   const subject = timed[name];
   const base = timed.node_e_0;
@@ -165,30 +193,37 @@ function startupResult(name, timed, target, details = {}) {
     report.failed(`${name}_time`, subject.failure);
     return;
   }
-  report.figure(`${name}_mean`, subject.mean, 'ms', { note: `mean ratio ${(subject.mean / base.mean).toFixed(2)}` });
+  // every command ran `runs` times, so its statistics are there
+  const [mean, median, baseMean, baseMedian] = [subject.mean, subject.median, base.mean, base.median].map((v) => v ?? NaN);
+  report.figure(`${name}_mean`, mean, 'ms', { note: `mean ratio ${(mean / baseMean).toFixed(2)}` });
   report.result({
     name: `${name}_median`,
-    value: subject.median,
+    value: median,
     unit: 'ms',
-    baselineValue: base.median,
+    baselineValue: baseMedian,
     baselineLabel: '`node -e 0` median',
     target,
     op: '<=',
     details: {
       subject: roundStats(subject),
       baseline: roundStats(base),
-      mean_ratio: round(subject.mean / base.mean, 3),
+      mean_ratio: round(mean / baseMean, 3),
       other_cpu: subject.otherCores === null ? null : round(subject.otherCores, 2),
       ...details,
     },
   });
 }
 
+/** @param {Record<string, unknown>} stats */
 function roundStats(stats) {
   return Object.fromEntries(Object.entries(stats).map(([k, v]) => [k, typeof v === 'number' ? round(v, 3) : v]));
 }
 
 /** Runs a command to completion (bounded), sampling its memory; returns wall time, exit code, peak RSS. */
+/**
+ * @param {string[]} argv
+ * @param {{ env: NodeJS.ProcessEnv, stdoutFile?: string, timeoutMs?: number }} options
+ */
 async function runMeasured(argv, { env, stdoutFile, timeoutMs = STEP_TIMEOUT_MS }) {
   const out = stdoutFile ? openSync(stdoutFile, 'w') : 'ignore';
   const errFile = `${stdoutFile ?? join(run.dir, 'cmd')}.stderr`;
@@ -197,7 +232,7 @@ async function runMeasured(argv, { env, stdoutFile, timeoutMs = STEP_TIMEOUT_MS 
   const child = spawn(argv[0], argv.slice(1), { env, stdio: ['ignore', out, err] });
   if (typeof out === 'number') closeSync(out);
   closeSync(err);
-  const memory = sampleMemory(child.pid, 20);
+  const memory = sampleMemory(/** @type {number} */ (child.pid), 20);
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const [code, signal] = await once(child, 'exit');
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
@@ -210,6 +245,7 @@ try {
   progress(`run directory ${run.dir}`);
   service = await startServe({ db: join(run.dir, 'service.db'), cpu: SERVER_CPU, logFile: join(run.dir, 'service.log') });
   const { url, apiKey, workspaceId } = service.info;
+  const servicePid = service.pid;
   const serviceEnv = cleanEnv({ SERVICE_BASE_URL: url, SERVICE_API_KEY: apiKey });
 
   // --- Start-up: --version, --help and the read commands against node -e 0 -----------------------
@@ -223,13 +259,14 @@ try {
       .map((r) => JSON.stringify(r))
       .join('\n')}\n`,
   );
-  for (const [where, env, extra] of [
+  for (const [where, env, extra] of /** @type {[string, Record<string, string>, string[]][]} */ ([
     ['service', serviceEnv, []],
     ['embedded store', localEnv, ['--base-url', 'local']],
-  ]) {
+  ])) {
     const seeded = spawnSync(node, [DIST.bin, 'evidence', 'import', seedFile, '--json', ...extra], { env, encoding: 'utf8' });
     if (seeded.status !== 0) throw new Error(`seeding the ${where} failed (exit ${seeded.status}): ${seeded.stderr}`);
   }
+  /** @type {[string, string[], number[]?][]} */
   const reads = [
     ['gates_check', ['gates', 'check', '--json'], [0, 1, 2]],
     ['posture', ['posture', '--json']],
@@ -252,12 +289,12 @@ try {
           { name: 'govctl_help', argv: govctl('--help'), env: cleanEnv() },
           ...readCommands,
         ],
-        { runs, warmup: 3, pids: [service.pid] },
+        { runs, warmup: 3, pids: [servicePid] },
       );
     },
     (t) => t.node_e_0.otherCores,
   );
-  report.figure('node_e_0_median', timed.node_e_0.median, 'ms', { note: `mean ${timed.node_e_0.mean.toFixed(2)} ms` });
+  report.figure('node_e_0_median', timed.node_e_0.median ?? NaN, 'ms', { note: `mean ${(timed.node_e_0.mean ?? NaN).toFixed(2)} ms` });
   startupResult('govctl_version', timed, 1.3);
   startupResult('govctl_help', timed, 1.5);
   for (const command of readCommands) {
@@ -269,11 +306,11 @@ try {
         : 'SERVICE_BASE_URL + SERVICE_API_KEY only, so each run also resolves the workspace with GET /api/me (20 records)',
     });
   }
-  if (!options['startup-only']) await measureThroughput({ url, apiKey, workspaceId, serviceEnv });
+  if (!options['startup-only']) await measureThroughput({ url, apiKey, workspaceId, serviceEnv, servicePid });
   exitCode = report.finish();
 } catch (error) {
-  process.stderr.write(`bench/cli.mjs failed: ${error?.stack ?? error}\n`);
-  report.failed('run', String(error?.message ?? error));
+  process.stderr.write(`bench/cli.mjs failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  report.failed('run', error instanceof Error ? error.message : String(error));
   exitCode = report.finish() || 1;
 } finally {
   await service?.stop(10_000);
@@ -283,7 +320,8 @@ try {
 process.exitCode = exitCode;
 
 /** `attest` hashing throughput and `evidence import` against the service (skipped with --startup-only). */
-async function measureThroughput({ url, apiKey, workspaceId, serviceEnv }) {
+/** @param {{ url: string, apiKey: string, workspaceId: string, serviceEnv: Record<string, string>, servicePid: number }} service */
+async function measureThroughput({ url, apiKey, workspaceId, serviceEnv, servicePid }) {
   // --- attest: streaming SHA-256 of a large input vs openssl -------------------------------------
   const inputFile = join(run.base, `attest-input-${attestSize}.bin`);
   if (!existsSync(inputFile) || statSync(inputFile).size !== attestSize) {
@@ -312,10 +350,13 @@ async function measureThroughput({ url, apiKey, workspaceId, serviceEnv }) {
   const attest = await measureQuietly(
     'attest',
     async () => {
+      /** @type {number[]} */
       const opensslTimes = [];
+      /** @type {number[]} */
       const govctlTimes = [];
+      /** @type {string | null} */
       let attestFailure = null;
-      const attestOther = otherCpuMeter([service.pid]);
+      const attestOther = otherCpuMeter([servicePid]);
       for (let i = 0; i < 3; i += 1) {
         progress(`attest: round ${i + 1} of 3 (openssl, then govctl)`);
         const o = await runMeasured(['openssl', 'dgst', '-sha256', inputFile], { env: process.env, stdoutFile: join(run.dir, `openssl-${i}.out`) });
@@ -370,8 +411,8 @@ async function measureThroughput({ url, apiKey, workspaceId, serviceEnv }) {
     headers: { authorization: `Bearer ${apiKey}` },
     bodies,
     connections,
-    serverPid: service.pid,
-    check: (_s, body) => body.includes('"detail":"ok"'),
+    serverPid: servicePid,
+    check: (/** @type {number} */ _s, /** @type {string} */ body) => body.includes('"detail":"ok"'),
   };
   const post = await measureQuietly(
     'evidence POST load',
@@ -391,10 +432,14 @@ async function measureThroughput({ url, apiKey, workspaceId, serviceEnv }) {
     'evidence import',
     async () => {
       progress(`evidence import: ${importCount} records`);
-      const importOther = otherCpuMeter([service.pid]);
-      const serviceCpuBefore = cpuSecondsOf(service.pid);
+      const importOther = otherCpuMeter([servicePid]);
+      const serviceCpuBefore = cpuSecondsOf(servicePid);
       const result = await runMeasured(govctl('evidence', 'import', ndjson, '--json'), { env: serviceEnv, stdoutFile: join(run.dir, 'import.out') });
-      return { imported: result, importOtherCores: importOther(), serviceCpuDuringImport: (cpuSecondsOf(service.pid) - serviceCpuBefore) / result.seconds };
+      return {
+        imported: result,
+        importOtherCores: importOther(),
+        serviceCpuDuringImport: ((cpuSecondsOf(servicePid) ?? NaN) - (serviceCpuBefore ?? NaN)) / result.seconds,
+      };
     },
     (r) => r.importOtherCores,
     Math.min(1, retries),

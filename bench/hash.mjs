@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 /**
  * Attestation hashing throughput against `openssl dgst -sha256`, measured in the same run.
  *
@@ -24,10 +25,13 @@ const TARGET = 0.85;
 const RUNS = 3;
 const CHUNK = 4 * 1024 * 1024;
 
+/** @param {string | undefined} text */
 function parseSize(text) {
   const match = /^(\d+(?:\.\d+)?)([KMG]i?B?)?$/i.exec(text ?? '1G');
   if (!match) throw new Error(`size must be bytes or a number with K, M or G, got "${text}"`);
-  const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[(match[2] ?? '').charAt(0).toLowerCase()];
+  /** @type {Record<string, number>} */
+  const units = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+  const unit = units[(match[2] ?? '').charAt(0).toLowerCase()];
   return Math.floor(Number(match[1]) * unit);
 }
 
@@ -73,7 +77,7 @@ try {
     best.openssl = Math.min(best.openssl, a.seconds);
     best.ours = Math.min(best.ours, b.seconds);
   }
-  const mb = (seconds) => size / seconds / 1e6;
+  const mb = (/** @type {number} */ seconds) => size / seconds / 1e6;
   const ratio = mb(best.ours) / mb(best.openssl);
   const pass = ratio >= TARGET;
   process.stdout.write(

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 /**
  * `govctl ledger audit` of a large log (issue 12): records/s and the CLI's peak RSS.
  *
@@ -69,10 +70,20 @@ const logLines = () =>
     .filter((line) => line.startsWith('{')).length;
 
 /** Runs govctl to completion under /usr/bin/time (lib/timed-run.mjs), its stdout kept. */
+/**
+ * @param {string[]} args
+ * @param {Record<string, string>} [env]
+ */
 function timedGovctl(args, env) {
   return timedRun({ bin: DIST.bin, args, dir: run.dir, env, stdout: 'pipe', timeoutMs: STEP_TIMEOUT_MS });
 }
 
+/**
+ * @param {{ info: { url: string, apiKey: string, workspaceId: string } }} service
+ * @param {'GET' | 'POST'} method
+ * @param {string} rest
+ * @param {unknown} [body]
+ */
 async function request(service, method, rest, body) {
   const reply = await fetch(`${service.info.url}/api/workspaces/${service.info.workspaceId}/governance/${rest}`, {
     method,
@@ -104,7 +115,7 @@ try {
   const attestations = signedAttestations(core, key, workspaceId, A);
   for (let at = 0; at < A; at += 1000) {
     const result = JSON.parse(await request(service, 'POST', 'attestations/batch', { records: attestations.slice(at, at + 1000) }));
-    const rejected = (result.results ?? []).filter((r) => r.status !== 'accepted');
+    const rejected = (result.results ?? []).filter((/** @type {{ status: string }} */ r) => r.status !== 'accepted');
     if (rejected.length > 0) throw new Error(`attestations rejected: ${JSON.stringify(rejected[0])}`);
   }
 

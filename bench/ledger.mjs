@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 /**
  * The transparency log's cost and read latency (issue 12), against baselines of the same run.
  *
@@ -54,6 +55,11 @@ if (!options['no-snapshot']) snapshotCode(run.dir, [DIST.server]);
 const report = new Report('ledger', { quick, duration_s: durationS, connections, leaves });
 const script = join(LIB_DIR, 'ledger-server.mjs');
 
+/**
+ * @param {string} name
+ * @param {'timer' | 'manual'} integration
+ * @param {number} [seed]
+ */
 async function startLedgerServer(name, integration, seed = 0) {
   return startChild(script, ['--db', join(run.dir, `${name}.db`), '--integration', integration, '--seed-leaves', String(seed)], {
     cpu: SERVER_CPU,
@@ -66,9 +72,10 @@ try {
   // 1. The write path with and without integration.
   const bodies = evidenceBodies(200);
   const servers = { log: await startLedgerServer('with-log', 'timer'), baseline: await startLedgerServer('without-integration', 'manual') };
+  /** @type {Record<'log' | 'baseline', import('./lib/load.mjs').LoadResult | null>} */
   const best = { log: null, baseline: null };
   for (const round_ of [1, 2]) {
-    for (const which of ['baseline', 'log']) {
+    for (const which of /** @type {const} */ (['baseline', 'log'])) {
       const server = servers[which];
       progress(`evidence POST, ${which === 'log' ? 'log integrated every 250 ms' : 'integration disabled'} (round ${round_})`);
       const result = await runLoad({
@@ -84,18 +91,22 @@ try {
       });
       const problem = loadProblem(result);
       if (problem) report.note(`${which} round ${round_}: ${problem}`);
-      if (!best[which] || result.rps > best[which].rps) best[which] = result;
+      const kept = best[which];
+      if (!kept || result.rps > kept.rps) best[which] = result;
     }
   }
-  report.figure('evidence_post_rate_without_integration', best.baseline.rps, 'req/s', loadDetails(best.baseline));
+  // both rounds ran, so both are set
+  const baseline = /** @type {import('./lib/load.mjs').LoadResult} */ (best.baseline);
+  const withLog = /** @type {import('./lib/load.mjs').LoadResult} */ (best.log);
+  report.figure('evidence_post_rate_without_integration', baseline.rps, 'req/s', loadDetails(baseline));
   report.result({
     name: 'evidence_post_rate_with_log',
-    value: best.log.rps,
+    value: withLog.rps,
     unit: 'req/s',
-    baselineValue: best.baseline.rps,
+    baselineValue: baseline.rps,
     baselineLabel: 'the same build with integration disabled',
     target: 0.9,
-    details: loadDetails(best.log),
+    details: loadDetails(withLog),
   });
   await servers.log.stop();
   await servers.baseline.stop();
@@ -107,10 +118,10 @@ try {
   const ids = big.info.ids;
   const base = `/api/workspaces/${big.info.workspaceId}/governance/ledger`;
   const headers = { authorization: `Bearer ${big.info.apiKey}` };
-  for (const [name, path] of [
+  for (const [name, path] of /** @type {[string, string | null][]} */ ([
     ['proof_inclusion_p99', null],
     ['checkpoint_p99', `${base}/checkpoint`],
-  ]) {
+  ])) {
     progress(`GET ${name.replace('_p99', '')} with ${leaves} leaves`);
     let next = 0;
     const result = await runLoad({
@@ -140,8 +151,8 @@ try {
   }
   await big.stop();
 } catch (error) {
-  report.note(`aborted: ${error?.stack ?? error}`);
-  report.failed('ledger', String(error?.message ?? error));
+  report.note(`aborted: ${error instanceof Error ? error.stack : String(error)}`);
+  report.failed('ledger', error instanceof Error ? error.message : String(error));
 } finally {
   if (!options.keep) run.cleanup?.();
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 /**
  * Which PostgreSQL driver the store's PostgreSQL backend uses: `pg` (node-postgres) against
  * `postgres` (postgres.js), measured in the same run on one throw-away cluster
@@ -36,6 +37,13 @@ try {
 
   const pool = new pg.Pool({ connectionString: url, max: 8 });
   const sql = postgres(url, { max: 8, onnotice: () => {} });
+  /**
+   * @typedef {object} Driver
+   * @property {(id: string, h: Buffer) => Promise<unknown>} write one row in a transaction
+   * @property {(ids: string[], hs: Buffer[]) => Promise<unknown>} group rows in one transaction
+   * @property {(id: string) => Promise<unknown>} read
+   */
+  /** @type {Record<'pg' | 'postgres', Driver>} */
   const drivers = {
     pg: {
       async write(id, h) {
@@ -71,7 +79,7 @@ try {
   const totals = { pg: { write: 0, group10: 0, read: 0, read8: 0 }, postgres: { write: 0, group10: 0, read: 0, read8: 0 } };
   const key = () => `k${1 + Math.floor(Math.random() * 10000)}`;
   for (let round = 0; round < ROUNDS; round++) {
-    for (const name of round % 2 === 0 ? ['pg', 'postgres'] : ['postgres', 'pg']) {
+    for (const name of /** @type {('pg' | 'postgres')[]} */ (round % 2 === 0 ? ['pg', 'postgres'] : ['postgres', 'pg'])) {
       const driver = drivers[name];
       for (let i = 0; i < 50; i++) await driver.read(key()); // warm-up: connections, prepared statements
       let start = performance.now();
@@ -103,9 +111,10 @@ try {
   await pool.end();
   await sql.end();
   // rows (group10: rows, 10 per transaction) or reads per second
-  const rate = (ms) => Math.round((N * ROUNDS) / (ms / 1000));
+  const rate = (/** @type {number} */ ms) => Math.round((N * ROUNDS) / (ms / 1000));
+  /** @type {Record<string, { pg: number, postgres: number, ratio: number }>} */
   const result = {};
-  for (const shape of ['write', 'group10', 'read', 'read8']) {
+  for (const shape of /** @type {const} */ (['write', 'group10', 'read', 'read8'])) {
     const a = rate(totals.pg[shape]);
     const b = rate(totals.postgres[shape]);
     result[shape] = { pg: a, postgres: b, ratio: Number((b / a).toFixed(2)) };

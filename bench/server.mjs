@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 /**
  * Service throughput, latency and memory (issue 3), against baselines measured in the same run.
  *
@@ -91,12 +92,19 @@ const NOISY = 0.25;
 async function quiet() {
   if (quietWaitS > 0) await waitForQuiet({ maxWaitS: quietWaitS });
 }
+/** @typedef {import('./lib/load.mjs').LoadResult} LoadResult */
+
+/** @param {LoadResult} result */
 function isNoisy(result) {
   return result.otherCpu !== null && result.otherCpu > NOISY;
 }
+/**
+ * @param {string} label
+ * @param {LoadResult} result
+ */
 function flagNoise(label, result) {
   if (isNoisy(result)) {
-    report.note(`${label}: other processes used ${result.otherCpu.toFixed(2)} cores during the run; the figure is noisy`);
+    report.note(`${label}: other processes used ${(result.otherCpu ?? 0).toFixed(2)} cores during the run; the figure is noisy`);
   }
 }
 
@@ -119,12 +127,18 @@ const report = new Report('server', {
 const core = await import(DIST.core);
 const BASELINE = join(LIB_DIR, 'baseline-server.mjs');
 const children = [];
+/** @type {{ label: string, peak_bytes: number, last_rss_bytes: number | null }[]} */
 const serverPeaks = [];
 let exitCode = 1;
 
 /**
  * A service process on the server core, or with `cores: 'all'` on both cores (the batch load: see
  * the layout note); pinned explicitly either way, since a child inherits this process's core 0.
+ */
+/**
+ * @param {string} dbPath
+ * @param {string} label
+ * @param {{ cores?: 'one' | 'all' }} [options]
  */
 async function startService(dbPath, label, { cores = 'one' } = {}) {
   const cpu = cores === 'all' ? `${LOAD_CPU},${SERVER_CPU}` : SERVER_CPU;
@@ -142,6 +156,10 @@ async function startService(dbPath, label, { cores = 'one' } = {}) {
   return { ...handle.info, pid: handle.pid, handle, memory, profileDir };
 }
 
+/**
+ * @param {Awaited<ReturnType<typeof startService>>} service
+ * @param {string} label
+ */
 async function stopService(service, label) {
   const memory = service.memory.stop();
   await service.handle.stop(30_000);
@@ -153,6 +171,13 @@ async function stopService(service, label) {
 /**
  * A service rate against the bare node:http server's for the same bodies: the bare rate as a
  * figure, then the result (or the reason there is none).
+ */
+/**
+ * @param {string} name
+ * @param {string} bareFigure
+ * @param {{ baseline: LoadResult, service: LoadResult }} runs
+ * @param {number} target
+ * @param {Record<string, unknown>} [details]
  */
 function reportAgainstBare(name, bareFigure, runs, target, details = {}) {
   report.figure(bareFigure, runs.baseline.rps, 'req/s', loadDetails(runs.baseline));
@@ -177,11 +202,21 @@ function reportAgainstBare(name, bareFigure, runs, target, details = {}) {
  * alternating baseline and service (so that a drift of the machine's speed hits both alike), each
  * slice measured again when other processes disturbed it. The slices of a target are merged.
  */
+/**
+ * A server a load is aimed at.
+ * @typedef {{ url: string, pid: number, path: string, headers?: Record<string, string>, check?: (status: number, body: string) => boolean }} Target
+ */
+/**
+ * @param {string} label
+ * @param {{ bodies: (string | Buffer)[], warmupBodies?: (string | Buffer)[], serviceMaxRequests?: number, baseline: Target, service: Target }} shape
+ */
 async function compare(label, shape) {
+  /** @type {['baseline' | 'service', Target][]} */
   const targets = [
     ['baseline', shape.baseline],
     ['service', shape.service],
   ];
+  /** @type {Record<'baseline' | 'service', LoadResult[]>} */
   const slices = { baseline: [], service: [] };
   const sliceS = durationS / rounds;
   // With serviceMaxRequests, each body reaches the service at most once (a witness signature is
@@ -194,14 +229,15 @@ async function compare(label, shape) {
   }
   for (let round = 0; round < rounds; round += 1) {
     for (const [name, target] of targets) {
-      const once = name === 'service' && shape.serviceMaxRequests !== undefined;
+      const serviceMax = name === 'service' ? shape.serviceMaxRequests : undefined;
+      const once = serviceMax !== undefined;
       let result;
       for (let attempt = 0; ; attempt += 1) {
         progress(
           `${label}: ${name} ${rounds > 1 ? `slice ${round + 1}/${rounds} ` : ''}for ${sliceS} s, ${connections} connections${attempt ? ' (again: the machine was busy)' : ''}`,
         );
         // the service's cap (bodies each sent once) is shared out between the slices
-        const cap = once ? Math.min(Math.floor(shape.serviceMaxRequests / rounds), shape.bodies.length - serviceNext - connections) : maxRequests;
+        const cap = serviceMax !== undefined ? Math.min(Math.floor(serviceMax / rounds), shape.bodies.length - serviceNext - connections) : maxRequests;
         if (cap < connections) {
           if (result) break; // no distinct bodies left for a retry: keep the run there is
           throw new Error(`${label}: too few distinct bodies for a run; sign more`);
@@ -215,7 +251,7 @@ async function compare(label, shape) {
           maxRequests: cap,
           serverPid: target.pid,
         });
-        if (once) serviceNext += result.bodiesSent;
+        if (once) serviceNext += result.bodiesSent ?? 0;
         if (!isNoisy(result) || attempt >= retries) break;
         await quiet();
       }
@@ -298,7 +334,7 @@ try {
     report.figure('batch_body_size', batches[0].length, 'bytes');
     // The verification rate is measured right before and right after the batch loads (the mean is
     // the baseline), so that a drift of the machine's speed hits both sides alike.
-    const measureVerify = async (when) => {
+    const measureVerify = async (/** @type {string} */ when) => {
       await quiet();
       progress(`measuring the single-core verifyEd25519 rate ${when} the batch load (2 s, child process on the server core)`);
       return runChild(join(LIB_DIR, 'verify-rate.mjs'), ['--seconds', '2'], { cpu: SERVER_CPU, timeoutMs: 120_000 });
@@ -382,7 +418,14 @@ try {
       ['posture_brief', `${readPrefix}/grc/posture-brief`, '"overall_pct"'],
       ['gates_check', `${readPrefix}/grc/gates/check`, '"gates"'],
     ]) {
-      const target = { url: reads.url, serverPid: reads.pid, path, headers: readAuth, method: 'GET', check: (_s, body) => body.includes(marker) };
+      const target = {
+        url: reads.url,
+        serverPid: reads.pid,
+        path,
+        headers: readAuth,
+        method: /** @type {const} */ ('GET'),
+        check: (/** @type {number} */ _s, /** @type {string} */ body) => body.includes(marker),
+      };
       await quiet();
       progress(`${name}: warm-up (${warmupS} s)`);
       await runLoad({ ...target, connections, durationS: warmupS, maxRequests });
@@ -429,8 +472,8 @@ try {
   });
   exitCode = report.finish();
 } catch (error) {
-  process.stderr.write(`bench/server.mjs failed: ${error?.stack ?? error}\n`);
-  report.failed('run', String(error?.message ?? error));
+  process.stderr.write(`bench/server.mjs failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  report.failed('run', error instanceof Error ? error.message : String(error));
   exitCode = report.finish() || 1;
 } finally {
   await Promise.all(children.map((c) => c.stop(5_000)));

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 /**
  * client_sig signing rate: canonicalise + HMAC-SHA256 of ~1 KiB evidence records (docs/wire-format.md "client_sig"), as
  * the client and `govctl evidence sign` do for every record.
@@ -30,7 +31,13 @@ const occurredAt = '2026-02-01T10:00:00.000Z';
 const records = Array.from({ length: 2000 }, (_, i) => (i % 2 === 0 ? riskAssessment(i, { occurredAt }) : modelEvaluation(i, { occurredAt })));
 const meanBytes = records.reduce((sum, record) => sum + Buffer.byteLength(canonicalize(record)), 0) / records.length;
 
+/** @typedef {(typeof records)[number]} BenchRecord */
+
 /** Runs `sign` over the records for `budget` seconds; returns records per second. */
+/**
+ * @param {(record: BenchRecord) => string} sign
+ * @param {number} budget
+ */
 function rate(sign, budget) {
   let count = 0;
   let sink = 0;
@@ -46,8 +53,8 @@ function rate(sign, budget) {
   return count / (Number(now - started) / 1e9);
 }
 
-const canonicalSign = (record) => signClientSig(record, workspace, key);
-const plainSign = (record) =>
+const canonicalSign = (/** @type {BenchRecord} */ record) => signClientSig(record, workspace, key);
+const plainSign = (/** @type {BenchRecord} */ record) =>
   createHmac('sha256', Buffer.from(hex, 'hex'))
     .update(
       JSON.stringify({

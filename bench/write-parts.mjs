@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 /**
  * What each mechanism of the write path costs on its own: µs of this process's CPU
  * (process.cpuUsage) per call, each measured in many short slices interleaved with the others,
@@ -29,7 +30,7 @@ const run = runDirectory('write-parts', options['data-dir']);
 // The store's modules and core, bundled from the source tree for this run.
 const entry = join(run.dir, 'entry.ts');
 const bundle = join(run.dir, 'bundle.mjs');
-const src = (path) => JSON.stringify(join(ROOT, 'src', path));
+const src = (/** @type {string} */ path) => JSON.stringify(join(ROOT, 'src', path));
 await build({
   stdin: {
     contents: [
@@ -95,7 +96,7 @@ const attestationRow = {
 };
 const withFacts = { ...attestationRow, signature_facts: signatureFacts(signed, job, 'canonical') };
 if (attestationSha256(withFacts) !== attestationSha256(attestationRow)) throw new Error('the write path digest differs from the stored record’s');
-const evidenceRow = (recordId) => ({
+const evidenceRow = (/** @type {string} */ recordId) => ({
   record_id: recordId,
   workspace_id: workspaceId,
   record_type: 'model_evaluation',
@@ -144,7 +145,7 @@ const blob = Buffer.alloc(600, 7);
 const entryBytes = Buffer.from(core.ledgerEntry(entry0));
 const benchWs = 1000; // a ws_key no workspace of this database has: these leaves are never integrated
 let leaf = 0;
-const groupOf = (withLeaves) =>
+const groupOf = (/** @type {boolean} */ withLeaves) =>
   db.transaction(() => {
     for (let i = 0; i < 10; i++) {
       insertRow.run(blob);
@@ -153,8 +154,9 @@ const groupOf = (withLeaves) =>
   });
 const groups = { plain: groupOf(false), leaves: groupOf(true) };
 
+/** @type {Record<string, number[]>} */
 const samples = {};
-const note = (name, us) => (samples[name] ??= []).push(us);
+const note = (/** @type {string} */ name, /** @type {number} */ us) => (samples[name] ??= []).push(us);
 for (let round = 0; round < rounds; round += 1) {
   progress(`round ${round + 1} of ${rounds}`);
   for (const [name, fn] of Object.entries(calls)) {
@@ -179,7 +181,8 @@ for (let round = 0; round < rounds; round += 1) {
 }
 await store.close();
 
-const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1];
+const median = (/** @type {number[]} */ values) => [...values].sort((a, b) => a - b)[values.length >> 1];
+/** @type {Record<string, { median: number, min: number, max: number }>} */
 const result = {};
 for (const [name, values] of Object.entries(samples)) {
   result[name] = {

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Entry point: turn on Node's compile cache where Node has one, then run the command line
 // (dist/cli/main.js) and hand its exit code to Node.
 import { mkdirSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { isAbsolute, join } from 'node:path';
 
 enableCompileCache();
 
+/** @type {((argv: string[]) => Promise<number>) | undefined} */
 let main;
 try {
   // required, not imported: importing a CommonJS file makes Node scan its whole text for export names first
@@ -27,14 +29,16 @@ if (main) process.exitCode = await main(process.argv.slice(2));
  * write. Without a home, or where the directory cannot be made, runs compile from source.
  */
 function enableCompileCache() {
-  if (typeof nodeModule.enableCompileCache !== 'function') return;
+  // Node 20's type declarations do not have it.
+  const { enableCompileCache } = /** @type {{ enableCompileCache?: (dir: string) => unknown }} */ (nodeModule);
+  if (typeof enableCompileCache !== 'function') return;
   const env = process.env;
   const base = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : env.HOME ? join(env.HOME, '.cache') : undefined;
   if (!base) return;
   const dir = join(base, 'govctl');
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    nodeModule.enableCompileCache(dir);
+    enableCompileCache(dir);
   } catch {
     // read-only or full: this run compiles from source
   }

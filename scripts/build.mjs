@@ -1,3 +1,4 @@
+// @ts-check
 // Build: esbuild bundles the library entry points and the command line; tsc emits the library's
 // type declarations.
 // `--no-types` skips tsc (used before tests, where only the bundle matters). The output directory is
@@ -13,6 +14,7 @@ if (process.argv.includes('--clean')) rmSync('dist', { recursive: true, force: t
 
 // chalk's own colour detection (its #supports-color, which loads node:tty) is never used: io.ts
 // decides colour (NO_COLOR, FORCE_COLOR, --no-color, the TTY) and gives every Chalk its level.
+/** @type {import('esbuild').Plugin} */
 const noChalkDetection = {
   name: 'no-chalk-detection',
   setup(b) {
@@ -64,6 +66,7 @@ try {
 // becomes `require('./service.js')`, so a command against a remote service reads a third of the
 // bytes. Type-only imports are erased before they reach this.
 const SERVER_INDEX = resolve('src/server/index.js');
+/** @type {import('esbuild').Plugin} */
 const serviceBundle = {
   name: 'service-bundle',
   setup(b) {

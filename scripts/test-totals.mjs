@@ -1,3 +1,4 @@
+// @ts-check
 // Prints the totals of one or more vitest JSON reports as "N passed, N failed" on a line of their
 // own (see .ci/run); exits 1 when a report is missing or unreadable, a test failed, or none ran.
 import { readFileSync } from 'node:fs';
@@ -16,7 +17,7 @@ for (const file of files) {
     skipped += report.numPendingTests + (report.numTodoTests ?? 0);
     total += report.numTotalTests;
   } catch (error) {
-    console.error(`test totals: cannot read ${file}: ${error.message}`);
+    console.error(`test totals: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
     unreadable = true;
   }
 }

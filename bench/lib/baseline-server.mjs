@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The baseline: a bare node:http server, run as a child process (startChild). It reads a JSON
  * POST body, JSON.parses it and answers a small JSON (201, as the service does for a write); a GET
@@ -12,6 +13,7 @@ import { createServer } from 'node:http';
 const ANSWER = JSON.stringify({ record_id: 'rec_00000000000000000000000000', detail: 'ok' });
 
 const server = createServer((request, response) => {
+  /** @type {Buffer[]} */
   const chunks = [];
   request.on('data', (chunk) => chunks.push(chunk));
   request.on('end', () => {
@@ -33,8 +35,8 @@ const server = createServer((request, response) => {
 server.keepAliveTimeout = 60_000;
 
 server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address();
-  process.send({ type: 'ready', url: `http://127.0.0.1:${port}`, pid: process.pid });
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  process.send?.({ type: 'ready', url: `http://127.0.0.1:${port}`, pid: process.pid });
 });
 
 const stop = () => {

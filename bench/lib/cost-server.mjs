@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * A service process for bench/write-cost.mjs: `startServer` of the build in `--code DIR` (this
  * tree's snapshot, or an older build's worktree, which need not have `govctl serve`'s newer flags)
@@ -23,7 +24,7 @@ const { values } = parseArgs({
 });
 
 try {
-  const server = await import(pathToFileURL(join(values.code, 'dist/lib/server.js')).href);
+  const server = await import(pathToFileURL(join(String(values.code), 'dist/lib/server.js')).href);
   const dbPath = values.db;
   const identityFile = `${dbPath}.identity.json`;
   let identity;
@@ -39,7 +40,7 @@ try {
     if (!existsSync(keyFile)) server.createLedgerKey(keyFile);
     ledger = { key: server.readLedgerKey(keyFile) };
   }
-  const log = server.createLogWriter((text) => process.stderr.write(text));
+  const log = server.createLogWriter((/** @type {string} */ text) => process.stderr.write(text));
   const running = await server.startServer({
     host: '127.0.0.1',
     port: 0,
@@ -59,20 +60,20 @@ try {
         log.flush?.();
         process.exit(0);
       },
-      (error) => {
-        process.stderr.write(`close failed: ${error?.stack ?? error}\n`);
+      (/** @type {unknown} */ error) => {
+        process.stderr.write(`close failed: ${error instanceof Error ? error.stack : String(error)}\n`);
         process.exit(1);
       },
     );
   };
   process.on('SIGTERM', stop);
   process.on('disconnect', stop);
-  process.on('message', (message) => {
-    if (message?.type === 'cpu') process.send({ type: 'cpu', ...process.cpuUsage() });
+  process.on('message', (/** @type {{ type?: string } | null} */ message) => {
+    if (message?.type === 'cpu') process.send?.({ type: 'cpu', ...process.cpuUsage() });
   });
-  process.send({ type: 'ready', url: running.url, pid: process.pid, apiKey: identity.api_key, workspaceId: identity.workspace_id });
+  process.send?.({ type: 'ready', url: running.url, pid: process.pid, apiKey: identity.api_key, workspaceId: identity.workspace_id });
 } catch (error) {
-  process.stderr.write(`${error?.stack ?? error}\n`);
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
   process.exitCode = 1;
-  process.send?.({ type: 'error', message: String(error?.message ?? error) }, () => process.disconnect());
+  process.send?.({ type: 'error', message: error instanceof Error ? error.message : String(error) }, () => process.disconnect());
 }

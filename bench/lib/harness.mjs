@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The shared benchmark harness: paths, options, child processes (servers and probes, each in its
  * own process and, where taskset exists, on its own core), memory of a process from
@@ -53,31 +54,46 @@ export const SERVER_CPU = 1;
 // ---------------------------------------------------------------------------------------------
 // Options
 
+const COMMON_OPTIONS = /** @type {const} */ ({
+  quick: { type: 'boolean', default: false },
+  'data-dir': { type: 'string' },
+  'no-pin': { type: 'boolean', default: false },
+  'no-snapshot': { type: 'boolean', default: false },
+  connections: { type: 'string' },
+  duration: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+});
+
+/**
+ * @template {NonNullable<import('node:util').ParseArgsConfig['options']>} T
+ * @typedef {ReturnType<typeof parseArgs<{ options: typeof COMMON_OPTIONS & T, allowPositionals: false }>>['values']} OptionValues
+ */
+
 /**
  * Parses the common options plus `extra` (node:util parseArgs option specs).
  * Common: --quick, --data-dir DIR, --no-pin, --no-snapshot, --connections N, --duration S, --help.
+ *
+ * @template {NonNullable<import('node:util').ParseArgsConfig['options']>} [T={}]
+ * @param {T} [extra]
+ * @param {string} [usage]
+ * @returns {OptionValues<T>}
  */
-export function parseOptions(extra = {}, usage = '') {
-  const { values } = parseArgs({
-    options: {
-      quick: { type: 'boolean', default: false },
-      'data-dir': { type: 'string' },
-      'no-pin': { type: 'boolean', default: false },
-      'no-snapshot': { type: 'boolean', default: false },
-      connections: { type: 'string' },
-      duration: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-      ...extra,
-    },
-    allowPositionals: false,
-  });
+export function parseOptions(extra, usage = '') {
+  const { values } = parseArgs({ options: { ...COMMON_OPTIONS, ...extra }, allowPositionals: false });
   if (values.help) {
     process.stdout.write(`${usage}\n`);
     process.exit(0);
   }
-  return values;
+  return /** @type {OptionValues<T>} */ (/** @type {unknown} */ (values));
 }
 
+/**
+ * @template F
+ * @param {string | undefined} text
+ * @param {string} name
+ * @param {F} fallback
+ * @returns {number | F}
+ */
 export function positiveNumber(text, name, fallback) {
   if (text === undefined) return fallback;
   const value = Number(text);
@@ -86,6 +102,10 @@ export function positiveNumber(text, name, fallback) {
 }
 
 /** A fresh directory for this run's files (databases, logs, inputs) under .bench-data/ (gitignored). */
+/**
+ * @param {string} name
+ * @param {string} [dataDir]
+ */
 export function runDirectory(name, dataDir) {
   const base = resolve(dataDir ?? join(ROOT, '.bench-data'));
   const dir = join(base, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
@@ -94,6 +114,7 @@ export function runDirectory(name, dataDir) {
 }
 
 /** Fails early, with the command to run, when the build output a benchmark needs is missing. */
+/** @param {...string} files */
 export function requireBuild(...files) {
   const missing = files.filter((file) => !existsSync(file));
   if (missing.length > 0) {
@@ -105,6 +126,10 @@ export function requireBuild(...files) {
  * Copies the build output (dist/, bin/, package.json) into `<dir>/code` with node_modules linked,
  * and points codeRoot() there for this process and its children: a rebuild of the tree during a
  * long run (which deletes dist/) cannot pull the code from under it.
+ */
+/**
+ * @param {string} dir
+ * @param {string[]} required
  */
 export function snapshotCode(dir, required) {
   const target = join(dir, 'code');
@@ -121,7 +146,7 @@ export function snapshotCode(dir, required) {
       process.env.GOVCTL_BENCH_CODE = target;
       return target;
     } catch (error) {
-      if (attempt >= 3) throw new Error(`could not copy the build output (a build running?): ${error.message}`);
+      if (attempt >= 3) throw new Error(`could not copy the build output (a build running?): ${error instanceof Error ? error.message : String(error)}`);
       spawnSync('sleep', ['2']);
     }
   }
@@ -142,6 +167,7 @@ export function canPin() {
  * Pins this process (every thread) to the load core; children inherit it. Servers are started on
  * the other core (startChild with `cpu`). Returns whether pinning is on.
  */
+/** @param {boolean} disabled */
 export function pinLoadGenerator(disabled) {
   if (disabled || !canPin()) return (pinning = false);
   const result = spawnSync('taskset', ['-a', '-p', '-c', String(LOAD_CPU), String(process.pid)], { stdio: 'ignore' });
@@ -157,11 +183,38 @@ export function isPinned() {
 // Child processes
 
 /**
+ * A message a child sends over IPC: its first is `{ type: 'ready', ... }` (or `{ type: 'error',
+ * message }`); what else it holds is the child's to say.
+ * @typedef {{ type?: string, message?: string, [key: string]: any }} ChildMessage
+ */
+
+/**
+ * @typedef {object} ChildOptions
+ * @property {number} [cpu] the core to pin the child to
+ * @property {NodeJS.ProcessEnv} [env] added to this process's environment
+ * @property {string} [logFile] where stdout and stderr go (default: inherited)
+ * @property {number} [timeoutMs] how long the child has to send its first message
+ * @property {string[]} [nodeArgs] node's own options
+ */
+
+/**
+ * @typedef {object} ChildHandle
+ * @property {number} pid
+ * @property {ChildMessage} info the child's first message
+ * @property {import('node:child_process').ChildProcess} child
+ * @property {(message: object, timeoutMs?: number) => Promise<ChildMessage>} request sends a message and waits for the next answer
+ * @property {(graceMs?: number) => Promise<{ code: number | null, signal: NodeJS.Signals | null }>} stop
+ */
+
+/**
  * Starts `node <script> ...args` with an IPC channel and waits for its first message
  * (`{ type: 'ready', ... }`), bounded by `timeoutMs`. stdout/stderr go to `logFile` when given.
  * With `cpu` and pinning on, the child runs under `taskset -c <cpu>`.
  *
- * @returns {{ pid, info, child, request(message, timeoutMs) , stop() }}
+ * @param {string} script
+ * @param {string[]} [args]
+ * @param {ChildOptions} [options]
+ * @returns {Promise<ChildHandle>}
  */
 export async function startChild(script, args = [], { cpu, env, logFile, timeoutMs = 60_000, nodeArgs = [] } = {}) {
   const command = [process.execPath, ...nodeArgs, script, ...args];
@@ -174,13 +227,16 @@ export async function startChild(script, args = [], { cpu, env, logFile, timeout
   });
   if (typeof logFd === 'number') closeSync(logFd);
 
+  /** @type {{ resolve: (message: ChildMessage) => void, reject: (error: Error) => void }[]} */
   const waiters = [];
+  /** @type {ChildMessage[]} */
   const messages = [];
-  child.on('message', (message) => {
+  child.on('message', (/** @type {ChildMessage} */ message) => {
     const waiter = waiters.shift();
     if (waiter) waiter.resolve(message);
     else messages.push(message);
   });
+  /** @type {{ code: number | null, signal: NodeJS.Signals | null } | null} */
   let exited = null;
   child.on('exit', (code, signal) => {
     exited = { code, signal };
@@ -188,16 +244,21 @@ export async function startChild(script, args = [], { cpu, env, logFile, timeout
       waiter.reject(new Error(`${script} exited (${signal ?? code}) before answering${logFile ? `; see ${logFile}` : ''}`));
   });
 
+  /**
+   * @param {number} timeout
+   * @returns {Promise<ChildMessage>}
+   */
   function next(timeout) {
-    if (messages.length > 0) return Promise.resolve(messages.shift());
+    const queued = messages.shift();
+    if (queued !== undefined) return Promise.resolve(queued);
     if (exited) return Promise.reject(new Error(`${script} has exited (${exited.signal ?? exited.code})${logFile ? `; see ${logFile}` : ''}`));
     return new Promise((resolvePromise, reject) => {
       const waiter = {
-        resolve: (m) => {
+        resolve: (/** @type {ChildMessage} */ m) => {
           clearTimeout(timer);
           resolvePromise(m);
         },
-        reject: (e) => {
+        reject: (/** @type {Error} */ e) => {
           clearTimeout(timer);
           reject(e);
         },
@@ -223,11 +284,11 @@ export async function startChild(script, args = [], { cpu, env, logFile, timeout
   }
   // With taskset the pid we care about is taskset's: it execs node, so the pid is node's.
   return {
-    pid: child.pid,
+    pid: /** @type {number} */ (child.pid),
     info,
     child,
     /** sends a message and waits for the next answer */
-    async request(message, timeout = 600_000) {
+    async request(/** @type {object} */ message, timeout = 600_000) {
       child.send(message);
       const answer = await next(timeout);
       if (answer?.type === 'error') throw new Error(`${script}: ${answer.message}`);
@@ -249,6 +310,11 @@ export async function startChild(script, args = [], { cpu, env, logFile, timeout
 }
 
 /** Runs `node <script> ...args` to completion (bounded) and returns its last IPC message. */
+/**
+ * @param {string} script
+ * @param {string[]} [args]
+ * @param {ChildOptions} [options]
+ */
 export async function runChild(script, args = [], options = {}) {
   const handle = await startChild(script, args, options);
   await handle.stop(5_000);
@@ -259,6 +325,10 @@ export async function runChild(script, args = [], options = {}) {
 // Memory
 
 /** VmRSS and VmHWM (peak) of a live process, in bytes, or null once it has gone. */
+/**
+ * @param {number} pid
+ * @returns {{ rss: number | null, hwm: number | null } | null}
+ */
 export function memoryOf(pid) {
   let text;
   try {
@@ -266,7 +336,7 @@ export function memoryOf(pid) {
   } catch {
     return null;
   }
-  const kb = (field) => {
+  const kb = (/** @type {string} */ field) => {
     const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
     return match ? Number(match[1]) * 1024 : null;
   };
@@ -281,10 +351,16 @@ export function memoryOf(pid) {
  * between two samples is still counted as long as the process is alive at a later sample).
  * `cpuSeconds` is the process's CPU time at the last sample.
  */
+/**
+ * @param {number} pid
+ * @param {number} [intervalMs]
+ */
 export function sampleMemory(pid, intervalMs = 50) {
   let peak = 0;
+  /** @type {{ rss: number | null, hwm: number | null } | null} */
   let last = null;
   let samples = 0;
+  /** @type {number | null} */
   let cpuSeconds = null;
   const take = () => {
     const memory = memoryOf(pid);
@@ -334,7 +410,6 @@ export function machineBusySeconds() {
  */
 export async function waitForQuiet({ maxWaitS = 120, threshold = 0.15 } = {}) {
   const start = Date.now();
-  let busy = null;
   for (;;) {
     const before = machineBusySeconds();
     const own = process.cpuUsage();
@@ -342,7 +417,7 @@ export async function waitForQuiet({ maxWaitS = 120, threshold = 0.15 } = {}) {
     const after = machineBusySeconds();
     if (before === null || after === null) return { waitedS: 0, otherCores: null };
     const mine = process.cpuUsage(own);
-    busy = Math.max(0, after - before - (mine.user + mine.system) / 1e6);
+    const busy = Math.max(0, after - before - (mine.user + mine.system) / 1e6);
     const waitedS = (Date.now() - start) / 1000;
     if (busy < threshold || waitedS >= maxWaitS) {
       if (waitedS > 1.5) progress(`waited ${waitedS.toFixed(0)} s for other processes to go quiet (now ${busy.toFixed(2)} cores busy)`);
@@ -366,6 +441,7 @@ function selfAndChildrenCpuSeconds() {
  * Measures the CPU the rest of the machine used (in cores) between start and stop: everything but
  * this process, its finished children, and the live processes `pids` (servers).
  */
+/** @param {number[]} [pids] */
 export function otherCpuMeter(pids = []) {
   const t0 = process.hrtime.bigint();
   const machine0 = machineBusySeconds();
@@ -382,6 +458,10 @@ export function otherCpuMeter(pids = []) {
 }
 
 /** CPU seconds (user + system) a live process has used so far, from /proc/<pid>/stat; null when gone. */
+/**
+ * @param {number} pid
+ * @returns {number | null}
+ */
 export function cpuSecondsOf(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -397,6 +477,10 @@ export function cpuSecondsOf(pid) {
 // Statistics
 
 /** The p-th percentile (0–100) of numbers, by nearest rank on a sorted copy. */
+/**
+ * @param {ArrayLike<number> & Iterable<number>} values
+ * @param {number} p
+ */
 export function percentile(values, p) {
   if (values.length === 0) return NaN;
   const sorted = values instanceof Float64Array ? values.slice().sort() : Float64Array.from(values).sort();
@@ -405,11 +489,15 @@ export function percentile(values, p) {
 }
 
 /** min, mean, median, p90, p99, max, stddev of numbers. */
+/**
+ * @param {Iterable<number>} values
+ * @returns {{ n: number, min?: number, mean?: number, median?: number, p90?: number, p99?: number, max?: number, stddev?: number }}
+ */
 export function summarize(values) {
   const sorted = Float64Array.from(values).sort();
   const n = sorted.length;
   if (n === 0) return { n: 0 };
-  const at = (p) => sorted[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))];
+  const at = (/** @type {number} */ p) => sorted[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))];
   let sum = 0;
   for (const v of sorted) sum += v;
   const mean = sum / n;
@@ -419,6 +507,10 @@ export function summarize(values) {
   return { n, min: sorted[0], mean, median, p90: at(90), p99: at(99), max: sorted[n - 1], stddev: Math.sqrt(squares / n) };
 }
 
+/**
+ * @param {number} value
+ * @param {number} [digits]
+ */
 export function round(value, digits = 2) {
   if (!Number.isFinite(value)) return value;
   const f = 10 ** digits;
@@ -431,12 +523,17 @@ export function round(value, digits = 2) {
 /**
  * Runs each command `runs` times, interleaved (A B C A B C …) after `warmup` rounds, with
  * spawnSync; returns per-command wall-time statistics in ms and the exit codes seen.
- * @param commands {{ name, argv: string[], env?, okCodes?: number[] }[]}
+ * @param {{ name: string, argv: string[], env?: NodeJS.ProcessEnv, okCodes?: (number | null)[] }[]} commands
+ * @param {{ runs?: number, warmup?: number, timeoutMs?: number, cwd?: string, pids?: number[] }} [options]
  */
 export function timeCommands(commands, { runs = 30, warmup = 3, timeoutMs = 60_000, cwd = ROOT, pids = [] } = {}) {
+  /** @type {Map<string, number[]>} */
   const times = new Map(commands.map((c) => [c.name, []]));
+  /** @type {Map<string, Map<number | string, number>>} */
   const codes = new Map(commands.map((c) => [c.name, new Map()]));
+  /** @type {Map<string, string | null>} */
   const failures = new Map(commands.map((c) => [c.name, null]));
+  /** @type {(() => number | null) | null} */
   let other = null;
   for (let round = 0; round < warmup + runs; round += 1) {
     if (round === warmup) other = otherCpuMeter(pids);
@@ -455,8 +552,8 @@ export function timeCommands(commands, { runs = 30, warmup = 3, timeoutMs = 60_0
         failures.set(command.name, `exit ${code}: ${(result.stderr?.toString() ?? result.error?.message ?? '').trim().slice(0, 400)}`);
       }
       if (round < warmup) continue;
-      times.get(command.name).push(ms);
-      const seen = codes.get(command.name);
+      times.get(command.name)?.push(ms);
+      const seen = /** @type {Map<number | string, number>} */ (codes.get(command.name));
       seen.set(code, (seen.get(code) ?? 0) + 1);
     }
   }
@@ -464,7 +561,7 @@ export function timeCommands(commands, { runs = 30, warmup = 3, timeoutMs = 60_0
   return Object.fromEntries(
     commands.map((c) => [
       c.name,
-      { ...summarize(times.get(c.name)), exitCodes: Object.fromEntries(codes.get(c.name)), failure: failures.get(c.name), otherCores },
+      { ...summarize(times.get(c.name) ?? []), exitCodes: Object.fromEntries(codes.get(c.name) ?? []), failure: failures.get(c.name), otherCores },
     ]),
   );
 }
@@ -474,13 +571,14 @@ export function timeCommands(commands, { runs = 30, warmup = 3, timeoutMs = 60_0
 
 /** The commit the tree is at and whether src/ has uncommitted changes (what was measured). */
 function sourceState() {
-  const git = (...args) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+  const git = (/** @type {string[]} */ ...args) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
   const head = git('rev-parse', '--short', 'HEAD');
   if (head.status !== 0) return null;
   const dirty = git('status', '--porcelain', '--', 'src', 'bin', 'scripts').stdout.split('\n').filter(Boolean).length;
   return { commit: head.stdout.trim(), uncommitted_files_in_src: dirty };
 }
 
+/** @type {Record<'>=' | '<=' | '<' | '>', (a: number, b: number) => boolean>} */
 const COMPARE = {
   '>=': (a, b) => a >= b,
   '<=': (a, b) => a <= b,
@@ -488,6 +586,7 @@ const COMPARE = {
   '>': (a, b) => a > b,
 };
 
+/** @param {unknown} value */
 function format(value) {
   if (typeof value !== 'number' || !Number.isFinite(value)) return String(value);
   const abs = Math.abs(value);
@@ -503,11 +602,18 @@ function format(value) {
  * and at the end a JSON summary (stdout and bench/results/<name>.json).
  */
 export class Report {
+  /**
+   * @param {string} name
+   * @param {Record<string, unknown>} [meta]
+   */
   constructor(name, meta = {}) {
     this.name = name;
     this.meta = { started_at: new Date().toISOString(), node: process.version, host: HOST, pinned: isPinned(), source: sourceState(), ...meta };
+    /** @type {Record<string, unknown>[]} */
     this.results = [];
+    /** @type {Record<string, unknown>} */
     this.figures = {};
+    /** @type {string[]} */
     this.notes = [];
   }
 
@@ -515,7 +621,7 @@ export class Report {
    * A result compared with a baseline of this run: ratio = value / baselineValue, checked
    * against `target` with `op`. For an absolute limit, pass the limit as the baseline
    * (baselineLabel "limit 20 ms") with target 1.
-   * @param {{ name, value, unit, baselineValue, baselineLabel, target, op?: '>='|'<='|'<'|'>', details? }} result
+   * @param {{ name: string, value: number, unit: string, baselineValue: number, baselineLabel: string, target: number, op?: '>='|'<='|'<'|'>', details?: unknown }} result
    */
   result({ name, value, unit, baselineValue, baselineLabel, target, op = '>=', details }) {
     const ratio = value / baselineValue;
@@ -540,17 +646,28 @@ export class Report {
   }
 
   /** A figure without a target (a baseline, a detail): `name: value unit`. */
+  /**
+   * @param {string} name
+   * @param {number} value
+   * @param {string} unit
+   * @param {{ note?: string, [key: string]: unknown }} [details]
+   */
   figure(name, value, unit, details) {
     process.stdout.write(`  ${name}: ${format(value)} ${unit}${details?.note ? `  (${details.note})` : ''}\n`);
     this.figures[name] = { value: round(value, 4), unit, ...(details ? { details } : {}) };
   }
 
+  /** @param {string} text */
   note(text) {
     process.stdout.write(`  note: ${text}\n`);
     this.notes.push(text);
   }
 
   /** A result that could not be measured: counted as FAIL, with the reason. */
+  /**
+   * @param {string} name
+   * @param {string} reason
+   */
   failed(name, reason) {
     process.stdout.write(`${name}: not measured (${reason}) FAIL\n`);
     this.results.push({ name, value: null, pass: false, error: reason });
@@ -577,6 +694,7 @@ export class Report {
 }
 
 /** Section heading on stderr (progress, not results). */
+/** @param {string} text */
 export function progress(text) {
   process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${text}\n`);
 }

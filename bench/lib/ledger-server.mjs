@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The service under test for bench/ledger.mjs, as a child process: govctl's `startServer` with a
  * log key beside the database and the log integrated on its timer (`--integration timer`, what
@@ -63,7 +64,7 @@ try {
     );
   process.on('SIGTERM', stop);
   process.on('disconnect', stop);
-  process.send({
+  process.send?.({
     type: 'ready',
     url: running.url,
     pid: process.pid,
@@ -74,7 +75,7 @@ try {
     integrationMs,
   });
 } catch (error) {
-  process.stderr.write(`${error?.stack ?? error}\n`);
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
   process.exitCode = 1;
-  process.send?.({ type: 'error', message: String(error?.message ?? error) }, () => process.disconnect());
+  process.send?.({ type: 'error', message: error instanceof Error ? error.message : String(error) }, () => process.disconnect());
 }

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * HTTP load with autocannon, bounded in time AND request count, against 127.0.0.1 only.
  *
@@ -9,6 +10,27 @@
  */
 import autocannon from 'autocannon';
 import { HOST, cpuSecondsOf, machineBusySeconds, percentile } from './harness.mjs';
+
+/**
+ * @typedef {object} LoadResult
+ * @property {number} rps 2xx answers a second
+ * @property {number} ok
+ * @property {Float64Array} latencies ms of each 2xx answer
+ * @property {number} non2xx
+ * @property {number} errors
+ * @property {number} timeouts
+ * @property {number} mismatches
+ * @property {number} durationS
+ * @property {number} connections
+ * @property {{ p50: number, p90: number, p99: number, max: number, mean: number }} latency
+ * @property {Record<string, { count: number }>} statusCodes
+ * @property {string | null} firstBadBody
+ * @property {number} [bodiesSent]
+ * @property {number} loadCpu
+ * @property {number | null} serverCpu
+ * @property {number | null} otherCpu
+ * @property {{ rps: number, duration_s: number, other_cpu: number | null }[]} [slices]
+ */
 
 /**
  * @param {object} o
@@ -24,7 +46,7 @@ import { HOST, cpuSecondsOf, machineBusySeconds, percentile } from './harness.mj
  * @param {number} [o.serverPid]    the server's pid, to report how busy its core was
  * @param {number} [o.firstBody]    index of the first body sent (default 0); the result's `bodiesSent` says how many followed
  * @param {() => string} [o.nextPath] the path of each request, when they differ (default: o.path)
- * @returns {Promise<{ rps, ok, non2xx, errors, timeouts, mismatches, durationS, latency: {p50,p90,p99,max,mean}, statusCodes, firstBadBody }>}
+ * @returns {Promise<LoadResult>}
  */
 export async function runLoad(o) {
   const target = new URL(o.url);
@@ -32,9 +54,11 @@ export async function runLoad(o) {
   const connections = o.connections ?? 10;
   const bodies = o.bodies ?? [];
   let next = o.firstBody ?? 0;
+  /** @type {Record<string, string>} */
   const headers = { ...(o.headers ?? {}) };
   if (bodies.length > 0) headers['content-type'] ??= 'application/json';
 
+  /** @type {import('autocannon').Request} */
   const request = { method: o.method ?? (bodies.length > 0 ? 'POST' : 'GET'), path: o.path };
   if (bodies.length > 0) {
     request.setupRequest = (req) => {
@@ -43,11 +67,13 @@ export async function runLoad(o) {
       return req;
     };
   } else if (o.nextPath) {
+    const nextPath = o.nextPath;
     request.setupRequest = (req) => {
-      req.path = o.nextPath();
+      req.path = nextPath();
       return req;
     };
   }
+  /** @type {string | null} */
   let firstBadBody = null;
   let mismatches = 0;
   // Every run (baseline and service alike) reads the answers: the first bad one is reported.
@@ -130,7 +156,7 @@ export async function runLoad(o) {
     serverCpu: serverCpuBefore !== null && serverCpuAfter !== null ? (serverCpuAfter - serverCpuBefore) / durationS : null,
     // everything else the machine did meanwhile (other processes, steal), in cores: should be ~0
     otherCpu:
-      machineBefore !== null && serverCpuBefore !== null && serverCpuAfter !== null
+      machineBefore !== null && machineAfter !== null && serverCpuBefore !== null && serverCpuAfter !== null
         ? Math.max(0, (machineAfter - machineBefore - (cpu.user + cpu.system) / 1e6 - (serverCpuAfter - serverCpuBefore)) / durationS)
         : null,
   };
@@ -141,9 +167,13 @@ export async function runLoad(o) {
  * that a slow drift of the machine's speed hits both alike): totals, time-weighted CPU shares,
  * percentiles over every latency.
  */
+/**
+ * @param {LoadResult[]} results
+ * @returns {LoadResult}
+ */
 export function mergeLoads(results) {
   if (results.length === 1) return results[0];
-  const sum = (f) => results.reduce((a, r) => a + f(r), 0);
+  const sum = (/** @type {(r: LoadResult) => number} */ f) => results.reduce((a, r) => a + f(r), 0);
   const durationS = sum((r) => r.durationS);
   const ok = sum((r) => r.ok);
   const all = new Float64Array(sum((r) => r.latencies.length));
@@ -152,9 +182,11 @@ export function mergeLoads(results) {
     all.set(r.latencies, at);
     at += r.latencies.length;
   }
-  const weighted = (f) => (results.every((r) => f(r) !== null) ? sum((r) => f(r) * r.durationS) / durationS : null);
+  const weighted = (/** @type {(r: LoadResult) => number | null} */ f) =>
+    results.every((r) => f(r) !== null) ? sum((r) => /** @type {number} */ (f(r)) * r.durationS) / durationS : null;
   let total = 0;
   for (const v of all) total += v;
+  /** @type {Record<string, { count: number }>} */
   const statusCodes = {};
   for (const r of results)
     for (const [code, { count }] of Object.entries(r.statusCodes ?? {})) statusCodes[code] = { count: (statusCodes[code]?.count ?? 0) + count };
@@ -177,7 +209,7 @@ export function mergeLoads(results) {
     },
     statusCodes,
     firstBadBody: results.find((r) => r.firstBadBody)?.firstBadBody ?? null,
-    loadCpu: weighted((r) => r.loadCpu),
+    loadCpu: weighted((r) => r.loadCpu) ?? NaN,
     serverCpu: weighted((r) => r.serverCpu),
     otherCpu: weighted((r) => r.otherCpu),
     slices: results.map((r) => ({
@@ -189,6 +221,7 @@ export function mergeLoads(results) {
 }
 
 /** Short description of a load result for the JSON summary. */
+/** @param {LoadResult} r */
 export function loadDetails(r) {
   return {
     requests_2xx: r.ok,
@@ -209,6 +242,7 @@ export function loadDetails(r) {
 }
 
 /** Why a load run cannot be trusted, or null: any non-2xx answer, error or failed check. */
+/** @param {LoadResult} r */
 export function loadProblem(r) {
   const problems = [];
   if (r.ok === 0) problems.push('no 2xx answer');

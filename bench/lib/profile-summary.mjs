@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 /**
  * Where the time goes in a V8 CPU profile (`node --cpu-prof`, e.g. `bench/server.mjs --cpu-prof`):
  * self time per function and per area (package, govctl source file, Node internals, GC, idle).
@@ -22,7 +23,10 @@ if (positionals.length !== 1) {
 }
 
 const profile = JSON.parse(readFileSync(positionals[0], 'utf8'));
-const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+/** @typedef {{ id: number, callFrame: { url: string, functionName: string, lineNumber: number }, children?: number[] }} ProfileNode */
+/** @type {Map<number, ProfileNode>} */
+const nodes = new Map(profile.nodes.map((/** @type {ProfileNode} */ n) => [n.id, n]));
+/** @type {Map<number, number>} */
 const selfUs = new Map();
 const deltas = profile.timeDeltas;
 for (let i = 0; i < profile.samples.length; i += 1) {
@@ -33,6 +37,7 @@ const totalUs = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 // --- source maps (esbuild's linked .map): bundle line → original source file -------------------
 const maps = new Map();
+/** @param {string} text */
 function decodeVlq(text) {
   const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
   const out = [];
@@ -50,6 +55,7 @@ function decodeVlq(text) {
   }
   return out;
 }
+/** @param {string} url */
 function sourceMapFor(url) {
   if (!values.sourcemap || !url.startsWith('file://')) return null;
   if (maps.has(url)) return maps.get(url);
@@ -61,11 +67,9 @@ function sourceMapFor(url) {
     let source = 0;
     for (const line of map.mappings.split(';')) {
       let first = null;
-      let col = 0;
       for (const segment of line.split(',')) {
         if (!segment) continue;
         const fields = decodeVlq(segment);
-        col += fields[0];
         if (fields.length >= 4) {
           source += fields[1];
           first ??= map.sources[source];
@@ -78,6 +82,7 @@ function sourceMapFor(url) {
   return lines;
 }
 
+/** @param {ProfileNode} node */
 function area(node) {
   const { url, functionName, lineNumber } = node.callFrame;
   if (!url) return functionName.startsWith('(') ? functionName : `native ${functionName || '(anonymous)'}`;
@@ -97,6 +102,7 @@ const byFunction = new Map();
 const byArea = new Map();
 for (const [id, us] of selfUs) {
   const node = nodes.get(id);
+  if (node === undefined) continue;
   const where = area(node);
   const name = `${node.callFrame.functionName || '(anonymous)'}  [${where}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ''}]`;
   byFunction.set(name, (byFunction.get(name) ?? 0) + us);
@@ -104,7 +110,7 @@ for (const [id, us] of selfUs) {
 }
 
 const top = Number(values.top);
-const pct = (us) => `${((100 * us) / totalUs).toFixed(1).padStart(5)}%`;
+const pct = (/** @type {number} */ us) => `${((100 * us) / totalUs).toFixed(1).padStart(5)}%`;
 const busy = totalUs - (byArea.get('(idle)') ?? 0);
 process.stdout.write(`profile: ${(totalUs / 1e6).toFixed(2)} s sampled, ${(busy / 1e6).toFixed(2)} s not idle\n\nself time by area:\n`);
 for (const [name, us] of [...byArea].sort((a, b) => b[1] - a[1]).slice(0, top)) process.stdout.write(`  ${pct(us)}  ${name}\n`);

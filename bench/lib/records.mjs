@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * What the benchmarks send: valid GRC evidence records (ai_risk_assessment and model_evaluation,
  * about 1 KiB of JSON each, the shape of a real record with its free text) and distinct, validly
@@ -9,11 +10,17 @@ const FILLER =
   'The system scores consumer loan applications for underwriters; a human reviews every adverse decision. ' +
   'Inputs are application data and bureau data; outputs are a score and three reason codes. ';
 
+/** @typedef {{ occurredAt?: string }} RecordOptions */
+
 /** An ai_risk_assessment record, as a client sends it (wire names, top-level members filled). */
+/**
+ * @param {number} i
+ * @param {RecordOptions} [options]
+ */
 export function riskAssessment(i, { occurredAt } = {}) {
   const system = `bench-system-${i % 50}`;
   return {
-    record_type: 'ai_risk_assessment',
+    record_type: /** @type {const} */ ('ai_risk_assessment'),
     system_name: system,
     identity: `assessor${i % 7}@example.com`,
     resource: system,
@@ -34,10 +41,14 @@ export function riskAssessment(i, { occurredAt } = {}) {
 }
 
 /** A model_evaluation record with bias metrics and a robustness score (earns the most controls). */
+/**
+ * @param {number} i
+ * @param {RecordOptions} [options]
+ */
 export function modelEvaluation(i, { occurredAt } = {}) {
   const system = `bench-system-${i % 50}`;
   return {
-    record_type: 'model_evaluation',
+    record_type: /** @type {const} */ ('model_evaluation'),
     system_name: system,
     identity: `evaluator${i % 5}@example.com`,
     resource: `model-${i % 20}`,
@@ -58,6 +69,10 @@ export function modelEvaluation(i, { occurredAt } = {}) {
 }
 
 /** `count` evidence records, alternating the two types. */
+/**
+ * @param {number} count
+ * @param {RecordOptions} [options]
+ */
 export function evidenceRecords(count, options = {}) {
   return Array.from({ length: count }, (_, i) => (i % 2 === 0 ? riskAssessment(i, options) : modelEvaluation(i, options)));
 }
@@ -75,7 +90,10 @@ export function randomDigest() {
 
 /**
  * `count` distinct attestations for `workspaceId`, each signed with `key` by core's signWitness.
- * @param core the built dist/lib/core.js module
+ * @param {typeof import('../../src/core/index.js')} core the built dist/lib/core.js module
+ * @param {import('../../src/core/index.js').SigningKey} key
+ * @param {string} workspaceId
+ * @param {number} count
  */
 export function signedAttestations(core, key, workspaceId, count) {
   const base = Date.now();
@@ -91,7 +109,7 @@ export function signedAttestations(core, key, workspaceId, count) {
       modelId: `model-${i % 20}`,
       authorisedBy: { identity: 'ci-bot@example.com', role: 'pipeline', sessionId: `run-${i}` },
     });
-    out[i] = { ...record, ...core.signWitness(record, workspaceId, key) };
+    out[i] = { ...record, ...core.signWitness({ ...record }, workspaceId, key) };
   }
   return out;
 }

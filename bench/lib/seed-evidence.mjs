@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Loads N evidence records straight into a service database, as a child process (runChild), through
  * the service's own write path minus HTTP: `createApp({ db }).store.recordEvidence(...)`, the
@@ -27,6 +28,7 @@ const { values } = parseArgs({
 /** `rec_` + a UUIDv7 (time-ordered), the shape the service's ids have. */
 let lastMs = 0;
 let seq = 0;
+/** @param {number} nowMs */
 function recordId(nowMs) {
   if (nowMs > lastMs) {
     lastMs = nowMs;
@@ -97,9 +99,9 @@ try {
   const seconds = (Date.now() - start) / 1000;
   const rows = store.db.prepare('SELECT count(*) AS n FROM evidence WHERE workspace_id = ?').get(workspaceId).n;
   await service.close();
-  process.send({ type: 'ready', count, rows, seconds, perSecond: count / seconds }, () => process.disconnect());
+  process.send?.({ type: 'ready', count, rows, seconds, perSecond: count / seconds }, () => process.disconnect());
 } catch (error) {
-  process.stderr.write(`${error?.stack ?? error}\n`);
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
   process.exitCode = 1;
-  process.send?.({ type: 'error', message: String(error?.message ?? error) }, () => process.disconnect());
+  process.send?.({ type: 'error', message: error instanceof Error ? error.message : String(error) }, () => process.disconnect());
 }

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The service under test: the real `govctl serve` (`node bin/govctl.js serve`), spawned on
  * 127.0.0.1 and an ephemeral port over the given SQLite file, pinned with taskset like every
@@ -55,7 +56,7 @@ export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [
   let head = '';
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`govctl serve did not listen within ${timeoutMs} ms; see ${logFile}`)), timeoutMs);
-    const onData = (chunk) => {
+    const onData = (/** @type {Buffer} */ chunk) => {
       head += chunk.toString('utf8');
       const match = /govctl: listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(head);
       if (match) {
@@ -78,7 +79,7 @@ export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [
   child.stderr.pipe(log);
   return {
     // With taskset the pid is node's: taskset execs it.
-    pid: child.pid,
+    pid: /** @type {number} */ (child.pid),
     info: { url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath: db },
     /** SIGTERM (the graceful shutdown: queued writes commit), then SIGKILL after `graceMs` */
     async stop(graceMs = 10_000) {
@@ -94,6 +95,11 @@ export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [
 }
 
 /** The identity of the database, provisioned with `govctl admin init` the first time. */
+/**
+ * @param {string} db
+ * @param {string} file
+ * @param {string[]} keyArgs
+ */
 function provisioned(db, file, keyArgs) {
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
   const init = spawnSync(process.execPath, [DIST.bin, 'admin', 'init', '--db', db, '--json', ...keyArgs], {

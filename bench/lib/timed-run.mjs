@@ -1,3 +1,4 @@
+// @ts-check
 // Runs `node <bin> args…` to completion under /usr/bin/time: wall seconds, exit code, peak RSS
 // (bytes, from the kernel's accounting of the process), stderr's tail, and stdout when asked for.
 // The environment is only what is given (no SERVICE_* or GOVCTL_* setting leaks in), with the
@@ -23,7 +24,7 @@ export function timedRun({ bin, args, dir, env = {}, stdout = 'ignore', timeoutM
     let out = '';
     let stderr = '';
     child.stdout?.on('data', (chunk) => (out += chunk));
-    child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+    child.stderr?.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', reject);
     child.on('close', (code) => {

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The single-core Ed25519 verification rate, as a child process (runChild, pinned to the server's
  * core): core's `verifyEd25519` in a tight loop for about `--seconds`, over `--messages` distinct
@@ -44,9 +45,9 @@ try {
   }
   const seconds = Number(elapsed) / 1e9;
   if (failures > 0) throw new Error(`${failures} signatures did not verify`);
-  process.send({ type: 'ready', perSecond: verified / seconds, verified, seconds, messageBytes, distinctMessages: cases.length }, () => process.disconnect());
+  process.send?.({ type: 'ready', perSecond: verified / seconds, verified, seconds, messageBytes, distinctMessages: cases.length }, () => process.disconnect());
 } catch (error) {
-  process.stderr.write(`${error?.stack ?? error}\n`);
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
   process.exitCode = 1;
-  process.send?.({ type: 'error', message: String(error?.message ?? error) }, () => process.disconnect());
+  process.send?.({ type: 'error', message: error instanceof Error ? error.message : String(error) }, () => process.disconnect());
 }

@@ -148,6 +148,7 @@ export class Tally {
       if (stopper.stopsRun && stopper.cause !== undefined) {
         await this.deps.note(line);
         if (what.resumeHint) await this.deps.note(what.resumeHint);
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the error the run met, rethrown as it came
         throw stopper.cause;
       }
       if (what.resumeHint) await this.deps.note(what.resumeHint);

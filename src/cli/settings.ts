@@ -11,7 +11,6 @@
  * the signing key is parsed only when a command needs it, and neither appears in any message.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { SigningKeyError } from '../core/signing/errors.js';
 import type { SigningKey } from '../core/signing/keys.js';
@@ -52,7 +51,7 @@ export type SettingName = (typeof SETTING_NAMES)[number];
 
 /** The environment variables of each setting that has them, as messages name them (environment.ts). */
 export const SETTING_ENV: Readonly<Partial<Record<SettingName, string>>> = Object.fromEntries(
-  SETTING_NAMES.map((name) => [name, settingVariables(name)]).filter(([, variables]) => variables !== undefined),
+  SETTING_NAMES.map((name): [SettingName, string | undefined] => [name, settingVariables(name)]).filter(([, variables]) => variables !== undefined),
 );
 
 /** The flag of each setting. */

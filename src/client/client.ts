@@ -143,6 +143,9 @@ function emptyAttestation(failure: AttestationError): AttestationResult {
  * const score = client.wrap(scoreApplication, { toolName: 'score_application' });
  * await client.close();
  */
+// The record methods are defined on the prototype by the static block below and typed by the
+// interface of the same name at the end of this file.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class GovernanceClient {
   /** the configured system (`system_name` of records and attestations) */
   readonly systemName: string;
@@ -323,6 +326,8 @@ export class GovernanceClient {
     const mode: WrapMode = options.mode ?? 'sync';
     if (mode !== 'sync' && mode !== 'batch') throw new ConfigError("wrap mode must be 'sync' or 'batch'");
     const toolName = options.toolName ?? (fn.name || 'anonymous');
+    // the wrapper passes its own `this` on to fn, so the client is reached by name
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const client = this;
     const wrapped = function (this: unknown, ...args: A): R {
       const executedAt = client.#now();
@@ -645,6 +650,7 @@ export class GovernanceClient {
 }
 
 // The record methods the static block above defines, typed per record type (declaration merging).
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
 export interface GovernanceClient extends RecordMethods {}
 
 function describeTool(input: unknown): string {

@@ -5,7 +5,7 @@
  * instead of storing the record again; a different record gets a different key.
  */
 import { createHash } from 'node:crypto';
-import { canonicalize, type JsonValue } from '../core/canonical-json.js';
+import { canonicalize } from '../core/canonical-json.js';
 
 /** What a derived key starts with (a key chosen by the caller may be anything the service accepts). */
 export const DERIVED_KEY_PREFIX = 'govctl-sha256-';

@@ -4,7 +4,6 @@
  * embedded store (the server provides that transport; docs/architecture.md).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher } from 'undici';
 import { ConfigError, NetworkError } from './errors.js';
 
 /** One request as the client library sends it. */

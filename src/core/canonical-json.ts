@@ -224,7 +224,7 @@ function writeCanonical(value: unknown, depth: number): string {
     case 'object': {
       if (value === null) return 'null';
       if (Array.isArray(value)) return writeCanonicalArray(value, depth);
-      const proto = Object.getPrototypeOf(value);
+      const proto: unknown = Object.getPrototypeOf(value);
       if (proto === Object.prototype || proto === null) return writeCanonicalObject(value as Record<string, unknown>, depth, null);
       if (value instanceof JsonFloat) return pythonFloatRepr(value.value);
       if (value instanceof Date) return quoteAscii(dateText(value));
@@ -679,7 +679,7 @@ function writeReadable(value: unknown, gap: string, indent: string, depth: numbe
         }
         return out + close + ']';
       }
-      const proto = Object.getPrototypeOf(value);
+      const proto: unknown = Object.getPrototypeOf(value);
       if (proto === Object.prototype || proto === null) {
         checkDepth(depth);
         const colon = gap === '' ? ':' : ': ';
@@ -717,6 +717,6 @@ export function stringifyJson(value: unknown, indent = 0): string {
 /** A JSON object as parsed here: a plain object (not an array, a JsonFloat or a class instance). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof JsonFloat) return false;
-  const proto = Object.getPrototypeOf(value);
+  const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }

@@ -71,7 +71,7 @@ export class VerifyPool {
       workers[i].postMessage(request);
       sent.push({ worker: workers[i], from, to, control: new Int32Array(buffer, 0, 1), forms: new Int8Array(buffer, 4) });
     }
-    const forms: (WitnessForm | null)[] = new Array(jobs.length);
+    const forms = new Array<WitnessForm | null>(jobs.length);
     const own = sent.length * share;
     for (let i = own; i < jobs.length; i += 1) forms[i] = witnessFormOf(jobs[i]);
     for (const { worker, from, to, control, forms: codes } of sent) {

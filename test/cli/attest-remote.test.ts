@@ -28,7 +28,7 @@ beforeAll(async () => {
   const legacy = attestation({ system_name: 'chatbot', tool_name: 'old-client', input_hash: '4'.repeat(64) });
   signed.push({
     ...legacy,
-    witness_sig: key.ed25519SignHex(`${legacy.input_hash}:${legacy.output_hash}:${legacy.executed_at}`),
+    witness_sig: key.ed25519SignHex(`${String(legacy.input_hash)}:${String(legacy.output_hash)}:${String(legacy.executed_at)}`),
     verifying_key_hex: key.publicKeyHex,
   });
   for (const body of signed) {

@@ -161,7 +161,7 @@ describe('govctl mcp ledger tools over stdio, with the log key pinned', () => {
       });
       expect(proved.structuredContent!.proven).toMatch(
         new RegExp(
-          `^${kind} ${id}, exactly as the service returns it now, is leaf ${index} of the log's tree of size ${head.tree_size}, whose root the pinned log key signed$`,
+          `^${String(kind)} ${String(id)}, exactly as the service returns it now, is leaf ${String(index)} of the log's tree of size ${String(head.tree_size)}, whose root the pinned log key signed$`,
         ),
       );
     }
@@ -184,7 +184,7 @@ describe('govctl mcp ledger tools over stdio, with the log key pinned', () => {
     expect(tampered.structuredContent).toMatchObject({ error: 'ledger_check_failed' });
     expect(tampered.content[0].text).toMatch(
       new RegExp(
-        `^evidence ${id} as the service returns it is not what the log committed to at leaf ${stored.structuredContent!.ledger_index} \\(sha256 [0-9a-f]{64}, the entry says [0-9a-f]{64}\\): the stored record was changed`,
+        `^evidence ${id} as the service returns it is not what the log committed to at leaf ${String(stored.structuredContent!.ledger_index)} \\(sha256 [0-9a-f]{64}, the entry says [0-9a-f]{64}\\): the stored record was changed`,
       ),
     );
 

@@ -229,7 +229,7 @@ describe('govctl mcp over stdio against a real service, signing', () => {
     const code = await main(['evidence', 'verify', '--remote', '--system', 'mcp-signed'], { io, env: cleanEnv(makeHome(), env), cwd: REPO });
     expect(io.stderrText()).toBe('govctl: checked 1 stored record (all time)\n');
     expect(code).toBe(0);
-    expect(io.stdoutText()).toMatch(new RegExp(`^valid\\t0\\tchange_event\\tmcp-signed\\t${body.record_id}\\n$`));
+    expect(io.stdoutText()).toMatch(new RegExp(`^valid\\t0\\tchange_event\\tmcp-signed\\t${String(body.record_id)}\\n$`));
   });
 
   it('hashes attestation text locally (SHA-256 as Python computes it), signs it, and the service verifies the signature', async () => {

@@ -39,7 +39,6 @@ async function onTerminal(args: string[], clock?: () => Date): Promise<{ code: n
   return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
 }
 
-// eslint-disable-next-line no-control-regex
 const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '');
 
 describe('govctl posture', () => {

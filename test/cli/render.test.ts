@@ -26,7 +26,6 @@ const rows: Row[] = [
   { id: 'rec_1', at: '2026-03-01T11:55:00Z', signed: true, controls: ['A', 'B'] },
   { id: 'rec_2', at: '2026-02-27T12:00:00.000+00:00', signed: false, controls: [] },
 ];
-// eslint-disable-next-line no-control-regex
 const stripAnsi = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '');
 
 describe('render on a terminal', () => {

@@ -240,9 +240,7 @@ ${session('govctl evidence import re', 'results.ndjson')}`;
       encoding: 'utf8',
       timeout: 30_000,
       env: { PATH: process.env.PATH, CLI_NODE: process.execPath, CLI_BIN: BIN, HOME: temp.dir },
-    })
-      // eslint-disable-next-line no-control-regex
-      .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    }).replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
     const [levels, files] = out.split('=== files');
     for (const level of RISK_LEVELS) expect(levels).toMatch(new RegExp(`(^|\\s)${level}\\s`));
     for (const file of ['records.ndjson', 'reports/', 'results.ndjson']) expect(files).toContain(file);

@@ -14,7 +14,6 @@ import { printTable, type Column } from '../../src/cli/render.js';
 import { fitWidths, truncateEnd, truncateMiddle, wrapCell, wrapHelpText } from '../../src/cli/table-fit.js';
 import { cleanEnv, makeHome, runCli } from '../helpers/cli.js';
 
-// eslint-disable-next-line no-control-regex
 const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '');
 const widest = (text: string) =>
   Math.max(

@@ -133,7 +133,7 @@ describe('signature vectors (test/vectors/signatures.json)', () => {
     const message =
       vector.form === 'canonical'
         ? canonicalize({ ...signed, workspace_id: vector.workspace_id })
-        : `${String(signed['input_hash'])}:${String(signed['output_hash'])}:${String(signed['executed_at'])}`;
+        : `${signed['input_hash'] as string}:${signed['output_hash'] as string}:${signed['executed_at'] as string}`;
     expect(message).toBe(vector.message);
     const bytes = Buffer.from(message, 'utf8');
     expect(sign(null, bytes, ed25519PrivateKey(vector.seed_hex)).toString('hex')).toBe(vector.signature_hex);
@@ -378,6 +378,7 @@ describe('canonicalize', () => {
     ['-Infinity in an object', { x: Number.NEGATIVE_INFINITY }],
     ['undefined at the top', undefined],
     ['undefined in an array', [1, undefined]],
+    // eslint-disable-next-line no-sparse-arrays -- the hole is the case under test
     ['a hole in an array', [1, , 3]],
     ['a function', { f: () => 1 }],
     ['a symbol', [Symbol('s')]],
@@ -425,6 +426,7 @@ describe('pythonFloatRepr', () => {
     [1 / 3, '0.3333333333333333'],
     [123456789.123, '123456789.123'],
     [1e15, '1000000000000000.0'],
+    // eslint-disable-next-line no-loss-of-precision -- the literal that rounds is the case under test
     [9007199254740993, '9007199254740992.0'],
     [0.0001, '0.0001'],
     [-2.5e-100, '-2.5e-100'],

@@ -83,7 +83,6 @@ function decodeEntities(text: string, where: string): string {
  * defined entity references, no characters XML forbids. Throws on the first problem.
  */
 export function parseXml(text: string): XmlElement {
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.test(text)) throw new Error('a character XML 1.0 forbids');
   let rest = text.replace(/^\uFEFF/, '');
   const decl = /^<\?xml\s+version="1\.[0-9]"(\s+encoding="[A-Za-z0-9._-]+")?(\s+standalone="(yes|no)")?\s*\?>/.exec(rest);

@@ -1,4 +1,6 @@
 export class PostgresMissingError extends Error {}
+/** whether a process with this id exists */
+export function alive(pid: number): boolean;
 export function findBinDir(env?: NodeJS.ProcessEnv): string;
 export function makePristineDataDirectory(): { data: string; remove(): void };
 export function startCluster(options?: { settings?: Record<string, string | number>; pristine?: string | undefined }): Promise<PostgresCluster>;

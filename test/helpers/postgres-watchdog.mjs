@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Stops a throw-away PostgreSQL cluster whose owner has gone: `node postgres-watchdog.mjs OWNER
  * POSTMASTER`. Started detached by postgres-cluster.mjs beside each postmaster it starts, it checks

@@ -18,6 +18,8 @@ export interface TestServerOptions {
   rateLimitPerMinute?: number;
   /** the service clock */
   now?: () => Date;
+  /** the request and record budgets' clock, epoch ms (default Date.now) */
+  budgetNowMs?: () => number;
   logLine?: LogLine;
 }
 
@@ -46,6 +48,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     db: dbPath,
     ...(options.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}),
     ...(options.now !== undefined ? { now: options.now } : {}),
+    ...(options.budgetNowMs !== undefined ? { budgetNowMs: options.budgetNowMs } : {}),
     ...(options.logLine !== undefined ? { logLine: options.logLine } : {}),
   });
   return {

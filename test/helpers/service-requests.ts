@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Database } from '../../src/server/store/sqlite/driver.js';
-import { request, type Dispatcher } from 'undici';
+import { request } from 'undici';
 import type { RecordType } from '../../src/core/index.js';
 import type { AttestationRow, EvidenceRow } from '../../src/server/store/rows.js';
 import { findBinDir } from './postgres-cluster.mjs';

@@ -34,7 +34,7 @@ beforeAll(async () => {
   const legacy = attestation({ executed_at: at(1), tool_name: 'legacy', input_hash: '1'.repeat(64) });
   ids.legacy = await post({
     ...legacy,
-    witness_sig: key.ed25519SignHex(`${legacy.input_hash}:${legacy.output_hash}:${legacy.executed_at}`),
+    witness_sig: key.ed25519SignHex(`${String(legacy.input_hash)}:${String(legacy.output_hash)}:${String(legacy.executed_at)}`),
     verifying_key_hex: key.publicKeyHex,
   });
   ids.unsigned = await post(attestation({ executed_at: at(2), system_name: 'other-system', tool_name: 'plain' }));

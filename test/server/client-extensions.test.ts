@@ -9,12 +9,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalize, parseJsonLossless, RECORD_TYPES, type RecordType } from '../../src/core/index.js';
+import { RECORD_TYPES, type RecordType } from '../../src/core/index.js';
 import { MIGRATIONS } from '../../src/server/store/sqlite/migrations.js';
 import { setGatePolicy } from '../../src/server/index.js';
 import { sqliteOnly } from '../helpers/backend.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
-import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from '../helpers/service-requests.js';
+import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 let server: TestServer;
 const clockMs = Date.parse('2026-06-01T12:00:00.000Z');

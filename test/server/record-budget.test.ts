@@ -61,7 +61,7 @@ async function post(tenant: Tenant, path: string, body: unknown) {
     headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' },
     payload: JSON.stringify(body),
   });
-  return { status: reply.statusCode, json: reply.json() as Record<string, any>, headers: reply.headers };
+  return { status: reply.statusCode, json: reply.json<Record<string, any>>(), headers: reply.headers };
 }
 
 describe('record budget', () => {

@@ -102,7 +102,7 @@ describe('key policy registered', () => {
     const record = attestation({ input_hash: 'f'.repeat(64) });
     const legacy = {
       ...record,
-      witness_sig: registered.ed25519SignHex(`${record.input_hash}:${record.output_hash}:${record.executed_at}`),
+      witness_sig: registered.ed25519SignHex(`${String(record.input_hash)}:${String(record.output_hash)}:${String(record.executed_at)}`),
       verifying_key_hex: registered.publicKeyHex,
     };
     const reply = await call(server, 'POST', externalPath, { body: legacy });

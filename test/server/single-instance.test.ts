@@ -9,7 +9,7 @@ import { chmodSync, copyFileSync, mkdtempSync, renameSync, rmSync, unlinkSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createLedgerKey, DatabaseInUseError, ledgerKeyPath, provision, startServer, type RunningServer } from '../../src/server/index.js';
+import { createLedgerKey, DatabaseInUseError, ledgerKeyPath, provision, startServer } from '../../src/server/index.js';
 import { BIN, codeCacheEnv, ensureBuilt } from '../helpers/cli.js';
 import { sqliteOnly } from '../helpers/backend.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -87,14 +87,13 @@ describe.skipIf(sqliteOnly)('one service per database', () => {
   it('a second startServer on the same file refuses with a clear message; once the first stops, it starts', async () => {
     const db = await freshDb();
     const first = await startServer({ db, port: 0, verifyWorkers: 0 });
-    let second: RunningServer | undefined;
     try {
       await expect(startServer({ db, port: 0, verifyWorkers: 0 })).rejects.toThrow(DatabaseInUseError);
       await expect(startServer({ db, port: 0, verifyWorkers: 0 })).rejects.toThrow(/another govctl serve is already running on .*server\.db/);
     } finally {
       await first.close();
     }
-    second = await startServer({ db, port: 0, verifyWorkers: 0 });
+    const second = await startServer({ db, port: 0, verifyWorkers: 0 });
     await second.close();
   });
 

@@ -23,7 +23,7 @@ const backends: Backend[] = [
     name: 'sqlite',
     async open() {
       const dir = mkdtempSync(join(tmpdir(), 'govctl-admit-'));
-      const store = await openSqliteStore(join(dir, 'govctl.db'));
+      const store = openSqliteStore(join(dir, 'govctl.db'));
       // one process serves a SQLite database: its "two replicas" are the one store
       return {
         a: store,

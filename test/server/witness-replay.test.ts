@@ -33,7 +33,10 @@ function fresh(workspaceId = server.workspaceId, overrides: Record<string, unkno
   return { ...record, ...signWitness(record, workspaceId, key) };
 }
 
-function legacySigned(record: Record<string, unknown>, message = `${record.input_hash}:${record.output_hash}:${record.executed_at}`): Record<string, unknown> {
+function legacySigned(
+  record: Record<string, unknown>,
+  message = `${String(record.input_hash)}:${String(record.output_hash)}:${String(record.executed_at)}`,
+): Record<string, unknown> {
   return { ...record, witness_sig: key.ed25519SignHex(message), verifying_key_hex: key.publicKeyHex };
 }
 
@@ -142,7 +145,7 @@ describe('the legacy form', () => {
   it('does not verify without executed_at: the message would end in "undefined"', async () => {
     const record = attestation({ input_hash: 'd'.repeat(64) });
     delete record.executed_at;
-    const forged = legacySigned(record, `${record.input_hash}:${record.output_hash}:undefined`);
+    const forged = legacySigned(record, `${String(record.input_hash)}:${String(record.output_hash)}:undefined`);
     const before = rows();
     for (const [path, body] of [
       [externalPath, forged],

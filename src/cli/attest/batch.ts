@@ -134,7 +134,7 @@ async function sendChunk(api: ServiceApi, chunk: { index: number; record: Record
     if (item && item.status === 'accepted') {
       const json: Record<string, unknown> = { ...item };
       delete json.status;
-      return { index: entry.index, status: 'ok', tsv: [String(item.attestation_id ?? ''), String(item.trust_tier ?? '')], json };
+      return { index: entry.index, status: 'ok', tsv: [String(item.attestation_id ?? ''), typeof item.trust_tier === 'string' ? item.trust_tier : ''], json };
     }
     if (!item) return invalidRecord(entry.index, 'validation_error', 'the service gave no result for this record');
     return invalidRecord(entry.index, (item.error as 'validation_error') ?? 'validation_error', item.message ?? `rejected (${item.status})`, item.field);

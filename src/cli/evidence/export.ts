@@ -36,8 +36,8 @@ export interface EvidenceExportOptions {
 export function isoTime(flag: string): (value: string) => string {
   return (value: string) => {
     const text = value.trim();
-    if (isDateTime(text)) return text;
     if (isDate(text)) return `${text}T00:00:00Z`;
+    if (isDateTime(text)) return text;
     throw new InvalidArgumentError(`${flag} must be an ISO 8601 date (2026-01-31) or date-time with a zone (2026-01-31T12:00:00Z)`);
   };
 }

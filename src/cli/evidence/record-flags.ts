@@ -176,7 +176,8 @@ export function readFlags(flags: RecordFlags, opts: Record<string, unknown>, glo
       if (value !== undefined) values.payload[binding.field.wire] = value;
       continue;
     }
-    const raw = opts[binding.attribute];
+    // what commander hands over: an option's argument, a repeated option's list, or true
+    const raw = opts[binding.attribute] as string | string[] | boolean | undefined;
     if (raw === undefined) continue;
     if (binding.kind === 'top') {
       values.top[binding.input.input] = String(raw);

@@ -228,8 +228,9 @@ export function readRecordArguments(bindings: readonly ArgumentBinding[], args: 
     const value = args[binding.argument];
     if (value === undefined) continue;
     if (binding.kind === 'field') values.payload[binding.field.wire] = value;
-    else if (binding.kind === 'top') values.top[binding.input.input] = String(value);
-    else values.overrides[binding.member] = String(value);
+    // the schema has checked the arguments: a top input or an override is a string
+    else if (binding.kind === 'top') values.top[binding.input.input] = value as string;
+    else values.overrides[binding.member] = value as string;
   }
   return values;
 }

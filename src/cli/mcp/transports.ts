@@ -65,7 +65,8 @@ export async function serveStdio(deps: Factory): Promise<void> {
   deps.claimStdin('the MCP protocol (stdio)');
   markAgentSource(deps);
   await announce(deps, 'stdio');
-  const { server, settled } = createMcpServer(deps);
+  const mcp = createMcpServer(deps);
+  const { server } = mcp;
   const transport = new StdioServerTransport(process.stdin, process.stdout);
   const stop = stopRequested(deps);
   const hungUp = new Promise<'hung-up'>((resolve) => {
@@ -76,7 +77,7 @@ export async function serveStdio(deps: Factory): Promise<void> {
   await server.connect(transport);
   try {
     // stdin closed: answer what was asked, then end. A signal ends at once.
-    if ((await Promise.race([hungUp, stop.stopped])) === 'hung-up') await Promise.race([settled(), stop.stopped]);
+    if ((await Promise.race([hungUp, stop.stopped])) === 'hung-up') await Promise.race([mcp.settled(), stop.stopped]);
   } finally {
     stop.dispose();
     await server.close().catch(() => undefined);

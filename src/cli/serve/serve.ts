@@ -301,7 +301,7 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   const ledger = logKeyOf(options, path, deps, server);
   // Request lines are gathered (server/log-writer.ts) and flushed before anything else is printed.
   const log = server.createLogWriter((text) => void deps.io.stderr.write(text).catch(() => undefined));
-  const logLine = log.line;
+  const logLine = (text: string) => log.line(text);
   const note = (text: string) => {
     log.flush();
     return deps.note(text);

@@ -69,7 +69,7 @@ export function buildRecord(type: RecordType, parts: RecordParts, now: () => Dat
   const top = { ...parts.top, systemName: parts.systemName };
   const derived = spec.topLevel(payload, top);
   const merged: TopLevel = { ...derived };
-  for (const [key, value] of Object.entries(parts.overrides ?? {})) if (value !== undefined) merged[key as keyof TopLevel] = value;
+  for (const [key, value] of Object.entries(parts.overrides ?? {}) as [keyof TopLevel, string | undefined][]) if (value !== undefined) merged[key] = value;
 
   const record: EvidenceRecord = { record_type: type, system_name: parts.systemName as string, payload, occurred_at: merged.occurred_at ?? isoNow(now()) };
   if (merged.identity !== undefined) record.identity = merged.identity;
@@ -95,6 +95,8 @@ export function partsFromInputs(type: RecordType, inputs: Record<string, unknown
   const top: Record<string, string | undefined> = {};
   for (const input of spec.topInputs) {
     const value = inputs[input.input];
+    // A caller's input becomes text as JavaScript turns it into text; validation then judges it.
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string
     if (value !== undefined) top[input.input] = value instanceof Date ? value.toISOString() : String(value);
   }
   return { payload, top };

@@ -215,7 +215,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
       const body = error.body();
       return { index, status: 'rejected', ...body, reason: body.message };
     };
-    const results: Record<string, unknown>[] = new Array(records.length);
+    const results = new Array<Record<string, unknown>>(records.length);
     const claims: (IdempotencyClaim | undefined)[] = [];
     const itemKeys: (string | undefined)[] = [];
     const rows: AttestationRow[] = [];

@@ -24,7 +24,7 @@ import {
 import { authOf, chargeRecords, inTurns } from '../auth.js';
 import { HttpError, invalidField, notFound, validationFailed } from '../errors.js';
 import { NIL_UUID } from '../ids.js';
-import { BATCH_BODY_LIMIT, bodyObject, type JsonObject } from '../json-body.js';
+import { BATCH_BODY_LIMIT, bodyObject } from '../json-body.js';
 import { booleanParam, integerParam, textParam, type Query } from '../query.js';
 import { evidenceResult } from '../store/idempotency.js';
 import type { EvidenceRow, ListPosition } from '../store/rows.js';
@@ -190,7 +190,7 @@ export function registerEvidenceRoutes(app: FastifyInstance, { store, nowMs }: R
     };
     const accepted = (index: number, result: Result, replayed: boolean): Result =>
       replayed ? { index, status: 'accepted', ...result, replayed: true } : { index, status: 'accepted', ...result };
-    const results: Result[] = new Array(records.length);
+    const results = new Array<Result>(records.length);
     let replays = 0;
     const writes: EvidenceWrite[] = [];
     const positions: number[] = [];

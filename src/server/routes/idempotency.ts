@@ -7,7 +7,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalize, isPlainObject, type JsonValue } from '../../core/index.js';
 import { invalidField } from '../errors.js';
-import type { JsonObject } from '../json-body.js';
 import { contentHash, idempotencyKeyProblem, type IdempotencyClaim, type IdempotencyHit } from '../store/idempotency.js';
 
 /** The request header of a single write's key. */

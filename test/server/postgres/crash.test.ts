@@ -30,6 +30,8 @@ describe('PostgreSQL killed during writes', () => {
     const failures: unknown[] = [];
     let failed = 0;
     let stop = false;
+    let enough = () => {};
+    const twoHundredAcknowledged = new Promise<void>((resolve) => (enough = resolve));
     // four writers, each a write after the other, until the database dies under them
     const writers = Array.from({ length: 4 }, async (_, w) => {
       for (let n = 0; !stop; n++) {
@@ -37,6 +39,7 @@ describe('PostgreSQL killed during writes', () => {
         try {
           await store.recordEvidence(write);
           acknowledged.push(write.row.record_id);
+          if (acknowledged.length === 200) enough();
         } catch (error) {
           failed += 1;
           failures.push(error);
@@ -44,7 +47,7 @@ describe('PostgreSQL killed during writes', () => {
         }
       }
     });
-    while (acknowledged.length < 200) await new Promise((resolve) => setTimeout(resolve, 5));
+    await twoHundredAcknowledged;
     await cluster.kill('SIGKILL');
     stop = true;
     await Promise.all(writers);

@@ -96,10 +96,7 @@ describe('replicas of govctl serve on one PostgreSQL database', () => {
     const BUDGET = 40;
     let limited: [Replica, Replica];
     beforeAll(async () => {
-      limited = (await Promise.all([startReplica(['--requests-per-minute', String(BUDGET)]), startReplica(['--requests-per-minute', String(BUDGET)])])) as [
-        Replica,
-        Replica,
-      ];
+      limited = await Promise.all([startReplica(['--requests-per-minute', String(BUDGET)]), startReplica(['--requests-per-minute', String(BUDGET)])]);
     });
     afterAll(async () => {
       await Promise.all(limited.map((replica) => stopReplica(replica)));

@@ -164,7 +164,7 @@ export interface GroupHooks {
 interface QueuedWrite {
   readonly wsKeys: readonly number[];
   readonly claimed: readonly { workspaceId: string; key: string }[];
-  readonly work: (group: Group) => Promise<unknown> | unknown;
+  readonly work: (group: Group) => unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
