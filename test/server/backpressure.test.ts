@@ -44,7 +44,7 @@ beforeAll(async () => {
   identity = await provision(db, { orgName: 'flood', workspaceName: 'flood' });
   const logKey = join(dir, 'ledger-key');
   createLedgerKey(logKey); // as `govctl admin init` does
-  child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0', '--verify-workers', '0'], {
+  child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0'], {
     env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1', ...codeCacheEnv() },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

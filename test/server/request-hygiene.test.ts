@@ -287,7 +287,7 @@ describe('connection caps and timeouts', () => {
   it('a client pipelining up to 4 × maxPipelined requests gets every answer; one that pipelines further is disconnected', async () => {
     const db = await testStoreLocation('pipelined');
     const identity = await provision(db, { orgName: 'pipelined', workspaceName: 'pipelined' });
-    const capped = await startServer({ db, port: 0, verifyWorkers: 0, limits: { maxPipelined: 2 } });
+    const capped = await startServer({ db, port: 0, limits: { maxPipelined: 2 } });
     const cappedPort = Number(new URL(capped.url).port);
     try {
       // reading stops at 2 waiting and resumes as they are answered: all 9 are answered (8 waiting at most)
@@ -304,7 +304,6 @@ describe('connection caps and timeouts', () => {
     const capped = await startServer({
       db: await testStoreLocation('capped'),
       port: 0,
-      verifyWorkers: 0,
       limits: { headersTimeoutMs: 1000, maxConnections: 2 },
     });
     const cappedPort = Number(new URL(capped.url).port);
