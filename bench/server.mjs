@@ -7,11 +7,8 @@
  *
  * Layout: the server under test (`govctl serve` on a SQLite file provisioned with `govctl admin init`) and the
  * baseline (a bare node:http JSON server) each run in a child process on core 1; autocannon runs
- * in this process on core 0 (taskset, when available). The batch load is the exception: its
- * target compares with ONE core's verification rate (measured pinned to core 1), and the service
- * checks batch signatures on a worker thread beside its request thread, so that load has a server
- * process of its own, unpinned. Every load is bounded by time and request count and targets
- * 127.0.0.1.
+ * in this process on core 0 (taskset, when available). Every load is bounded by time and request
+ * count and targets 127.0.0.1.
  *
  * Results (ratios against figures of this run):
  * - evidence POST rate                ≥ 0.25 × bare node:http POST rate (same bodies, connections, duration)
@@ -25,7 +22,6 @@ import {
   DIST,
   LIB_DIR,
   Report,
-  LOAD_CPU,
   SERVER_CPU,
   parseOptions,
   pinLoadGenerator,
@@ -58,8 +54,7 @@ const USAGE = `node bench/server.mjs [--quick] [--duration S] [--connections N] 
   --only LIST    run only these loads, comma-separated: evidence, single, batch, reads (default all; for
                  iterating on one path: a run with --only is not a complete result)
   --cpu-prof     take a CPU profile of each service process (node --cpu-prof, <run dir>/profiles/<service>/;
-                 summarise with node bench/lib/profile-summary.mjs FILE); implies --keep
-  --verify-workers N  the service's verify workers (default: govctl serve's, one fewer than the cores it may use)`;
+                 summarise with node bench/lib/profile-summary.mjs FILE); implies --keep`;
 
 const options = parseOptions(
   {
@@ -69,7 +64,6 @@ const options = parseOptions(
     retries: { type: 'string' },
     keep: { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
-    'verify-workers': { type: 'string' },
   },
   USAGE,
 );
@@ -119,9 +113,7 @@ const report = new Report('server', {
   evidence_records_for_reads: seedCount,
   data_dir: run.dir,
   code: DIST.server.replace('/dist/lib/server.js', ''),
-  layout: pinned
-    ? "server and baseline on core 1, autocannon on core 0 (taskset); the batch load's server on both cores (its verify worker beside the request thread)"
-    : 'not pinned',
+  layout: pinned ? 'server and baseline on core 1, autocannon on core 0 (taskset)' : 'not pinned',
 });
 
 const core = await import(DIST.core);
@@ -132,23 +124,18 @@ const serverPeaks = [];
 let exitCode = 1;
 
 /**
- * A service process on the server core, or with `cores: 'all'` on both cores (the batch load: see
- * the layout note); pinned explicitly either way, since a child inherits this process's core 0.
- */
-/**
+ * A service process on the server core, pinned explicitly, since a child inherits this process's core 0.
  * @param {string} dbPath
  * @param {string} label
- * @param {{ cores?: 'one' | 'all' }} [options]
  */
-async function startService(dbPath, label, { cores = 'one' } = {}) {
-  const cpu = cores === 'all' ? `${LOAD_CPU},${SERVER_CPU}` : SERVER_CPU;
+async function startService(dbPath, label) {
+  const cpu = SERVER_CPU;
   // --cpu-prof: node's own profiler over the whole service process, written when it stops.
   const profileDir = join(run.dir, 'profiles', label);
   const handle = await startServe({
     db: dbPath,
     cpu,
     logFile: join(run.dir, `${label}.log`),
-    verifyWorkers: options['verify-workers'],
     nodeArgs: options['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
   });
   children.push(handle);
@@ -340,13 +327,11 @@ try {
       return runChild(join(LIB_DIR, 'verify-rate.mjs'), ['--seconds', '2'], { cpu: SERVER_CPU, timeoutMs: 120_000 });
     };
     const verifyBefore = await measureVerify('before');
-    // The batch load has a service process of its own on the same database, not pinned: the target
-    // compares it with ONE core's verification rate, and the service checks batch signatures on a
-    // worker thread beside its request thread (docs/decisions.md). autocannon stays on core 0.
-    // One govctl serve per database (docs/security.md): the pinned one stops first.
+    // The batch load has a service process of its own on the same database, so that its memory is
+    // measured alone. One govctl serve per database (docs/security.md): the first one stops first.
     await stopService(service, 'writes');
     writesStopped = true;
-    const batchService = await startService(join(run.dir, 'writes.db'), 'batch', { cores: 'all' });
+    const batchService = await startService(join(run.dir, 'writes.db'), 'batch');
     const batchRuns = await compare('attestation batch POST', {
       bodies: batches,
       warmupBodies: allBatches.slice(batchSigned),

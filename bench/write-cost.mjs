@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * Server CPU time per write: µs of the service process's CPU (user + system, every thread, read
- * with process.cpuUsage() in the server over IPC) per request, for a fixed number of requests,
+ * with process.cpuUsage() in the server over IPC) per request, and of its main thread alone (the
+ * request thread, without V8's helper threads), for a fixed number of requests,
  * this build against an older one (`--base DIR`) in the same run, slices interleaved.
  *
  * Why CPU time and not a rate: on a shared machine the rate moves with whatever else runs, while
@@ -81,7 +82,7 @@ if (options.base) builds.push({ label: 'base', code: options.base });
 /** µs of CPU the server process has used so far (all threads). */
 async function serverCpuUs(server) {
   const answer = await server.request({ type: 'cpu' }, 10_000);
-  return answer.user + answer.system;
+  return { all: answer.user + answer.system, main: answer.main ?? null };
 }
 
 /**
@@ -133,7 +134,8 @@ async function slice(server, target, bodies, firstBody, count) {
   } else result = await waves(target, bodies, firstBody, count);
   const after = await serverCpuUs(server);
   if (result.problem) throw new Error(`${target.path}: ${result.problem}`);
-  return { cpuUs: after - before, requests: result.ok, rps: result.rps, sent: result.bodiesSent };
+  const mainUs = after.main === null || before.main === null ? null : after.main - before.main;
+  return { cpuUs: after.all - before.all, mainUs, requests: result.ok, rps: result.rps, sent: result.bodiesSent };
 }
 
 const median = (values) => {
@@ -192,9 +194,11 @@ try {
         const result = await slice(build.server, target, build.bodies[load], build.next[load], count);
         if (load !== 'evidence') build.next[load] += result.sent;
         const us = result.cpuUs / (result.requests * perRequest[load]);
-        samples[build.label].push({ us, rps: result.rps * perRequest[load] });
+        const mainUs = result.mainUs === null ? null : result.mainUs / (result.requests * perRequest[load]);
+        samples[build.label].push({ us, mainUs, rps: result.rps * perRequest[load] });
         progress(
-          `${load} ${build.label} round ${round + 1}: ${us.toFixed(1)} µs server CPU per ${load === 'batch' ? 'attestation' : 'request'} (${Math.round(result.rps * perRequest[load])}/s)`,
+          `${load} ${build.label} round ${round + 1}: ${us.toFixed(1)} µs server CPU per ${load === 'batch' ? 'attestation' : 'request'}` +
+            `${mainUs === null ? '' : `, ${mainUs.toFixed(1)} on its main thread`} (${Math.round(result.rps * perRequest[load])}/s)`,
         );
       }
     }
@@ -206,13 +210,16 @@ try {
         min: Math.round(Math.min(...us) * 10) / 10,
         max: Math.round(Math.max(...us) * 10) / 10,
         rate_median: Math.round(median(samples[build.label].map((s) => s.rps))),
+        ...(samples[build.label][0].mainUs === null ? {} : { main_thread_median: Math.round(median(samples[build.label].map((s) => s.mainUs)) * 10) / 10 }),
       };
     }
     if (line.base) line.ratio = Math.round((line.this.median / line.base.median) * 1000) / 1000;
     summary.loads[load] = line;
     console.log(
-      `${load}: this ${line.this.median} ${line.unit} (${line.this.min}–${line.this.max})` +
-        (line.base ? `, base ${line.base.median} (${line.base.min}–${line.base.max}), this/base ${line.ratio}` : ''),
+      `${load}: this ${line.this.median} ${line.unit} (${line.this.min}–${line.this.max}; main thread ${line.this.main_thread_median ?? '?'})` +
+        (line.base
+          ? `, base ${line.base.median} (${line.base.min}–${line.base.max}; main thread ${line.base.main_thread_median ?? '?'}), this/base ${line.ratio}`
+          : ''),
     );
   }
 } finally {

@@ -32,8 +32,6 @@ const library = await build({
     'lib/index': 'src/client/index.ts',
     'lib/core': 'src/core/index.ts',
     'lib/server': 'src/server/index.ts',
-    // the verify pool's worker (src/server/verify-pool.ts), a file of its own for new Worker()
-    'lib/verify-worker': 'src/server/verify-worker.ts',
   },
   outdir: 'dist',
   bundle: true,
@@ -100,7 +98,7 @@ const commandLine = await build({
   legalComments: 'linked',
   external: ['better-sqlite3', 'sodium-native', 'typescript', 'undici'],
   plugins: [noChalkDetection, serviceBundle],
-  // import.meta.url (the verify worker's and package.json's paths) from the file's own name.
+  // import.meta.url (package.json's path, sodium-native's require) from the file's own name.
   define: { 'import.meta.url': '__govctlFileUrl', __GOVCTL_COMMIT__: JSON.stringify(commit) },
   banner: { js: "var __govctlFileUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',

@@ -8,7 +8,8 @@
  * key is created beside the database and checkpoints are signed, as under `govctl serve`.
  *
  * IPC: `{ type: 'ready', url, pid, apiKey, workspaceId }`; `{ type: 'cpu' }` is answered with
- * `{ type: 'cpu', user, system }`, the process's CPU so far (µs, every thread: process.cpuUsage()); stops on SIGTERM or when the parent goes.
+ * `{ type: 'cpu', user, system, main }`, the process's CPU so far (µs, every thread: process.cpuUsage())
+ * and its main thread's (µs, from /proc); stops on SIGTERM or when the parent goes.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,9 +20,19 @@ const { values } = parseArgs({
   options: {
     code: { type: 'string' },
     db: { type: 'string' },
-    'verify-workers': { type: 'string', default: '0' },
   },
 });
+
+/** µs of CPU the main thread has used so far (user + system; Linux, else null): the request thread alone, without workers or GC helpers. */
+function mainThreadCpuUs() {
+  try {
+    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime are fields 14 and 15 of the line, in clock ticks (100 a second on Linux)
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
+}
 
 try {
   const server = await import(pathToFileURL(join(String(values.code), 'dist/lib/server.js')).href);
@@ -48,7 +59,6 @@ try {
     logLine: log.line,
     rateLimitPerMinute: 1e9,
     limits: { requestsPerMinute: 1e9, recordsPerMinute: 1e9 },
-    verifyWorkers: Number(values['verify-workers']),
     ...(ledger ? { ledger } : {}),
   });
   let stopping = false;
@@ -69,7 +79,7 @@ try {
   process.on('SIGTERM', stop);
   process.on('disconnect', stop);
   process.on('message', (/** @type {{ type?: string } | null} */ message) => {
-    if (message?.type === 'cpu') process.send?.({ type: 'cpu', ...process.cpuUsage() });
+    if (message?.type === 'cpu') process.send?.({ type: 'cpu', ...process.cpuUsage(), main: mainThreadCpuUs() });
   });
   process.send?.({ type: 'ready', url: running.url, pid: process.pid, apiKey: identity.api_key, workspaceId: identity.workspace_id });
 } catch (error) {

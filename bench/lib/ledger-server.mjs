@@ -51,7 +51,6 @@ try {
     port: 0,
     db: dbPath,
     rateLimitPerMinute: 1e9,
-    verifyWorkers: 0,
     ledger: { key: server.readLedgerKey(keyFile), integration: values.integration },
   });
   const started = Date.now();

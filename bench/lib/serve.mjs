@@ -25,10 +25,10 @@ const UNLIMITED = '1000000000';
  * Starts `govctl serve` and resolves once it listens.
  * `db` may be a postgres:// URL: then `identityFile` says where to keep the identity and
  * `logKey` is the log's key file (every replica of one database is given the same).
- * @param {{ db: string, cpu?: number|string, logFile: string, verifyWorkers?: string, nodeArgs?: string[], timeoutMs?: number, identityFile?: string, logKey?: string }} options
+ * @param {{ db: string, cpu?: number|string, logFile: string, nodeArgs?: string[], timeoutMs?: number, identityFile?: string, logKey?: string }} options
  * @returns {Promise<{ pid: number, info: { url: string, apiKey: string, workspaceId: string, dbPath: string }, stop(graceMs?: number): Promise<{ code: number|null, signal: string|null }> }>}
  */
-export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [], timeoutMs = 60_000, identityFile, logKey }) {
+export async function startServe({ db, cpu, logFile, nodeArgs = [], timeoutMs = 60_000, identityFile, logKey }) {
   const keyArgs = logKey !== undefined ? ['--log-key', logKey] : [];
   const identity = provisioned(db, identityFile ?? `${db}.identity.json`, keyArgs);
   const command = [
@@ -44,7 +44,6 @@ export async function startServe({ db, cpu, logFile, verifyWorkers, nodeArgs = [
     UNLIMITED,
     '--records-per-minute',
     UNLIMITED,
-    ...(verifyWorkers !== undefined ? ['--verify-workers', String(verifyWorkers)] : []),
     ...keyArgs,
   ];
   const argv = isPinned() && cpu !== undefined ? ['taskset', '-c', String(cpu), ...command] : command;

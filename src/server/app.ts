@@ -24,7 +24,6 @@ import { registerLedgerRoutes } from './routes/ledger.js';
 import type { SigningKey } from '../core/signing/keys.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
-import { VerifyPool } from './verify-pool.js';
 
 /** Requests per minute per workspace (docs/service.md "Limits"). */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = DEFAULT_LIMITS.requestsPerMinute;
@@ -42,11 +41,6 @@ export interface AppOptions {
   limits?: Partial<ServiceLimits>;
   /** the budgets' clock, epoch ms (default Date.now): tests move it instead of waiting a minute */
   budgetNowMs?: () => number;
-  /**
-   * worker threads that check the signatures of attestation batches (verify-pool.ts; default 0:
-   * checked in the request, as the embedded store does)
-   */
-  verifyWorkers?: number;
   /** the transparency log (store/sqlite/ledger.ts, docs/ledger.md) */
   ledger?: AppLedgerOptions;
   /**
@@ -73,8 +67,6 @@ export interface AppLedgerOptions {
 export interface ServiceApp {
   app: FastifyInstance;
   store: Store;
-  /** verify workers started (0: batch signatures are checked in the request) */
-  readonly verifyWorkers: number;
   /** the limits in force */
   readonly limits: Readonly<ServiceLimits>;
   /** every authenticated route, with what it does (which decides the key roles it admits: auth.ts) */
@@ -143,8 +135,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
   if (integration === 'timer') store.ledger.start();
   const logLine: LogLine = options.logLine ?? (() => {});
   const clock = options.now ?? (() => new Date());
-  const verifyPool = VerifyPool.start(options.verifyWorkers ?? 0);
-  const deps: RouteDeps = { store, nowMs: () => clock().getTime(), verifyPool };
+  const deps: RouteDeps = { store, nowMs: () => clock().getTime() };
   const handleError = createErrorHandler(logLine);
 
   const app = Fastify({
@@ -221,7 +212,6 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
     });
     await app.ready();
   } catch (error) {
-    await verifyPool?.close();
     await store.close();
     throw error;
   }
@@ -229,12 +219,10 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
   return {
     app,
     store,
-    verifyWorkers: verifyPool?.size ?? 0,
     limits,
     routes,
     async close() {
       await app.close();
-      await verifyPool?.close();
       await store.close();
     },
   };

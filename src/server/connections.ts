@@ -11,50 +11,62 @@
  *   connection closed without reading the rest (see {@link closeWithoutReadingBody});
  * - `CONNECT` (which Node hands to a separate event and otherwise just drops) gets an error body.
  *
- * Pausing a connection uses what Node's own HTTP server uses to stop reading a flood of pipelined
- * requests (`socket._paused` and the socket's parser): Node resumes such a connection once its
- * output drains, and this module pauses it again while its requests still wait.
+ * Reading stops with `socket.pause()`, which Node's HTTP server honours by no longer reading from
+ * the connection. Node itself resumes a connection now and then (once its own pipelining buffer
+ * drains, or when a request's body is read): a 'resume' listener pauses it again while this module
+ * holds it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ServiceLimits } from './limits.js';
 
-/** What Node's HTTP server keeps on a socket and this module reads or sets. */
-interface HttpSocket extends Socket {
-  _paused?: boolean;
-  parser?: { pause(): void; resume(): void } | null;
+interface GatedSocket extends Socket {
   [GATE]?: Gate;
+  [HELD]?: boolean;
 }
 
 const GATE = Symbol('govctl.gate');
+/** set while this module keeps the connection from being read */
+const HELD = Symbol('govctl.held');
 
 interface Gate {
   /** a request of this connection is being answered */
   busy: boolean;
   /** requests waiting for their turn */
   queue: [IncomingMessage, ServerResponse][];
-  /** reading was stopped here (not only by Node) */
-  paused: boolean;
   /** waiting for the socket's 'drain' before the next request */
   waitingForDrain: boolean;
 }
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
-/** How long a connection closed with unread request bytes stays half-open for the client to read the reply. */
-export const LINGER_MS = 250;
-
-function pauseReading(socket: HttpSocket): void {
-  socket._paused = true;
-  socket.parser?.pause();
+/** Stops reading `socket` until {@link releaseReading}, whoever resumes it meanwhile. */
+function holdReading(socket: GatedSocket): void {
+  if (socket[HELD] === undefined) {
+    // runs after Node's own listener, which starts reading again
+    socket.on('resume', () => {
+      if (socket[HELD]) socket.pause();
+    });
+  }
+  socket[HELD] = true;
   socket.pause();
 }
 
-function resumeReading(socket: HttpSocket): void {
-  socket._paused = false;
-  socket.parser?.resume();
+function releaseReading(socket: GatedSocket): void {
+  socket[HELD] = false;
   socket.resume();
 }
+
+/**
+ * Requests waiting on one connection, as a multiple of `maxPipelined`, at which the connection is
+ * closed. Reading stops well before that, but the requests of one read from the socket are all
+ * parsed at once, and Node may resume reading in a way `socket.pause()` cannot undo at once (a
+ * resume already scheduled when the pause came): the cap is what bounds the queue whatever Node does.
+ */
+export const PIPELINED_CLOSE_FACTOR = 4;
+
+/** How long a connection closed with unread request bytes stays half-open for the client to read the reply. */
+export const LINGER_MS = 250;
 
 /**
  * The service's HTTP server: `handler` (Fastify's) behind the per-connection gate, with the
@@ -76,16 +88,11 @@ export function createGatedServer(handler: Handler, limits: ServiceLimits): Serv
   server.on('connect', answerConnect);
 
   function admit(request: IncomingMessage, response: ServerResponse): void {
-    const socket = request.socket as HttpSocket;
+    const socket = request.socket as GatedSocket;
     let gate = socket[GATE];
     if (gate === undefined) {
-      gate = { busy: false, queue: [], paused: false, waitingForDrain: false };
+      gate = { busy: false, queue: [], waitingForDrain: false };
       socket[GATE] = gate;
-      // Node resumes a connection it paused once its output drains (its listener runs first):
-      // stop it again while requests still wait here.
-      socket.on('drain', () => {
-        if (gate!.paused) pauseReading(socket);
-      });
       socket.once('close', () => {
         gate!.queue.length = 0;
       });
@@ -95,15 +102,16 @@ export function createGatedServer(handler: Handler, limits: ServiceLimits): Serv
       return;
     }
     gate.queue.push([request, response]);
-    if (gate.queue.length >= limits.maxPipelined && !gate.paused) {
-      gate.paused = true;
-      pauseReading(socket);
+    if (gate.queue.length > limits.maxPipelined * PIPELINED_CLOSE_FACTOR) {
+      socket.destroy();
+      return;
     }
+    if (gate.queue.length >= limits.maxPipelined) holdReading(socket);
     // nothing is being answered: the wait is for the connection's output to drain
     if (!gate.busy) pump(socket, gate);
   }
 
-  function dispatch(socket: HttpSocket, gate: Gate, request: IncomingMessage, response: ServerResponse): void {
+  function dispatch(socket: GatedSocket, gate: Gate, request: IncomingMessage, response: ServerResponse): void {
     gate.busy = true;
     // 'close' comes once: a tick after 'finish' (the reply has left the process), or when the
     // connection is destroyed first.
@@ -114,7 +122,7 @@ export function createGatedServer(handler: Handler, limits: ServiceLimits): Serv
     handler(request, response);
   }
 
-  function pump(socket: HttpSocket, gate: Gate): void {
+  function pump(socket: GatedSocket, gate: Gate): void {
     if (gate.busy || gate.queue.length === 0 || socket.destroyed) return;
     if (socket.writableLength > limits.maxQueuedReplyBytes) {
       if (!gate.waitingForDrain) {
@@ -127,10 +135,7 @@ export function createGatedServer(handler: Handler, limits: ServiceLimits): Serv
       return;
     }
     const [request, response] = gate.queue.shift()!;
-    if (gate.paused && gate.queue.length < limits.maxPipelined / 2) {
-      gate.paused = false;
-      if (!socket.writableNeedDrain) resumeReading(socket);
-    }
+    if (socket[HELD] && gate.queue.length < limits.maxPipelined / 2) releaseReading(socket);
     dispatch(socket, gate, request, response);
   }
 
@@ -169,11 +174,11 @@ export function closeWithoutReadingBody(request: IncomingMessage, response: Serv
   if (length === undefined && request.headers['transfer-encoding'] === undefined) return false;
   if (length !== undefined && Number(length) - request.readableLength <= DISCARD_AT_MOST) return false;
   if (!response.headersSent) response.setHeader('connection', 'close');
-  const socket = request.socket as HttpSocket;
+  const socket = request.socket as GatedSocket;
   // Node ends the connection after a `Connection: close` reply, but first reads and discards the
   // unread body (`destroySoon` waits for the end of it); this replaces that end for this socket.
   socket.destroySoon = () => {
-    pauseReading(socket);
+    holdReading(socket);
     socket.end();
     const timer = setTimeout(() => socket.destroy(), LINGER_MS);
     timer.unref();

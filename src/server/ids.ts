@@ -11,29 +11,9 @@ export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 export type IdPrefix = 'usr' | 'ws' | 'org' | 'rec' | 'att' | 'sys' | 'key' | 'gpc';
 
-/**
- * Random bytes are drawn from a pool refilled 4 KiB at a time: one `randomBytes` call per id
- * costs a synchronous trip into the crypto library each time, several per request. The bytes are
- * the same CSPRNG output; each is handed out once.
- */
-const POOL_SIZE = 4096;
-let pool = Buffer.alloc(0);
-let poolOffset = 0;
-
-/** `size` (at most 4096) fresh random bytes, from the pool; the caller may modify them. */
-export function randomPoolBytes(size: number): Buffer {
-  if (poolOffset + size > pool.length) {
-    pool = randomBytes(POOL_SIZE);
-    poolOffset = 0;
-  }
-  const bytes = pool.subarray(poolOffset, poolOffset + size);
-  poolOffset += size;
-  return bytes;
-}
-
 /** A request id: `req_` and 16 random hex digits. */
 export function newRequestId(): string {
-  return `req_${randomPoolBytes(8).toString('hex')}`;
+  return `req_${randomBytes(8).toString('hex')}`;
 }
 
 const UUIDV7 = /^(?:[a-z]+_)?([0-9a-f]{8})-([0-9a-f]{4})-7([0-9a-f]{3})-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -68,7 +48,7 @@ export class IdGenerator {
   uuidv7(nowMs: number = Date.now()): string {
     if (nowMs > this.#lastMs) {
       this.#lastMs = nowMs;
-      this.#sequence = randomPoolBytes(2).readUInt16BE(0) & 0x7ff; // start in the lower half so the counter rarely overflows
+      this.#sequence = randomBytes(2).readUInt16BE(0) & 0x7ff; // start in the lower half so the counter rarely overflows
     } else {
       this.#sequence++;
       if (this.#sequence > 0xfff) {
@@ -77,7 +57,7 @@ export class IdGenerator {
         this.#sequence = 0;
       }
     }
-    const bytes = randomPoolBytes(16);
+    const bytes = randomBytes(16);
     const ms = this.#lastMs;
     const sequence = this.#sequence;
     bytes[0] = Math.floor(ms / 2 ** 40) & 0xff;

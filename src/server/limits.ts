@@ -21,7 +21,7 @@ export interface ServiceLimits {
   idleTimeoutMs: number;
   /** requests served on one connection before it is closed (0: no limit) */
   maxRequestsPerSocket: number;
-  /** requests a connection may have waiting behind the one being answered before the service stops reading from it */
+  /** requests a connection may have waiting behind the one being answered before the service stops reading from it (at 4 × this many it closes the connection) */
   maxPipelined: number;
   /** reply bytes queued in the service for one connection before it stops reading that connection's next request */
   maxQueuedReplyBytes: number;

@@ -4,7 +4,6 @@
  * before the database closes. The signals that call it are src/cli/serve/serve.ts's.
  */
 import type { AddressInfo } from 'node:net';
-import { availableParallelism } from 'node:os';
 import { createApp, type AppLedgerOptions, type ServiceApp } from './app.js';
 import type { LogLine } from './errors.js';
 import type { ServiceLimits } from './limits.js';
@@ -26,8 +25,6 @@ export interface ServerOptions {
   limits?: Partial<ServiceLimits>;
   /** the budgets' clock, epoch ms (default Date.now) */
   budgetNowMs?: () => number;
-  /** worker threads for batch signatures (default: one fewer than the cores, at least 0) */
-  verifyWorkers?: number;
   now?: () => Date;
   /** the transparency log: its key, origin prefix and integration (app.ts) */
   ledger?: AppLedgerOptions;
@@ -44,13 +41,6 @@ export interface RunningServer {
 
 export const DEFAULT_HOST = '127.0.0.1';
 
-/**
- * Verify workers by default: one fewer than the cores, so that the request thread keeps a core
- * (docs/decisions.md); none on one core.
- */
-export function defaultVerifyWorkers(): number {
-  return Math.max(0, availableParallelism() - 1);
-}
 export const DEFAULT_PORT = 8080;
 
 function logEvent(logLine: LogLine, fields: Record<string, unknown>): void {
@@ -78,7 +68,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ...(options.limits !== undefined ? { limits: options.limits } : {}),
       ...(options.budgetNowMs !== undefined ? { budgetNowMs: options.budgetNowMs } : {}),
       ...(options.now !== undefined ? { now: options.now } : {}),
-      verifyWorkers: options.verifyWorkers ?? defaultVerifyWorkers(),
       ...(options.ledger !== undefined ? { ledger: options.ledger } : {}),
     });
   } catch (error) {
@@ -96,7 +85,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   // a PostgreSQL URL's password never reaches a log
-  logEvent(logLine, { msg: 'listening', url, db: displayLocation(options.db), verify_workers: service.verifyWorkers });
+  logEvent(logLine, { msg: 'listening', url, db: displayLocation(options.db) });
 
   let closing: Promise<void> | undefined;
   return {

@@ -138,7 +138,6 @@ beforeAll(async () => {
     host: '127.0.0.1',
     port: 0,
     db,
-    verifyWorkers: 0,
     ledger: { key: readLedgerKey(ledgerKeyPath(db)), integration: 'manual' },
   });
   try {
@@ -317,7 +316,7 @@ describe('govctl admin migrate', () => {
   }, 60_000);
 
   it('refuses a source a govctl serve is running on (78)', async () => {
-    const server = await startServer({ host: '127.0.0.1', port: 0, db, verifyWorkers: 0 });
+    const server = await startServer({ host: '127.0.0.1', port: 0, db });
     try {
       const result = await runCli(['admin', 'migrate', '--from', db, '--to', await freshDatabase('migrate_busy')], {});
       expect(result.exitCode).toBe(78);
@@ -328,7 +327,7 @@ describe('govctl admin migrate', () => {
   });
 
   it('then govctl serve on PostgreSQL serves the same records, key and signed root, proofs that verify, a log that goes on, and the migrated keys', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', target, '--log-key', ledgerKeyPath(db), '--verify-workers', '0'], {
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', target, '--log-key', ledgerKeyPath(db)], {
       env: cleanEnv(temp.dir, { NO_COLOR: '1', ...codeCacheEnv() }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -52,7 +52,6 @@ async function newService(port = 0, dbPath?: string, identity?: { api_key: strin
     host: '127.0.0.1',
     port,
     db: dbPath,
-    verifyWorkers: 0,
     ledger: { key: readLedgerKey(ledgerKeyPath(dbPath)), integration: 'manual' },
   });
   running.push(server);

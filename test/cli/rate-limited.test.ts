@@ -170,7 +170,7 @@ describe('the real service', () => {
     const db = join(dir, 'server.db');
     const tenant = await provision(db, { orgName: 'rl', workspaceName: 'rl' });
     const clock = { ms: Date.UTC(2026, 5, 1, 12, 0, 0) };
-    const service = await startServer({ db, port: 0, verifyWorkers: 0, rateLimitPerMinute: 1, budgetNowMs: () => clock.ms });
+    const service = await startServer({ db, port: 0, rateLimitPerMinute: 1, budgetNowMs: () => clock.ms });
     try {
       const first = await fetch(`${service.url}/api/me`, { headers: { authorization: `Bearer ${tenant.api_key}` } });
       expect(first.status).toBe(200);

@@ -70,7 +70,6 @@ export function ledgerServices(prefix: string): LedgerServices {
       host: '127.0.0.1',
       port: 0,
       db: dbPath,
-      verifyWorkers: 0,
       ledger: { key: readLedgerKey(keyFile), integration: 'manual' },
     });
     running.push(server);

@@ -23,7 +23,7 @@ export interface Replica {
 
 /** Starts one replica and resolves once it listens (within `timeoutMs`). */
 export async function startReplica(db: string, logKey: string, extraArgs: string[] = [], timeoutMs = 30_000): Promise<Replica> {
-  const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0', '--verify-workers', '0', ...extraArgs], {
+  const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0', ...extraArgs], {
     env: cleanEnv(makeHome(), { ...codeCacheEnv(), NO_COLOR: '1' }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -40,8 +40,7 @@ beforeEach(async () => {
   };
   hog = await provision('hog');
   other = await provision('other');
-  // a verify worker when dist is built (as the suite's setup does): signatures are checked chunk by chunk on it too
-  service = await createApp({ db: dbPath, ledger: { integration: 'manual' }, verifyWorkers: 1 });
+  service = await createApp({ db: dbPath, ledger: { integration: 'manual' } });
 });
 afterEach(async () => {
   vi.restoreAllMocks();

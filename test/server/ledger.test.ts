@@ -37,7 +37,7 @@ async function startLedgerService(integration: 'manual' | 'timer' = 'manual'): P
   const keyFile = join(dir, 'ledger-key');
   const identity = await provision(dbPath, { orgName: 'test', workspaceName: 'test' });
   createLedgerKey(keyFile);
-  const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(keyFile), integration } });
+  const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, ledger: { key: readLedgerKey(keyFile), integration } });
   // The workspace's first leaf, its default gate policy (logged when it was provisioned), integrated on every backend.
   await server.service.store.ledger.integrate();
   return { url: server.url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, dir, keyFile, server };
@@ -267,7 +267,6 @@ describe.skipIf(sqliteOnly)('a database from before the log', () => {
       host: '127.0.0.1',
       port: 0,
       db: service.dbPath,
-      verifyWorkers: 0,
       ledger: { key: readLedgerKey(service.keyFile), integration: 'manual' },
     });
     try {
@@ -289,7 +288,7 @@ describe('the log key and origin', () => {
     const dir = mkdtempSync(join(tmpdir(), 'govctl-ledger-nokey-'));
     const dbPath = await testStoreLocation('ledger-nokey', dir);
     const identity = await provision(dbPath, {});
-    const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { integration: 'manual' } });
+    const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, ledger: { integration: 'manual' } });
     try {
       const s = { url: server.url, apiKey: identity.api_key };
       const write = await call(s, 'POST', wsPath(identity.workspace_id, 'grc/evidence'), { body: evidenceRecord() });
@@ -320,7 +319,6 @@ describe('the log key and origin', () => {
       host: '127.0.0.1',
       port: 0,
       db: dbPath,
-      verifyWorkers: 0,
       ledger: { key: readLedgerKey(keyFile), originPrefix: 'audit.example.com/govctl', integration: 'manual' },
     });
     try {

@@ -123,7 +123,7 @@ describe('govctl serve flags', () => {
     createLedgerKey(logKey); // as `govctl admin init` does
     const child = spawn(
       process.execPath,
-      [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0', '--verify-workers', '0', '--requests-per-minute', '4', '--records-per-minute', '1000'],
+      [BIN, 'serve', '--db', db, '--log-key', logKey, '--port', '0', '--requests-per-minute', '4', '--records-per-minute', '1000'],
       {
         env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1', ...codeCacheEnv() },
         stdio: ['ignore', 'ignore', 'pipe'],

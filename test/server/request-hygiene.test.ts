@@ -7,7 +7,7 @@
 import { connect, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer } from '../../src/server/index.js';
+import { provision, startServer } from '../../src/server/index.js';
 import { testStoreLocation } from '../helpers/backend.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
@@ -264,11 +264,46 @@ describe('request bodies', () => {
 });
 
 describe('connection caps and timeouts', () => {
+  /** Writes `count` pipelined GET /api/me in one write and resolves with the replies' status lines once the connection closes. */
+  function pipeline(target: number, count: number, apiKey: string): Promise<string[]> {
+    return new Promise((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port: target });
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk) => chunks.push(chunk));
+      socket.on('error', () => {});
+      socket.on('close', () =>
+        resolve(
+          Buffer.concat(chunks)
+            .toString('latin1')
+            .match(/HTTP\/1\.1 \d{3}/g) ?? [],
+        ),
+      );
+      const one = `GET /api/me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`;
+      // the last one asks to close, so that a connection answered in full ends too
+      socket.write(one.repeat(count - 1) + one.replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n'));
+    });
+  }
+
+  it('a client pipelining up to 4 × maxPipelined requests gets every answer; one that pipelines further is disconnected', async () => {
+    const db = await testStoreLocation('pipelined');
+    const identity = await provision(db, { orgName: 'pipelined', workspaceName: 'pipelined' });
+    const capped = await startServer({ db, port: 0, limits: { maxPipelined: 2 } });
+    const cappedPort = Number(new URL(capped.url).port);
+    try {
+      // reading stops at 2 waiting and resumes as they are answered: all 9 are answered (8 waiting at most)
+      expect(await pipeline(cappedPort, 9, identity.api_key)).toEqual(Array(9).fill('HTTP/1.1 200'));
+      // a 10th in the same write makes 9 waiting: the connection closes before answering them all
+      const flooded = await pipeline(cappedPort, 40, identity.api_key);
+      expect(flooded.length).toBeLessThan(40);
+    } finally {
+      await capped.close();
+    }
+  });
+
   it('a client that sends its headers too slowly gets a 408 after the headers timeout; connections beyond the cap are closed', async () => {
     const capped = await startServer({
       db: await testStoreLocation('capped'),
       port: 0,
-      verifyWorkers: 0,
       limits: { headersTimeoutMs: 1000, maxConnections: 2 },
     });
     const cappedPort = Number(new URL(capped.url).port);

@@ -86,14 +86,14 @@ function serve(db: string, options: { uid?: number; gid?: number; home?: string 
 describe.skipIf(sqliteOnly)('one service per database', () => {
   it('a second startServer on the same file refuses with a clear message; once the first stops, it starts', async () => {
     const db = await freshDb();
-    const first = await startServer({ db, port: 0, verifyWorkers: 0 });
+    const first = await startServer({ db, port: 0 });
     try {
-      await expect(startServer({ db, port: 0, verifyWorkers: 0 })).rejects.toThrow(DatabaseInUseError);
-      await expect(startServer({ db, port: 0, verifyWorkers: 0 })).rejects.toThrow(/another govctl serve is already running on .*server\.db/);
+      await expect(startServer({ db, port: 0 })).rejects.toThrow(DatabaseInUseError);
+      await expect(startServer({ db, port: 0 })).rejects.toThrow(/another govctl serve is already running on .*server\.db/);
     } finally {
       await first.close();
     }
-    const second = await startServer({ db, port: 0, verifyWorkers: 0 });
+    const second = await startServer({ db, port: 0 });
     await second.close();
   });
 

@@ -35,8 +35,6 @@ export interface ServeOptions {
   port: number;
   /** the database: a file or a postgres:// URL (default DATABASE_URL, else `<dataDir>/server.db`) */
   db?: string;
-  /** worker threads for batch signatures (default: one fewer than the cores) */
-  verifyWorkers?: number;
   /** the transparency log's key file (default GOVCTL_LOG_KEY_FILE, else `<db>.ledger-key`; required for PostgreSQL) */
   logKey?: string;
   /** the log origin prefix (default govctl.local/ledger) */
@@ -83,37 +81,29 @@ export function createServeCommand(factory: Factory): Command {
       '--db <file|url>',
       `the service database: a SQLite file or a postgres:// URL (default: $${DATABASE_URL_ENV}, else <data dir>/${SERVER_DB_FILE}; created if missing)`,
     )
-    .addOption(
-      new Option('--verify-workers <n>', 'threads that check the signatures of attestation batches (default: one fewer than the cores; 0: none)').argParser(
-        wholeNumber('--verify-workers', { min: 0, max: 64 }),
-      ),
-    )
     .option(
       '--log-key <file>',
       `the transparency log's key file (default: $${LOG_KEY_FILE_ENV}, else <db>.ledger-key, made by \`govctl admin init\`; required with PostgreSQL, the same file on every replica)`,
     )
     .option('--log-origin <prefix>', "the log origin prefix: a workspace's log is <prefix>/<workspace_id>", 'govctl.local/ledger')
-    .action(
-      async (flags: { host: string; port: number; db?: string; verifyWorkers?: number; logKey?: string; logOrigin?: string } & Record<string, unknown>) => {
-        const limits: Partial<ServiceLimits> = {};
-        for (const entry of LIMIT_FLAGS) {
-          const value = flags[camel(entry.flag)];
-          if (typeof value === 'number') limits[entry.key] = entry.seconds ? value * 1000 : value;
-        }
-        return run(
-          {
-            host: flags.host,
-            port: flags.port,
-            ...(flags.db !== undefined ? { db: flags.db } : {}),
-            ...(flags.logKey !== undefined ? { logKey: flags.logKey } : {}),
-            ...(flags.logOrigin !== undefined ? { logOrigin: flags.logOrigin } : {}),
-            ...(flags.verifyWorkers !== undefined ? { verifyWorkers: flags.verifyWorkers } : {}),
-            limits,
-          },
-          factory,
-        );
-      },
-    );
+    .action(async (flags: { host: string; port: number; db?: string; logKey?: string; logOrigin?: string } & Record<string, unknown>) => {
+      const limits: Partial<ServiceLimits> = {};
+      for (const entry of LIMIT_FLAGS) {
+        const value = flags[camel(entry.flag)];
+        if (typeof value === 'number') limits[entry.key] = entry.seconds ? value * 1000 : value;
+      }
+      return run(
+        {
+          host: flags.host,
+          port: flags.port,
+          ...(flags.db !== undefined ? { db: flags.db } : {}),
+          ...(flags.logKey !== undefined ? { logKey: flags.logKey } : {}),
+          ...(flags.logOrigin !== undefined ? { logOrigin: flags.logOrigin } : {}),
+          limits,
+        },
+        factory,
+      );
+    });
   for (const entry of LIMIT_FLAGS) {
     command.addOption(
       new Option(`--${entry.flag} <n>`, `${entry.what} (default ${defaultText(entry)})`).argParser(
@@ -313,7 +303,6 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
       port: options.port,
       db: path,
       logLine,
-      ...(options.verifyWorkers !== undefined ? { verifyWorkers: options.verifyWorkers } : {}),
       ledger,
       ...(options.limits !== undefined ? { limits: options.limits } : {}),
     });
@@ -326,10 +315,7 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
     running.service.app.server.closeAllConnections();
   });
   try {
-    const workers = running.service.verifyWorkers;
-    await note(
-      `listening on ${running.url} (database ${displayDatabase(path)}, ${workers === 1 ? '1 verify worker' : `${workers} verify workers`}); Ctrl-C or SIGTERM stops it`,
-    );
+    await note(`listening on ${running.url} (database ${displayDatabase(path)}); Ctrl-C or SIGTERM stops it`);
     if (!(await hasApiKeys(server, path))) await note(`no API keys yet: run \`govctl admin init --db ${displayDatabase(path)}\``);
     const why = await waiter.stopped;
     await note(`${why}: shutting down, finishing requests in flight`);

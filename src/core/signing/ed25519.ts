@@ -4,7 +4,7 @@
  * form `<input_hash>:<output_hash>:<executed_at>` is accepted on verification, and only when the
  * attestation has an `executed_at` (without one the legacy message would end in `undefined`, a
  * text any signer of those two hashes can produce). {@link witnessFormOf} is the one check: the
- * CLI's offline verify, the client library and the service's verify pool all call it.
+ * CLI's offline verify, the client library and the service all call it.
  * Verification runs on libsodium where sodium-native loads, Node's OpenSSL elsewhere (ed25519-verifier.ts).
  */
 import { createHash } from 'node:crypto';
@@ -47,7 +47,7 @@ export function legacyWitnessMessage(attestation: Record<string, unknown>): stri
   return `${String(attestation.input_hash)}:${String(attestation.output_hash)}:${String(attestation.executed_at)}`;
 }
 
-/** A signature to check and the messages it may sign: what the verify pool's workers are sent. */
+/** A signature to check and the messages it may sign. */
 export interface WitnessJob {
   /** the canonical message ({@link witnessMessage}) */
   canonical: string;

@@ -176,7 +176,7 @@ function tierReason(ingest: Ingest, status: KeyStatus | null, form: WitnessForm)
   return form === 'legacy' ? 'legacy_form' : null;
 }
 
-export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, verifyPool }: RouteDeps): void {
+export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs }: RouteDeps): void {
   // its one record is charged with the request (auth.ts, recordsPerRequest)
   app.post(`${WORKSPACE_PREFIX}/attestations/external`, { config: { recordsPerRequest: 1 } }, async (request: FastifyRequest, reply: FastifyReply) => {
     const ingest = await ingestOf(request, nowMs, store);
@@ -206,9 +206,8 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     if (records.length > MAX_BATCH_SIZE) throw invalidField('records', `must hold at most ${MAX_BATCH_SIZE} attestations; split the batch`);
     await chargeRecords(request, records.length);
 
-    // Each item alone: validated here, its signature checked with the others of its chunk (on the
-    // verify pool's workers and in this thread at once). Chunk by chunk, each in a turn of the event
-    // loop of its own (inTurns), so other tenants' requests are answered between two chunks.
+    // Each item alone: validated here, its signature checked with the others of its chunk. Chunk by
+    // chunk, each in a turn of the event loop of its own (inTurns), so other tenants' requests are answered between two chunks.
     const rejected = (index: number, error: unknown) => {
       if (!(error instanceof HttpError)) throw error;
       // `reason` repeats `message` for clients that read it (docs/service.md, "Extensions")
@@ -242,7 +241,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
       for (let index = from; index < to; index += 1) checked.push(await checkItem(index));
       const jobs: WitnessJob[] = [];
       for (const item of checked) if ('job' in item && item.job !== null) jobs.push(item.job);
-      const forms = verifyPool ? verifyPool.verify(jobs) : jobs.map(witnessFormOf);
+      const forms = jobs.map(witnessFormOf);
 
       let next = 0;
       for (const [offset, item] of checked.entries()) {

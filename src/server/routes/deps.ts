@@ -2,14 +2,11 @@
 import type { FastifyRequest } from 'fastify';
 import type { ValidationIssue } from '../../core/index.js';
 import type { Store } from '../store/store.js';
-import type { VerifyPool } from '../verify-pool.js';
 
 export interface RouteDeps {
   store: Store;
   /** the clock, epoch ms */
   nowMs: () => number;
-  /** worker threads for the signatures of attestation batches; null: checked in the request */
-  verifyPool: VerifyPool | null;
 }
 
 /** The URL prefix of the workspace-scoped endpoints (docs/service.md). */
