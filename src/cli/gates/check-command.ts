@@ -30,7 +30,9 @@ export function createGatesCheckCommand(factory: Factory): Command {
       'list, 77 the API key is refused, 78 nothing is configured in CI. --on-error does not apply: a gate fails closed.\n' +
       '\nOn a terminal, one line per gate with its reason below. Piped, tab-separated: gate_id, result (pass,\n' +
       'soft, hard), exit_code, name, reason.\n' +
-      'With --format github and GITHUB_STEP_SUMMARY set, a Markdown summary is appended to that file.\n',
+      'With --format github and GITHUB_STEP_SUMMARY set, a Markdown summary is appended to that file.\n' +
+      'A check that reaches no verdict (69, 77, 78) is reported in those formats too: an ::error annotation\n' +
+      'and a summary row, or a JUnit test case with an <error>.\n',
   );
   return addExamples(command, [
     'govctl gates check',

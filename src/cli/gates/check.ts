@@ -8,9 +8,11 @@
 import { resolve } from 'node:path';
 import { stopwatch } from '../../client/stopwatch.js';
 import type { Factory } from '../factory.js';
+import { describeError, oneLine } from '../errors.js';
+import { exitCodeFor } from '../exit-codes.js';
 import { printBeforeVerdict, type OutputStream } from '../io.js';
 import { printJson, printTable, plural, type Column } from '../render.js';
-import { terminalText } from '../terminal-text.js';
+import { redactUrls, terminalText } from '../terminal-text.js';
 import { displayPath } from '../settings.js';
 import { wrapCell } from '../table-fit.js';
 import { applyFailOn, checkGatesReply, gatesVerdict, GatesFailedError, type CheckedGate, type FailOn, type GateStatus } from './verdict.js';
@@ -26,6 +28,39 @@ export interface GatesCheckOptions {
 }
 
 const STATUS_TEXT: Record<GateStatus, string> = { pass: '✓ pass', soft: '! soft fail', hard: '✗ HARD FAIL' };
+
+/**
+ * A check that reached no verdict, in the CI formats: an `::error` annotation and a job-summary
+ * row (github), or a JUnit document with one errored test case (junit), so that an artifact step
+ * never finds an empty file. Other formats leave it to the error line on stderr.
+ */
+async function reportNoVerdict(error: unknown, options: GatesCheckOptions, deps: Factory, seconds: number): Promise<void> {
+  if (options.format !== 'github' && options.format !== 'junit') return;
+  const described = describeError(error);
+  const message = oneLine(redactUrls(described.message)) + (described.hint ? `; ${described.hint}` : '');
+  const exitCode = exitCodeFor(error);
+  if (options.format === 'junit') {
+    const { junitErrorReport } = await import('./junit.js');
+    await deps.io.stdout.write(junitErrorReport({ code: described.code, message, exitCode }, { now: deps.clock(), seconds }));
+    return;
+  }
+  const { githubErrorAnnotation, githubErrorSummary } = await import('./github.js');
+  await deps.io.stdout.write(githubErrorAnnotation(message, exitCode));
+  await appendSummary(githubErrorSummary(message, exitCode), deps);
+}
+
+/** Appends to the GitHub job summary when `GITHUB_STEP_SUMMARY` names its file. */
+async function appendSummary(markdown: string, deps: Factory): Promise<void> {
+  const summaryFile = deps.env.GITHUB_STEP_SUMMARY;
+  if (!summaryFile) return;
+  try {
+    const { appendFile } = await import('node:fs/promises');
+    await appendFile(resolve(deps.cwd, summaryFile), markdown);
+  } catch (error) {
+    // The verdict matters more than the summary: say so and go on.
+    await deps.warn(`cannot append the job summary to ${displayPath(summaryFile)}: ${(error as Error).message}`);
+  }
+}
 
 /**
  * The gates on a terminal: one line per gate (result, name, id and exit code), its reason wrapped
@@ -56,9 +91,18 @@ const TSV_COLUMNS: readonly Column<CheckedGate>[] = [
 
 export async function run(options: GatesCheckOptions, deps: Factory): Promise<void> {
   const elapsed = stopwatch();
-  const api = await deps.api();
-  const body = await api.gatesCheck();
-  const gates = checkGatesReply(body);
+  let body: unknown;
+  let gates: CheckedGate[];
+  try {
+    const api = await deps.api();
+    body = await api.gatesCheck();
+    gates = checkGatesReply(body);
+  } catch (error) {
+    // No verdict (service down, key refused, nothing configured): a CI format still says so where
+    // CI reads it, and the error then ends the run with its own exit code.
+    await printBeforeVerdict(() => reportNoVerdict(error, options, deps, elapsed() / 1000));
+    throw error;
+  }
   const verdict = gatesVerdict(gates);
   const exitCode = applyFailOn(verdict, options.failOn);
   const out = deps.io.stdout;
@@ -77,16 +121,7 @@ export async function run(options: GatesCheckOptions, deps: Factory): Promise<vo
       case 'github': {
         const { githubAnnotations, githubSummary } = await import('./github.js');
         await out.write(githubAnnotations(gates));
-        const summaryFile = deps.env.GITHUB_STEP_SUMMARY;
-        if (summaryFile) {
-          try {
-            const { appendFile } = await import('node:fs/promises');
-            await appendFile(resolve(deps.cwd, summaryFile), githubSummary(gates, exitCode, options.failOn));
-          } catch (error) {
-            // The verdict matters more than the summary: say so and go on.
-            await deps.warn(`cannot append the job summary to ${displayPath(summaryFile)}: ${(error as Error).message}`);
-          }
-        }
+        await appendSummary(githubSummary(gates, exitCode, options.failOn), deps);
         break;
       }
       default:
