@@ -9,6 +9,7 @@ import { ConfigError, UsageError } from './errors.js';
 import type { IO } from './io.js';
 import { displayPath, isFileSource, loadSettings, LOCAL_BASE_URL, SETTING_FLAG, SETTING_ENV, type SettingFlags, type Settings } from './settings.js';
 import { displayUrl, serviceAddress, terminalText } from './terminal-text.js';
+import { messageLines } from './table-fit.js';
 import { checkCredentialRoute, checkEnvironmentPairing, checkStoreChoice } from './trust.js';
 import { checkServiceReplies } from './service-check.js';
 import { localNoticeShown, rememberLocalNotice } from './local-notice.js';
@@ -258,12 +259,12 @@ export function createFactory(options: FactoryOptions): Factory {
       // A notice may quote a service or a config file: no control characters. (Base URLs in
       // notices and traces are already shown without userinfo or query; a request's own query,
       // `?system=…`, stays visible in -v traces.)
-      return io.stderr.write(`govctl: ${terminalText(line)}\n`);
+      return io.stderr.write(`${messageLines(`govctl: ${terminalText(line)}`, io.stderr)}\n`);
     },
     warn(line: string) {
       const text = line.replace(/^warning: /, '');
       if (factory.globals.json === true) return io.stderr.write(`${JSON.stringify({ warning: text })}\n`);
-      return io.stderr.write(`govctl: warning: ${terminalText(text)}\n`);
+      return io.stderr.write(`${messageLines(`govctl: warning: ${terminalText(text)}`, io.stderr)}\n`);
     },
     trace(line: string) {
       if (factory.globals.json === true) return io.stderr.write(`${JSON.stringify({ trace: line })}\n`);

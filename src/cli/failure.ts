@@ -9,6 +9,7 @@ import { settingFromEnv } from './environment.js';
 import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
 import type { Factory } from './factory.js';
 import type { OnErrorMode } from './settings.js';
+import { messageLines } from './table-fit.js';
 import { redactUrls, terminalText } from './terminal-text.js';
 
 export interface FailureContext {
@@ -39,7 +40,8 @@ export async function reportFailure(error: unknown, context: FailureContext): Pr
       return EXIT.OK;
     }
   }
-  await writeErr(factory, `${formatError(error, context.json)}\n`);
+  const line = formatError(error, context.json);
+  await writeErr(factory, `${context.json ? line : messageLines(line, factory.io.stderr)}\n`);
   if (context.verbose && code === EXIT.INTERNAL && error instanceof Error && error.stack) {
     // Under --json, stderr stays JSON: the stack is a trace object.
     await writeErr(factory, context.json ? `${JSON.stringify({ trace: error.stack })}\n` : `${error.stack}\n`);

@@ -129,6 +129,25 @@ export function wrapCell(text: string, width: number): string[] {
   return lines;
 }
 
+/**
+ * Wraps a sentence to lines of at most `width` columns at spaces, the lines after the first
+ * starting with `indent`; a word is never broken (one wider than the line stands alone on it).
+ * Colour escapes count as nothing.
+ * @example wrapProse('govctl: the service cannot be reached', 20, '  ') // ['govctl: the service', '  cannot be reached']
+ */
+export function wrapProse(text: string, width: number, indent = ''): string[] {
+  return fill(text, '', width, indent);
+}
+
+/**
+ * A message line (`govctl: …`) as a stream shows it: on a terminal wrapped at spaces to its width
+ * (80 when it does not say), continued two spaces in, so the terminal never breaks a word; piped,
+ * the one line as it is.
+ */
+export function messageLines(text: string, out: { readonly isTTY: boolean; readonly columns: number | undefined }): string {
+  return out.isTTY ? wrapProse(text, out.columns || 80, '  ').join('\n') : text;
+}
+
 /** Cuts or wraps one cell to `width` columns, as its column shrinks. */
 export function fitCell(text: string, width: number, shrink: Shrink): string {
   switch (shrink) {

@@ -26,6 +26,7 @@ import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
 import { plural, printJson } from '../render.js';
 import { terminalText } from '../terminal-text.js';
+import { messageLines } from '../table-fit.js';
 import { flagForPath, readFlags, recordFlags, type FlagValues, type RecordFlags } from './record-flags.js';
 
 /** Options of one `evidence add <type>` run. */
@@ -212,5 +213,8 @@ async function printWriteResult(deps: Factory, result: GrcWriteResult, how: { dr
   const head = how.dryRun
     ? `${c.yellow('dry run:')} this ${terminalText(String(result.record_type))} record would earn ${plural(controls.length, 'control')} (nothing stored)`
     : `${c.green('✓')} stored ${c.bold(terminalText(String(result.record_id)))} (${terminalText(String(result.record_type))}${how.signed ? ', signed' : ''}), earning ${plural(controls.length, 'control')}`;
-  await out.write(`${head}${controls.length ? ':' : ''}\n${controls.map((control) => `  ${control}`).join('\n')}${controls.length ? '\n' : ''}`);
+  // Wrapped at spaces: a terminal breaks a long line inside a word.
+  await out.write(
+    `${messageLines(`${head}${controls.length ? ':' : ''}`, out)}\n${controls.map((control) => `  ${control}`).join('\n')}${controls.length ? '\n' : ''}`,
+  );
 }
