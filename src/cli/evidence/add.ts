@@ -184,6 +184,7 @@ export async function run(options: EvidenceAddOptions, deps: Factory): Promise<v
     throw new DataError(message, { code: 'validation_error', field: issues[0]?.path, hint });
   }
   const record: EvidenceRecord = built.record;
+  await warnIfFuture(record, deps);
 
   const key = await deps.signingKey();
   if (key) {
@@ -216,5 +217,21 @@ async function printWriteResult(deps: Factory, result: GrcWriteResult, how: { dr
   // Wrapped at spaces: a terminal breaks a long line inside a word.
   await out.write(
     `${messageLines(`${head}${controls.length ? ':' : ''}`, out)}\n${controls.map((control) => `  ${control}`).join('\n')}${controls.length ? '\n' : ''}`,
+  );
+}
+
+/** How far ahead of this machine's clock a time may be before it is called "in the future" (clock skew). */
+const FUTURE_SKEW_MS = 5 * 60 * 1000;
+
+/**
+ * Warns of an `occurred_at` in the future: it is accepted, but a record counts from the earlier
+ * of its time and its arrival (docs/controls.md "Freshness windows"), so a future date keeps nothing fresh
+ * longer and is most likely a typo.
+ */
+async function warnIfFuture(record: EvidenceRecord, deps: Factory): Promise<void> {
+  const time = Date.parse(String(record.occurred_at));
+  if (Number.isNaN(time) || time <= deps.clock().getTime() + FUTURE_SKEW_MS) return;
+  await deps.warn(
+    `occurred_at ${terminalText(String(record.occurred_at))} is in the future: the record is stored, but counts from when it arrives, not from that date`,
   );
 }
