@@ -10,6 +10,7 @@ import type { IO } from './io.js';
 import { displayPath, isFileSource, loadSettings, LOCAL_BASE_URL, SETTING_FLAG, SETTING_ENV, type SettingFlags, type Settings } from './settings.js';
 import { displayUrl, serviceAddress, terminalText } from './terminal-text.js';
 import { messageLines } from './table-fit.js';
+import { ENVIRONMENT } from './environment.js';
 import { checkCredentialRoute, checkEnvironmentPairing, checkStoreChoice } from './trust.js';
 import { checkServiceReplies } from './service-check.js';
 import { localNoticeShown, rememberLocalNotice } from './local-notice.js';
@@ -244,6 +245,7 @@ export function createFactory(options: FactoryOptions): Factory {
   let stdinClaim: string | undefined;
   const closers: (() => Promise<void>)[] = [];
 
+  io.hideSecrets(secretVariables(env));
   const factory: Factory = {
     io,
     env,
@@ -287,6 +289,8 @@ export function createFactory(options: FactoryOptions): Factory {
             cwd,
             readStdin: () => readAllText(factory.claimStdin('--api-key-file -')),
           }));
+        // A configured key is never printed, whatever carries it into the output.
+        io.hideSecrets([settings.apiKey]);
         for (const warning of settings.warnings) await factory.warn(warning);
         return settings;
       })();
@@ -414,4 +418,12 @@ export function createFactory(options: FactoryOptions): Factory {
     },
   };
   return factory;
+}
+
+/** The values of the variables that hold keys (the API key and the signing key, under every name). */
+function secretVariables(env: NodeJS.ProcessEnv): (string | undefined)[] {
+  return ENVIRONMENT.filter((variable) => variable.setting === 'apiKey' || variable.setting === 'signingKey').flatMap((variable) => [
+    env[variable.name],
+    variable.alias === undefined ? undefined : env[variable.alias],
+  ]);
 }
