@@ -184,10 +184,14 @@ function checkBaseUrl(baseUrl: string, settings: Settings): void {
     url = undefined;
   }
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new ConfigError(`the base URL from ${sourceName(settings, 'baseUrl')} is not an http(s) URL`, {
-      field: 'baseUrl',
-      hint: 'give one like https://governance.example.com, or local for the embedded store',
-    });
+    // The value is named (without anything that may be a credential): "not a URL" alone leaves
+    // the user guessing which part is wrong. A scheme-less host:port gets the URL it probably meant.
+    const shown = /[@?#]/.test(baseUrl) ? displayUrl(baseUrl) : `"${terminalText(baseUrl)}"`;
+    const guess = /^[\w.-]+(:\d+)?(\/\S*)?$/.test(baseUrl) ? `; did you mean http://${terminalText(baseUrl)} ?` : '';
+    const message = `the base URL ${shown} from ${sourceName(settings, 'baseUrl')} is not an http(s) URL${guess}`;
+    const options = { field: 'baseUrl', hint: 'give one like https://governance.example.com, or local for the embedded store' };
+    // Typed on the command line, it is a usage error (64); from the environment or a file, configuration (78).
+    throw settings.sources.baseUrl?.kind === 'flag' ? new UsageError(message, { ...options, field: '--base-url' }) : new ConfigError(message, options);
   }
   if (url.username !== '' || url.password !== '') {
     throw new ConfigError(`the base URL from ${sourceName(settings, 'baseUrl')} (${displayUrl(baseUrl)}) holds a user name or password`, {
