@@ -104,3 +104,24 @@ export function wholeNumber(flag: string, bounds: { min?: number; max?: number }
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
+
+/** What an id the service hands out looks like: a kind prefix, `_`, and a UUID. */
+const SERVICE_ID = /^([a-z]+)_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Checks an id typed or pasted on the command line (`rec_…`, `att_…`, `key_…`) before it is sent:
+ * a malformed one is a usage error (64), never a "not found" that a check would read as tampering.
+ * An id holding `…` was copied from a table cut to the terminal's width, which the message says.
+ * @example new Argument('<id>').argParser(serviceId(['rec', 'att'])) // 'rec_01…2df55' is refused
+ */
+export function serviceId(kinds: readonly string[]): (value: string) => string {
+  return (value: string) => {
+    const id = value.trim();
+    const kind = SERVICE_ID.exec(id)?.[1];
+    if (kind !== undefined && kinds.includes(kind)) return id;
+    const form = `${kinds.map((each) => `${each}_…`).join(' or ')}: a prefix and a UUID`;
+    if (id.includes('…') || id.includes('...'))
+      throw new InvalidArgumentError(`the id was cut to fit a terminal table; give it whole (${form}): \`--json\` and piped output show ids whole`);
+    throw new InvalidArgumentError(`not an id (${form})`);
+  };
+}

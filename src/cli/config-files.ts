@@ -129,7 +129,7 @@ function readPlainJsonConfig(path: string): { config: unknown } | undefined {
   const isPackage = path.endsWith('/package.json') || path === 'package.json';
   let parsed: unknown;
   try {
-    const text = readFileSync(path, 'utf8');
+    const text = withoutBom(readFileSync(path, 'utf8'));
     if (!isPackage && text.trim() === '') return { config: undefined };
     parsed = JSON.parse(text);
   } catch {
@@ -209,7 +209,7 @@ export async function readUserConfig(env: NodeJS.ProcessEnv): Promise<ConfigFile
   const path = userConfigPath(env);
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = withoutBom(readFileSync(path, 'utf8'));
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ENOENT' || (error as { code?: unknown }).code === 'ENOTDIR') return undefined;
     throw new ConfigError(`cannot read the user config file ${displayPath(path)}: ${errorText(error)}`, { hint: 'fix its permissions or remove it' });
@@ -263,4 +263,12 @@ export function closestKey(key: string, known: Iterable<string>): string | undef
     if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
   }
   return best !== undefined && bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
+}
+
+/**
+ * The text without a leading byte-order mark, which editors on Windows write: JSON.parse refuses
+ * it, and the message would show an invisible character. Data files accept it too (input.ts).
+ */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }

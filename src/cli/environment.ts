@@ -92,6 +92,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   { name: 'GOVCTL_TRUSTED_HOSTS', group: 'trust', what: 'hosts your API key may go to when a project config names them (URLs, comma-separated)' },
   { name: 'CI', group: 'ci', what: 'set (not empty, 0 or false): with nothing configured, fail (78) instead of using the local store' },
   { name: 'GITHUB_STEP_SUMMARY', group: 'ci', what: '`gates check --format github` appends a Markdown summary to this file' },
+  { name: 'GITHUB_ACTIONS', group: 'ci', what: 'true in a GitHub Actions job: a write failing under `--on-error warn` is a `::warning` annotation' },
   { name: 'NO_COLOR', group: 'output', what: 'any value: no colour (--no-color)' },
   { name: 'FORCE_COLOR', group: 'output', what: 'colour even when piped: 1 basic, 2 256 colours, 3 truecolor; 0 or false: none' },
   { name: 'TERM', group: 'output', what: '"dumb": no colour' },

@@ -9,6 +9,8 @@ import { ConfigError, UsageError } from './errors.js';
 import type { IO } from './io.js';
 import { displayPath, isFileSource, loadSettings, LOCAL_BASE_URL, SETTING_FLAG, SETTING_ENV, type SettingFlags, type Settings } from './settings.js';
 import { displayUrl, serviceAddress, terminalText } from './terminal-text.js';
+import { messageLines } from './table-fit.js';
+import { ENVIRONMENT } from './environment.js';
 import { checkCredentialRoute, checkEnvironmentPairing, checkStoreChoice } from './trust.js';
 import { checkServiceReplies } from './service-check.js';
 import { localNoticeShown, rememberLocalNotice } from './local-notice.js';
@@ -182,10 +184,14 @@ function checkBaseUrl(baseUrl: string, settings: Settings): void {
     url = undefined;
   }
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new ConfigError(`the base URL from ${sourceName(settings, 'baseUrl')} is not an http(s) URL`, {
-      field: 'baseUrl',
-      hint: 'give one like https://governance.example.com, or local for the embedded store',
-    });
+    // The value is named (without anything that may be a credential): "not a URL" alone leaves
+    // the user guessing which part is wrong. A scheme-less host:port gets the URL it probably meant.
+    const shown = /[@?#]/.test(baseUrl) ? displayUrl(baseUrl) : `"${terminalText(baseUrl)}"`;
+    const guess = /^[\w.-]+(:\d+)?(\/\S*)?$/.test(baseUrl) ? `; did you mean http://${terminalText(baseUrl)} ?` : '';
+    const message = `the base URL ${shown} from ${sourceName(settings, 'baseUrl')} is not an http(s) URL${guess}`;
+    const options = { field: 'baseUrl', hint: 'give one like https://governance.example.com, or local for the embedded store' };
+    // Typed on the command line, it is a usage error (64); from the environment or a file, configuration (78).
+    throw settings.sources.baseUrl?.kind === 'flag' ? new UsageError(message, { ...options, field: '--base-url' }) : new ConfigError(message, options);
   }
   if (url.username !== '' || url.password !== '') {
     throw new ConfigError(`the base URL from ${sourceName(settings, 'baseUrl')} (${displayUrl(baseUrl)}) holds a user name or password`, {
@@ -243,6 +249,7 @@ export function createFactory(options: FactoryOptions): Factory {
   let stdinClaim: string | undefined;
   const closers: (() => Promise<void>)[] = [];
 
+  io.hideSecrets(secretVariables(env));
   const factory: Factory = {
     io,
     env,
@@ -258,12 +265,12 @@ export function createFactory(options: FactoryOptions): Factory {
       // A notice may quote a service or a config file: no control characters. (Base URLs in
       // notices and traces are already shown without userinfo or query; a request's own query,
       // `?system=…`, stays visible in -v traces.)
-      return io.stderr.write(`govctl: ${terminalText(line)}\n`);
+      return io.stderr.write(`${messageLines(`govctl: ${terminalText(line)}`, io.stderr)}\n`);
     },
     warn(line: string) {
       const text = line.replace(/^warning: /, '');
       if (factory.globals.json === true) return io.stderr.write(`${JSON.stringify({ warning: text })}\n`);
-      return io.stderr.write(`govctl: warning: ${terminalText(text)}\n`);
+      return io.stderr.write(`${messageLines(`govctl: warning: ${terminalText(text)}`, io.stderr)}\n`);
     },
     trace(line: string) {
       if (factory.globals.json === true) return io.stderr.write(`${JSON.stringify({ trace: line })}\n`);
@@ -286,6 +293,8 @@ export function createFactory(options: FactoryOptions): Factory {
             cwd,
             readStdin: () => readAllText(factory.claimStdin('--api-key-file -')),
           }));
+        // A configured key is never printed, whatever carries it into the output.
+        io.hideSecrets([settings.apiKey]);
         for (const warning of settings.warnings) await factory.warn(warning);
         return settings;
       })();
@@ -413,4 +422,12 @@ export function createFactory(options: FactoryOptions): Factory {
     },
   };
   return factory;
+}
+
+/** The values of the variables that hold keys (the API key and the signing key, under every name). */
+function secretVariables(env: NodeJS.ProcessEnv): (string | undefined)[] {
+  return ENVIRONMENT.filter((variable) => variable.setting === 'apiKey' || variable.setting === 'signingKey').flatMap((variable) => [
+    env[variable.name],
+    variable.alias === undefined ? undefined : env[variable.alias],
+  ]);
 }

@@ -9,6 +9,8 @@ import { settingFromEnv } from './environment.js';
 import { EXIT, exitCodeFor, type ExitCode } from './exit-codes.js';
 import type { Factory } from './factory.js';
 import type { OnErrorMode } from './settings.js';
+import { messageLines } from './table-fit.js';
+import { redactUrls, terminalText } from './terminal-text.js';
 
 export interface FailureContext {
   factory: Factory;
@@ -33,16 +35,29 @@ export async function reportFailure(error: unknown, context: FailureContext): Pr
     const mode = await onErrorMode(factory);
     if (mode === 'silent') return EXIT.OK;
     if (mode === 'warn') {
-      await factory.warn(`${oneLine(describeError(error).message)} (not failing: --on-error warn)`).catch(() => undefined);
+      const message = `${oneLine(redactUrls(describeError(error).message))} (not failing: --on-error warn)`;
+      await warnOfWrite(factory, message, context.json).catch(() => undefined);
       return EXIT.OK;
     }
   }
-  await writeErr(factory, `${formatError(error, context.json)}\n`);
+  const line = formatError(error, context.json);
+  await writeErr(factory, `${context.json ? line : messageLines(line, factory.io.stderr)}\n`);
   if (context.verbose && code === EXIT.INTERNAL && error instanceof Error && error.stack) {
     // Under --json, stderr stays JSON: the stack is a trace object.
     await writeErr(factory, context.json ? `${JSON.stringify({ trace: error.stack })}\n` : `${error.stack}\n`);
   }
   return code;
+}
+
+/**
+ * The warning of a write that failed under `--on-error warn`: in a GitHub Actions job (and not
+ * under `--json`, whose stderr is JSON only) a `::warning` workflow command, which the runner
+ * shows as an annotation on the run; elsewhere the usual warning line.
+ */
+async function warnOfWrite(factory: Factory, message: string, json: boolean): Promise<void> {
+  if (json || factory.env.GITHUB_ACTIONS !== 'true') return factory.warn(message);
+  const { escapeData, escapeProperty } = await import('./gates/github.js');
+  await factory.io.stderr.write(`::warning title=${escapeProperty('govctl: a write failed')}::${escapeData(terminalText(message))}\n`);
 }
 
 /** `--on-error` from the settings, or from the flag and environment when the settings cannot load. */

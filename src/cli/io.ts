@@ -6,6 +6,7 @@
  */
 import { Readable, Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
+import { redact } from '../client/errors.js';
 import { PipeClosedError } from './errors.js';
 
 /** Colour levels as chalk counts them: 0 none, 1 basic, 2 256 colours, 3 truecolor. */
@@ -39,6 +40,12 @@ export interface IO {
   readonly stderr: OutputStream;
   readonly stdin: NodeJS.ReadableStream;
   readonly stdinIsTTY: boolean;
+  /**
+   * Configured secrets (the API key, the signing key) that no write may show, on either stream:
+   * each occurrence becomes `***`, whatever put it in the text (a hostile service can echo a key
+   * back inside data). Secrets shorter than 8 characters are not hidden (they are not real keys).
+   */
+  hideSecrets(secrets: readonly (string | undefined)[]): void;
   /** Writes out both output streams. */
   flush(): Promise<void>;
 }
@@ -88,6 +95,8 @@ export interface OutputStreamOptions {
    * both reach one terminal, lines appear in the order they were written.
    */
   beforeQueue?: () => void;
+  /** secrets replaced by `***` in every write ({@link IO.hideSecrets}); read at each write */
+  secrets?: readonly string[];
 }
 
 function isClosedPipe(error: unknown): boolean {
@@ -158,6 +167,7 @@ export function createOutputStream(stream: NodeJS.WritableStream, options: Outpu
     async write(text: string): Promise<void> {
       checkClosed();
       if (text === '') return;
+      if (options.secrets !== undefined && options.secrets.length > 0) text = redact(text, options.secrets);
       if (draining) await draining;
       checkClosed();
       options.beforeQueue?.();
@@ -231,6 +241,7 @@ export interface CreateIOOptions {
 export function createIO(options: CreateIOOptions): IO {
   let stdout: OutputStream | undefined;
   let stderr: OutputStream | undefined;
+  const secrets: string[] = [];
   const make = (stream: CreateIOOptions['stdout'], failOnClosed: boolean, other: () => OutputStream | undefined): OutputStream => {
     const isTTY = stream.isTTY === true;
     return createOutputStream(stream, {
@@ -240,6 +251,7 @@ export function createIO(options: CreateIOOptions): IO {
       failOnClosed,
       // At most one stream ever holds queued text, so the flush order below cannot reorder lines.
       beforeQueue: () => other()?.pushPending(),
+      secrets,
     });
   };
   const io: IO = {
@@ -255,6 +267,12 @@ export function createIO(options: CreateIOOptions): IO {
     },
     get stdinIsTTY() {
       return options.stdin.isTTY === true;
+    },
+    hideSecrets(list) {
+      for (const secret of list) {
+        const text = secret?.trim();
+        if (text !== undefined && text.length >= 8 && !secrets.includes(text)) secrets.push(text);
+      }
     },
     async flush() {
       // stderr first: it carries the summary of what stdout holds, and cannot fail the run.

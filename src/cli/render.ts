@@ -32,11 +32,17 @@ export interface Column<T> {
   style?: (text: string, out: OutputStream, row: T) => string;
   /**
    * How the column gives up width on a terminal too narrow for the table (default `end`): ids cut
-   * in the `middle`, long lists `wrap`. Piped output is never cut.
+   * (copied into other commands) only when nothing else can give (`id`), hashes and keys in the
+   * `middle`, long lists `wrap`. Piped output is never cut.
    */
   shrink?: Shrink;
   /** the narrowest it may be cut to (default by `shrink`: table-fit.ts MIN_WIDTH) */
   minWidth?: number;
+  /**
+   * left out of a terminal's table too narrow to show its ids whole otherwise (the last optional
+   * column first); piped output and `--json` always have it
+   */
+  optional?: boolean;
 }
 
 /** Terminal width assumed when a terminal does not tell its own. */
@@ -125,28 +131,35 @@ export async function printTable<T>(out: OutputStream, columns: readonly Column<
     await out.write(chunk);
     return;
   }
-  // Cells as the terminal shows them (escaped), fitted to its width before colour is added.
-  const texts = rows.map((row) => columns.map((column) => terminalText(cell(column, row, true, context))));
-  const headers = columns.map((column) => column.header.toUpperCase());
-  const shrinks = columns.map((column) => column.shrink ?? 'end');
-  const sizes = columns.map((column, i) => {
-    const natural = Math.max(displayWidth(headers[i]), ...texts.map((cells) => Math.max(...cells[i].split('\n').map(displayWidth))));
-    // Times, marks and counts are short by nature and unreadable cut: they keep their width.
-    const kind = column.ttyKind ?? column.kind;
-    const min = kind === 'time' || kind === 'boolean' || kind === 'count' ? natural : (column.minWidth ?? MIN_WIDTH[shrinks[i]]);
-    return { natural, min: Math.min(natural, min) };
-  });
   // A pseudo-terminal may report 0 columns: that is not knowing.
   const available = out.columns || DEFAULT_COLUMNS;
-  // Boxed: "│ " before each cell, " " after it, and the closing "│". When even the minimums do not
-  // fit in a box, the borders go (columns two spaces apart, as gh draws every table) to give the
-  // cells the room.
-  const boxedChrome = 3 * columns.length + 1;
-  const boxed = sizes.reduce((sum, size) => sum + size.min, boxedChrome) <= available;
-  const widths = fitWidths(sizes, boxed ? boxedChrome : 2 * (columns.length - 1), available);
+  // Cells as the terminal shows them (escaped), fitted to its width before colour is added.
+  const allTexts = rows.map((row) => columns.map((column) => terminalText(cell(column, row, true, context))));
+  const all = columns.map((column, i) => {
+    const header = column.header.toUpperCase();
+    const shrink = column.shrink ?? 'end';
+    const natural = Math.max(displayWidth(header), ...allTexts.map((cells) => Math.max(...cells[i].split('\n').map(displayWidth))));
+    // Times, marks and counts are short by nature and unreadable cut: they keep their width.
+    const kind = column.ttyKind ?? column.kind;
+    const min = kind === 'time' || kind === 'boolean' || kind === 'count' ? natural : (column.minWidth ?? MIN_WIDTH[shrink]);
+    return { column, index: i, header, shrink, natural, min: Math.min(natural, min), last: shrink === 'id' };
+  });
+  // The narrowest the table can be with its ids whole: every other column at its minimum.
+  const narrowest = (shown: typeof all, chrome: number) => shown.reduce((sum, size) => sum + (size.last ? size.natural : size.min), chrome);
+  // Optional columns go, the last first, when the table cannot otherwise show its ids whole.
+  const shown = [...all];
+  for (let i = shown.length - 1; i >= 0 && narrowest(shown, 2 * (shown.length - 1)) > available; i--) {
+    if (shown[i].column.optional === true) shown.splice(i, 1);
+  }
+  // Boxed: "│ " before each cell, " " after it, and the closing "│". When the box would cut an id
+  // or a column below its minimum, the borders go (columns two spaces apart, as gh draws every
+  // table) to give the cells the room.
+  const boxedChrome = 3 * shown.length + 1;
+  const boxed = narrowest(shown, boxedChrome) <= available;
+  const widths = fitWidths(shown, boxed ? boxedChrome : 2 * (shown.length - 1), available);
   const { default: Table } = await import('cli-table3');
   const table = new Table({
-    head: headers.map((header, i) => out.color.bold(truncateEnd(header, widths[i]))),
+    head: shown.map((size, i) => out.color.bold(truncateEnd(size.header, widths[i]))),
     colWidths: widths.map((width) => (boxed ? width + 2 : width)),
     ...(boxed
       ? { style: { head: [], border: out.colorEnabled ? ['grey'] : [] }, chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' } }
@@ -154,9 +167,9 @@ export async function printTable<T>(out: OutputStream, columns: readonly Column<
   });
   rows.forEach((row, r) => {
     table.push(
-      columns.map((column, i) => {
-        const shown = fitCell(texts[r][i], widths[i], shrinks[i]);
-        return column.style && out.colorEnabled ? column.style(shown, out, row) : shown;
+      shown.map((size, i) => {
+        const text = fitCell(allTexts[r][size.index], widths[i], size.shrink);
+        return size.column.style && out.colorEnabled ? size.column.style(text, out, row) : text;
       }),
     );
   });

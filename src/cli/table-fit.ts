@@ -13,15 +13,22 @@ import stringWidth from 'string-width';
 export type Shrink =
   /** cut at the end: `loan-scorer-produ…` */
   | 'end'
-  /** cut in the middle, keeping both ends (ids, whose prefix says the kind and whose end tells them apart): `rec_01a2…4ae24` */
+  /**
+   * cut in the middle, keeping both ends (hashes and keys, whose ends tell them apart): `3f9a…ae24`
+   */
   | 'middle'
+  /**
+   * ids a user copies into another command: cut only when every other column is at its minimum
+   * (then in the middle), so that on most terminals they stay whole
+   */
+  | 'id'
   /** wrap onto more lines at spaces (long lists: a row grows taller instead of losing values) */
   | 'wrap';
 
 const ELLIPSIS = '…';
 
 /** Narrowest a column is cut to, by how it shrinks (a narrower value is never widened). */
-export const MIN_WIDTH: Readonly<Record<Shrink, number>> = { end: 8, middle: 11, wrap: 20 };
+export const MIN_WIDTH: Readonly<Record<Shrink, number>> = { end: 8, middle: 11, id: 11, wrap: 20 };
 
 /** Columns a terminal uses to show the text (ANSI colour escapes count as nothing). */
 export function displayWidth(text: string): number {
@@ -122,10 +129,30 @@ export function wrapCell(text: string, width: number): string[] {
   return lines;
 }
 
+/**
+ * Wraps a sentence to lines of at most `width` columns at spaces, the lines after the first
+ * starting with `indent`; a word is never broken (one wider than the line stands alone on it).
+ * Colour escapes count as nothing.
+ * @example wrapProse('govctl: the service cannot be reached', 20, '  ') // ['govctl: the service', '  cannot be reached']
+ */
+export function wrapProse(text: string, width: number, indent = ''): string[] {
+  return fill(text, '', width, indent);
+}
+
+/**
+ * A message line (`govctl: …`) as a stream shows it: on a terminal wrapped at spaces to its width
+ * (80 when it does not say), continued two spaces in, so the terminal never breaks a word; piped,
+ * the one line as it is.
+ */
+export function messageLines(text: string, out: { readonly isTTY: boolean; readonly columns: number | undefined }): string {
+  return out.isTTY ? wrapProse(text, out.columns || 80, '  ').join('\n') : text;
+}
+
 /** Cuts or wraps one cell to `width` columns, as its column shrinks. */
 export function fitCell(text: string, width: number, shrink: Shrink): string {
   switch (shrink) {
     case 'middle':
+    case 'id':
       return truncateMiddle(text, width);
     case 'wrap':
       return wrapCell(text, width).join('\n');
@@ -140,21 +167,27 @@ export interface ColumnWidth {
   natural: number;
   /** the narrowest it may become */
   min: number;
+  /** shrinks only once every other column is at its minimum (ids) */
+  last?: boolean;
 }
 
 /**
  * The content width of each column so that the widths plus `chrome` (borders and padding) fit in
  * `available` columns: while too wide, the widest column that may still shrink loses one column
- * (as gh does), so narrow columns keep their values and wide ones share the cut. A column is never
- * cut below its minimum; when even the minimums do not fit, the table is as narrow as they allow.
+ * (as gh does), so narrow columns keep their values and wide ones share the cut; columns marked
+ * `last` (ids) shrink only once every other one is at its minimum. A column is never cut below its
+ * minimum; when even the minimums do not fit, the table is as narrow as they allow.
  */
 export function fitWidths(columns: readonly ColumnWidth[], chrome: number, available: number): number[] {
   const widths = columns.map((column) => column.natural);
   let excess = widths.reduce((sum, w) => sum + w, chrome) - available;
   while (excess > 0) {
     let widest = -1;
-    for (let i = 0; i < widths.length; i++) {
-      if (widths[i] > columns[i].min && (widest < 0 || widths[i] > widths[widest])) widest = i;
+    for (const last of [false, true]) {
+      for (let i = 0; i < widths.length; i++) {
+        if ((columns[i].last === true) === last && widths[i] > columns[i].min && (widest < 0 || widths[i] > widths[widest])) widest = i;
+      }
+      if (widest >= 0) break;
     }
     if (widest < 0) break;
     widths[widest]--;

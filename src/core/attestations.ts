@@ -4,7 +4,7 @@
  * tool, both hashes; executed_at defaults to now on either side.
  */
 import { isPlainObject } from './canonical-json.js';
-import { isDateTime, isHex64, checkName } from './records/validate.js';
+import { isDateTime, isHex64, checkName, noSuchDay } from './records/validate.js';
 import type { ValidationIssue } from './records/types.js';
 import { isJsonNumber } from './canonical-json.js';
 
@@ -88,7 +88,7 @@ export function validateAttestation(record: unknown, prefix = ''): ValidationIss
     check(issues, isJsonNumber(version) && (version === 1 || version === 2), at('schema_version'), 'enum', 'must be 2 (or 1 from older clients)');
   }
   if (record.executed_at !== undefined && record.executed_at !== null) {
-    check(issues, isDateTime(record.executed_at), at('executed_at'), 'format', 'must be an ISO 8601 date and time');
+    check(issues, isDateTime(record.executed_at), at('executed_at'), 'format', noSuchDay(record.executed_at) ?? 'must be an ISO 8601 date and time');
   }
   if (record.model_id !== undefined && record.model_id !== null) check(issues, typeof record.model_id === 'string', at('model_id'), 'type', 'must be a string');
   const by = record.authorised_by;

@@ -21,7 +21,10 @@ export function integerParam(query: Query, name: string, fallback: number, min: 
   const text = textParam(query, name, 32);
   if (text === undefined) return fallback;
   const value = /^[0-9]{1,15}$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(value) || value < min || value > max) throw invalidField(name, `must be an integer from ${min} to ${max}`);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    // No bound of the service's own: the number type's largest integer is no limit to name.
+    throw invalidField(name, max === Number.MAX_SAFE_INTEGER ? `must be a whole number of at least ${min}` : `must be an integer from ${min} to ${max}`);
+  }
   return value;
 }
 

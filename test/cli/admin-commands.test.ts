@@ -121,7 +121,7 @@ describe('govctl admin api-key', () => {
 
   it('fails with 66 for a missing database, 65 for an unknown key or workspace, 64 without --workspace', async () => {
     expect((await runCli(['admin', 'api-key', 'list', '--db', join(temp.dir, 'nope.db')], {})).exitCode).toBe(66);
-    const unknownKey = await runCli(['admin', 'api-key', 'revoke', 'key_nope', '--db', db, '--json'], {});
+    const unknownKey = await runCli(['admin', 'api-key', 'revoke', 'key_00000000-0000-7000-8000-000000000000', '--db', db, '--json'], {});
     expect(unknownKey.exitCode).toBe(65);
     expect(JSON.parse(unknownKey.stderr).error).toBe('not_found');
     expect((await runCli(['admin', 'api-key', 'create', '--db', db, '--workspace', 'ws_nope'], {})).exitCode).toBe(65);

@@ -54,7 +54,7 @@ function widest(output: string): number {
 }
 
 describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? `tables on a real terminal of ${COLUMNS} columns` : `tables on a real terminal (skipped: ${PTY_SKIP_REASON})`, () => {
-  it('evidence list fits, with record ids cut in the middle and the system cut at the end', async () => {
+  it('evidence list fits, with record ids whole, the system cut at the end and optional columns left out', async () => {
     const tty = await runInPty(['evidence', 'list', '--system', SYSTEM], { env, columns: COLUMNS });
     expect(tty.exitCode, tty.output).toBe(0);
     expect(widest(tty.output), tty.output).toBeLessThanOrEqual(COLUMNS);
@@ -65,21 +65,18 @@ describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? `tables on a real terminal of ${COLUMN
       .map((line) => line.split('\t')[0]);
     expect(ids).toHaveLength(3);
     const shown = stripAnsi(tty.output);
-    for (const id of ids) {
-      // rec_… at the start and the id's last characters at the end, one ellipsis between.
-      expect(shown).toMatch(new RegExp(`rec_\\S*…\\S*${id.slice(-4)} `));
-      expect(shown).not.toContain(id);
-    }
-    expect(shown).toMatch(/│ consumer-\S*… │/);
-    expect(shown).toMatch(/│ change_\S* │/);
+    for (const id of ids) expect(shown).toContain(id);
+    expect(shown).toMatch(/consumer\S*… /);
+    expect(shown).toMatch(/change_event /);
+    expect(shown).not.toContain('SOURCE');
     expect(shown).toContain('just now');
   });
 
-  it('systems fits, its id cut in the middle', async () => {
+  it('systems fits, its id whole', async () => {
     const tty = await runInPty(['systems', '--name', SYSTEM], { env, columns: COLUMNS });
     expect(tty.exitCode, tty.output).toBe(0);
     expect(widest(tty.output)).toBeLessThanOrEqual(COLUMNS);
-    expect(stripAnsi(tty.output)).toMatch(/sys_\S*…\S+/);
+    expect(stripAnsi(tty.output)).toMatch(/sys_[0-9a-f-]{36}/);
     expect(stripAnsi(tty.output)).toMatch(/SYSTEM.*ID.*REGISTERED/);
   });
 

@@ -213,7 +213,7 @@ describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? 'on a real terminal' : `on a real term
       expect(tty.output).toMatch(ANSI_SGR);
       const plain = stripAnsi(tty.output);
       for (const { gate_id, exit_code } of body.gates)
-        expect(plain).toMatch(new RegExp(`(✓ pass|! soft fail|✗ HARD FAIL) .*\\(${gate_id}, exit ${exit_code}\\)`));
+        expect(plain).toMatch(new RegExp(`(${{ 0: '✓ pass', 1: '! soft fail', 2: '✗ HARD FAIL' }[exit_code]}) .*${gate_id}`));
       expect(plain).not.toMatch(/\t/);
 
       const rows = piped.stdout
@@ -223,10 +223,10 @@ describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? 'on a real terminal' : `on a real term
       expect(rows.map((row) => row[0])).toEqual(body.gates.map((gate) => gate.gate_id));
       expect(piped.stdout).not.toMatch(ANY_ESCAPE);
       if (verdict !== 0) {
-        // the verdict line is the same one line in both
+        // the verdict line is the same in both: one line piped, wrapped at spaces on a terminal
         const line = piped.stderr.trimEnd();
         expect(line.split('\n')).toHaveLength(1);
-        expect(plain).toContain(line);
+        expect(plain.replace(/\r?\n {2}/g, ' ')).toContain(line);
       }
 
       for (const failOn of ['hard', 'never']) {
@@ -238,13 +238,18 @@ describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? 'on a real terminal' : `on a real term
       }
     });
 
-    // stdout and stderr share the terminal: the verdict (stderr) must follow the list it sums up.
-    it('gates check prints the verdict line below the gate list on a terminal', async () => {
+    // stdout and stderr share the terminal: the verdict comes first, then the blocking gates, and
+    // the error line (stderr) follows the list it sums up.
+    it('gates check prints the verdict first and the blocking gates before the others on a terminal', async () => {
       const tty = await runInPty(['gates', 'check'], { env });
       expect(tty.exitCode).toBeGreaterThan(0); // the seeded workspace fails its gates
-      const lines = stripAnsi(tty.output).trimEnd().split('\n');
-      expect(lines[0]).toMatch(/^(✓ pass|! soft fail|✗ HARD FAIL) /);
-      expect(lines.at(-1)).toMatch(/^govctl: .*gates? failing.*: exit [12]; /);
+      const lines = stripAnsi(tty.output).trimEnd().split(/\r?\n/);
+      expect(lines[0]).toMatch(/^(✗ blocked|! failed): .*gates? failing.* \(exit [12]\)$/);
+      const results = lines.map((line) => /(✓ pass|! soft fail|✗ HARD FAIL)/.exec(line)?.[1]).filter(Boolean);
+      expect(results).toEqual(
+        [...results].sort((a, b) => ['✗ HARD FAIL', '! soft fail', '✓ pass'].indexOf(a!) - ['✗ HARD FAIL', '! soft fail', '✓ pass'].indexOf(b!)),
+      );
+      expect(tty.output).toMatch(/^govctl: .*gates? failing/m);
     });
   });
 

@@ -4,7 +4,7 @@
  */
 import { Argument, Command, Option } from 'commander';
 import type { ApiKeyInfo, ApiKeyRole } from '../../server/index.js';
-import { addExamples } from '../command-kit.js';
+import { addExamples, serviceId } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import { printFields, printJson, printTable, type Column } from '../render.js';
 import { databaseLocation, dbOption, withDatabaseErrors } from './database.js';
@@ -120,9 +120,9 @@ export function createApiKeyListCommand(factory: Factory): Command {
 }
 
 const KEY_COLUMNS: readonly Column<ApiKeyInfo>[] = [
-  { header: 'key id', value: (key) => key.key_id, shrink: 'middle' },
+  { header: 'key id', value: (key) => key.key_id, shrink: 'id' },
   { header: 'prefix', value: (key) => key.prefix },
-  { header: 'workspace', value: (key) => key.workspace_id, shrink: 'middle' },
+  { header: 'workspace', value: (key) => key.workspace_id, shrink: 'id' },
   { header: 'name', value: (key) => key.name ?? '' },
   { header: 'created', value: (key) => key.created_at, kind: 'time' },
   { header: 'expires', value: (key) => key.expires_at ?? '', kind: 'time' },
@@ -144,7 +144,7 @@ export async function runList(options: ApiKeyListOptions, deps: Factory): Promis
 export function createApiKeyRevokeCommand(factory: Factory): Command {
   const command = new Command('revoke')
     .description('revoke an API key at once (revoking it again changes nothing)')
-    .addArgument(new Argument('<key-id>', "the key's id, from `admin api-key list`"))
+    .addArgument(new Argument('<key-id>', "the key's id, from `admin api-key list`").argParser(serviceId(['key'])))
     .addOption(dbOption())
     .action(async (keyId: string, flags: { db?: string }) => runRevoke({ json: factory.globals.json === true, db: flags.db, keyId }, factory));
   command.addHelpText('after', "\nRequests with the key are refused (401, exit 77 in govctl) from then on. --json prints the key's fields.\n");

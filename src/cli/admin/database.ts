@@ -232,6 +232,14 @@ function postgresFailure(thrown: unknown, where: string, server: ServerModule): 
       hint: 'create it first (`createdb NAME`, or CREATE DATABASE NAME OWNER USER)',
     });
   }
+  // A setting the URL passes to the server (`?options=-c …`, an unknown parameter, a bad value)
+  // that PostgreSQL refuses: the URL is wrong, which is configuration (it was 70, "a bug").
+  if (typeof code === 'string' && /^(22|42|F0)/.test(code) && /parameter|argument|option|setting/i.test(message)) {
+    return new ConfigError(`PostgreSQL refused a setting of the URL ${where}: ${message} (${code})`, {
+      field: '--db',
+      hint: "check the URL's query (options=, and the other parameters it passes to the server)",
+    });
+  }
   if ((typeof code === 'string' && code.startsWith('08')) || unavailable) {
     return new DatabaseUnreachableError(`cannot connect to the PostgreSQL database ${where}: ${message}${typeof code === 'string' ? ` (${code})` : ''}`, {
       field: '--db',

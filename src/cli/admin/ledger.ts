@@ -61,7 +61,7 @@ export function createLedgerKeyCommand(factory: Factory): Command {
 
 const WITNESS_COLUMNS: Column<WitnessInfo>[] = [
   { header: 'NAME', value: (w) => w.name },
-  { header: 'WORKSPACE', value: (w) => w.workspace_id, shrink: 'middle' },
+  { header: 'WORKSPACE', value: (w) => w.workspace_id, shrink: 'id' },
   { header: 'ADDED', value: (w) => w.added_at },
   { header: 'REVOKED', value: (w) => w.revoked_at ?? '' },
   { header: 'KEY', value: (w) => w.verifier_key, shrink: 'middle' },

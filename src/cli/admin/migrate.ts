@@ -27,7 +27,7 @@ export interface AdminMigrateOptions {
 
 /** On a narrow terminal ids and hashes are cut in the middle (their start and end still compare); piped and --json, whole. */
 const COLUMNS: Column<WorkspaceLogComparison>[] = [
-  { header: 'WORKSPACE', value: (log) => log.workspace_id, shrink: 'middle' },
+  { header: 'WORKSPACE', value: (log) => log.workspace_id, shrink: 'id' },
   { header: 'TREE_SIZE', value: (log) => log.source.tree_size },
   { header: 'ROOT', value: (log) => log.source.root, shrink: 'middle' },
   { header: 'TARGET_SIZE', value: (log) => log.target.tree_size },

@@ -29,13 +29,18 @@ export const MAX_PAGE = 200;
 
 /** Columns: the piped order is the documented TSV format (docs/cli.md). */
 export const ATTESTATION_COLUMNS: readonly Column<StoredAttestation>[] = [
-  { header: 'attestation id', value: (a) => a.attestation_id, shrink: 'middle' },
+  { header: 'attestation id', value: (a) => a.attestation_id, shrink: 'id' },
   { header: 'system', value: (a) => a.system_name },
   { header: 'tool', value: (a) => a.tool_name },
   { header: 'executed', value: (a) => a.executed_at, kind: 'time' },
-  { header: 'tier', value: (a) => a.trust_tier, style: (text, out, a) => (a.trust_tier === 'witnessed' ? out.color.green(text) : out.color.dim(text)) },
-  { header: 'form', value: (a) => a.witness_form ?? '' },
-  { header: 'key fingerprint', value: (a) => a.key_fingerprint ?? '', shrink: 'middle' },
+  {
+    header: 'tier',
+    value: (a) => a.trust_tier,
+    style: (text, out, a) => (a.trust_tier === 'witnessed' ? out.color.green(text) : out.color.dim(text)),
+    optional: true,
+  },
+  { header: 'form', value: (a) => a.witness_form ?? '', optional: true },
+  { header: 'key fingerprint', value: (a) => a.key_fingerprint ?? '', shrink: 'middle', optional: true },
 ];
 
 /** Every page of a listing from `query.cursor` on, following `next_cursor`. */

@@ -130,8 +130,8 @@ export async function writePrivateFile(path: string, text: string, force: boolea
   } catch (error) {
     if (errorCode(error) !== 'EEXIST') throw error;
     if (!force) {
-      throw new UsageError(`${displayPath(path)} already exists; not overwriting it`, {
-        hint: 'give --force to replace it, or edit it (see `govctl config show`)',
+      throw new UsageError(`${displayPath(path)} already exists (an earlier \`config init\` or \`config set\` wrote it); not overwriting it`, {
+        hint: 'change one setting with `govctl config set KEY VALUE` (`govctl config show` lists them), or give --force to replace the whole file',
       });
     }
   }

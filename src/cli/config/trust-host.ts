@@ -7,6 +7,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Command } from 'commander';
 import { addExamples } from '../command-kit.js';
+import { withoutBom } from '../config-files.js';
 import { ConfigError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { printJson } from '../render.js';
@@ -43,7 +44,7 @@ export function createConfigTrustHostCommand(factory: Factory): Command {
 export async function readUserObject(path: string): Promise<Record<string, unknown>> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = withoutBom(await readFile(path, 'utf8'));
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ENOENT') return {};
     throw new ConfigError(`cannot read the user config file ${displayPath(path)}`, { hint: 'fix its permissions' });

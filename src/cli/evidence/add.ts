@@ -26,6 +26,7 @@ import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
 import { plural, printJson } from '../render.js';
 import { terminalText } from '../terminal-text.js';
+import { messageLines } from '../table-fit.js';
 import { flagForPath, readFlags, recordFlags, type FlagValues, type RecordFlags } from './record-flags.js';
 
 /** Options of one `evidence add <type>` run. */
@@ -183,6 +184,7 @@ export async function run(options: EvidenceAddOptions, deps: Factory): Promise<v
     throw new DataError(message, { code: 'validation_error', field: issues[0]?.path, hint });
   }
   const record: EvidenceRecord = built.record;
+  await warnIfFuture(record, deps);
 
   const key = await deps.signingKey();
   if (key) {
@@ -212,5 +214,24 @@ async function printWriteResult(deps: Factory, result: GrcWriteResult, how: { dr
   const head = how.dryRun
     ? `${c.yellow('dry run:')} this ${terminalText(String(result.record_type))} record would earn ${plural(controls.length, 'control')} (nothing stored)`
     : `${c.green('✓')} stored ${c.bold(terminalText(String(result.record_id)))} (${terminalText(String(result.record_type))}${how.signed ? ', signed' : ''}), earning ${plural(controls.length, 'control')}`;
-  await out.write(`${head}${controls.length ? ':' : ''}\n${controls.map((control) => `  ${control}`).join('\n')}${controls.length ? '\n' : ''}`);
+  // Wrapped at spaces: a terminal breaks a long line inside a word.
+  await out.write(
+    `${messageLines(`${head}${controls.length ? ':' : ''}`, out)}\n${controls.map((control) => `  ${control}`).join('\n')}${controls.length ? '\n' : ''}`,
+  );
+}
+
+/** How far ahead of this machine's clock a time may be before it is called "in the future" (clock skew). */
+const FUTURE_SKEW_MS = 5 * 60 * 1000;
+
+/**
+ * Warns of an `occurred_at` in the future: it is accepted, but a record counts from the earlier
+ * of its time and its arrival (docs/controls.md "Freshness windows"), so a future date keeps nothing fresh
+ * longer and is most likely a typo.
+ */
+async function warnIfFuture(record: EvidenceRecord, deps: Factory): Promise<void> {
+  const time = Date.parse(String(record.occurred_at));
+  if (Number.isNaN(time) || time <= deps.clock().getTime() + FUTURE_SKEW_MS) return;
+  await deps.warn(
+    `occurred_at ${terminalText(String(record.occurred_at))} is in the future: the record is stored, but counts from when it arrives, not from that date`,
+  );
 }

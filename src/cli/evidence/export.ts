@@ -13,7 +13,7 @@ import { RECORD_TYPES } from '../../core/records/types.js';
 import { isDate, isDateTime } from '../../core/records/validate.js';
 import type { ServiceApi } from '../../client/api.js';
 import type { EvidenceExportQuery } from '../../client/wire-types.js';
-import { addExamples, wholeNumber } from '../command-kit.js';
+import { addExamples, serviceId, wholeNumber } from '../command-kit.js';
 import { InterruptedError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { plural } from '../render.js';
@@ -48,7 +48,9 @@ export function createEvidenceExportCommand(factory: Factory): Command {
     .addOption(new Option('--type <record-type>', 'only this record type').choices(RECORD_TYPES))
     .addOption(new Option('--since <time>', 'only records that occurred at or after this ISO 8601 date or date-time').argParser(isoTime('--since')))
     .addOption(new Option('--until <time>', 'only records that occurred before this ISO 8601 date or date-time').argParser(isoTime('--until')))
-    .option('--after <record-id>', 'resume after this record (the record_id of the last line of an interrupted export)')
+    .addOption(
+      new Option('--after <record-id>', 'resume after this record (the record_id of the last line of an interrupted export)').argParser(serviceId(['rec'])),
+    )
     .addOption(
       new Option('--page-size <n>', `records per request (default ${EXPORT_PAGE_SIZE})`)
         .argParser(wholeNumber('--page-size', { min: 1, max: 100_000 }))

@@ -36,13 +36,19 @@ export const MAX_PAGE = 200;
 
 /** Columns: the piped order is the documented TSV format (docs/cli.md). */
 export const EVIDENCE_COLUMNS: readonly Column<EvidenceListItem>[] = [
-  { header: 'record id', value: (r) => r.record_id, shrink: 'middle' },
-  { header: 'type', value: (r) => r.record_type },
+  { header: 'record id', value: (r) => r.record_id, shrink: 'id' },
+  { header: 'type', value: (r) => r.record_type, minWidth: 12 },
   { header: 'system', value: (r) => r.system_name },
   { header: 'occurred', value: (r) => r.occurred_at, kind: 'time' },
-  { header: 'signed', value: (r) => r.signed, kind: 'boolean', style: (text, out, r) => (r.signed ? out.color.green(text) : out.color.dim(text)) },
-  { header: 'source', value: (r) => r.source },
-  { header: 'controls', value: (r) => r.mapped_controls, kind: 'list', ttyKind: 'count' },
+  {
+    header: 'signed',
+    value: (r) => r.signed,
+    kind: 'boolean',
+    style: (text, out, r) => (r.signed ? out.color.green(text) : out.color.dim(text)),
+    optional: true,
+  },
+  { header: 'source', value: (r) => r.source, optional: true },
+  { header: 'controls', value: (r) => r.mapped_controls, kind: 'list', ttyKind: 'count', optional: true },
 ];
 
 /** Every page of a listing from `query.cursor` on, following `next_cursor` (docs/wire-format.md). */

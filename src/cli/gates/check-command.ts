@@ -28,9 +28,11 @@ export function createGatesCheckCommand(factory: Factory): Command {
     '\nExit codes: 0 every gate passes (or --fail-on lets the failures pass), 1 a non-blocking gate fails,\n' +
       '2 a blocking gate fails, 69 the service cannot be reached, answers 5xx or a reply that is not a gate\n' +
       'list, 77 the API key is refused, 78 nothing is configured in CI. --on-error does not apply: a gate fails closed.\n' +
-      '\nOn a terminal, one line per gate with its reason below. Piped, tab-separated: gate_id, result (pass,\n' +
+      '\nOn a terminal, the verdict, a table of the gates and the record types to add (-v: each whole reason,\nwith its control ids). Piped, tab-separated: gate_id, result (pass,\n' +
       'soft, hard), exit_code, name, reason.\n' +
-      'With --format github and GITHUB_STEP_SUMMARY set, a Markdown summary is appended to that file.\n',
+      'With --format github and GITHUB_STEP_SUMMARY set, a Markdown summary is appended to that file.\n' +
+      'A check that reaches no verdict (69, 77, 78) is reported in those formats too: an ::error annotation\n' +
+      'and a summary row, or a JUnit test case with an <error>.\n',
   );
   return addExamples(command, [
     'govctl gates check',

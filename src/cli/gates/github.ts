@@ -64,3 +64,23 @@ export function githubSummary(gates: readonly CheckedGate[], exitCode: number, f
     '',
   ].join('\n');
 }
+
+/** The annotation of a check that reached no verdict (the service down, the key refused, …). */
+export function githubErrorAnnotation(message: string, exitCode: number): string {
+  return `::error title=${escapeProperty('govctl gates check: no verdict')}::${escapeData(`${message} (exit code ${exitCode})`)}\n`;
+}
+
+/** The job summary of a check that reached no verdict: the same heading, and one row saying why. */
+export function githubErrorSummary(message: string, exitCode: number): string {
+  return [
+    '### govctl gates check',
+    '',
+    '| gate | id | result | reason |',
+    '|---|---|---|---|',
+    `| (no verdict) | | ❌ error | ${cell(message)} |`,
+    '',
+    `**Result:** not checked (exit code ${exitCode})`,
+    '',
+    '',
+  ].join('\n');
+}

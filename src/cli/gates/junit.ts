@@ -83,3 +83,31 @@ export function junitReport(gates: readonly CheckedGate[], options: JunitOptions
   lines.push('  </testsuite>', '</testsuites>');
   return lines.join('\n') + '\n';
 }
+
+/** Why a check reached no verdict, for {@link junitErrorReport}. */
+export interface JunitError {
+  /** the error code (`network_error`, `unauthorized`, …): the `<error>`'s type */
+  code: string;
+  message: string;
+  exitCode: number;
+}
+
+/**
+ * The JUnit XML document of a check that reached no verdict: one test case, `gates check`, with
+ * an `<error>` (not a `<failure>`: no gate was judged), so a CI report shows the run as broken.
+ */
+export function junitErrorReport(error: JunitError, options: JunitOptions): string {
+  const time = options.seconds.toFixed(3);
+  return (
+    [
+      '<?xml version="1.0" encoding="UTF-8"?>',
+      `<testsuites name="govctl" tests="1" failures="0" errors="1" time="${time}">`,
+      `  <testsuite name="govctl gates" tests="1" failures="0" errors="1" skipped="0" time="${time}" timestamp="${options.now.toISOString().replace(/\.\d{3}Z$/, '')}">`,
+      `    <testcase classname="govctl.gates" name="gates check" time="${time}">`,
+      `      <error message="${xmlEscape(error.message)}" type="${xmlEscape(error.code)}">${xmlEscape(`no verdict (exit code ${error.exitCode}): ${error.message}`)}</error>`,
+      '    </testcase>',
+      '  </testsuite>',
+      '</testsuites>',
+    ].join('\n') + '\n'
+  );
+}

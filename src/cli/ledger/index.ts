@@ -10,7 +10,7 @@ import { terminalText } from '../terminal-text.js';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Argument, Command, Option } from 'commander';
-import { addExamples } from '../command-kit.js';
+import { addExamples, serviceId } from '../command-kit.js';
 import { CosignatureSigner, SigningKey } from '../../core/index.js';
 import { ConfigError, DataError, InputFileError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
@@ -36,7 +36,7 @@ export function createLedgerCommand(factory: Factory): Command {
     .action(async () => runCheckpoint(factory));
   const prove = new Command('prove')
     .description('prove that a record (evidence or attestation id) is in the log exactly as the service returns it')
-    .addArgument(new Argument('<id>', 'a record id (rec_…) or attestation id (att_…)'))
+    .addArgument(new Argument('<id>', 'a record id (rec_…) or attestation id (att_…)').argParser(serviceId(['rec', 'att'])))
     .action(async (id: string) => runProve(id, factory));
   const verify = new Command('verify')
     .description('check that the log only grew since the checkpoint kept in a state file, then keep the new one')

@@ -37,14 +37,14 @@ export function createSystemsCommand(factory: Factory): Command {
 
 const COLUMNS: readonly Column<SystemInfo>[] = [
   { header: 'system', value: (system) => system.system_name },
-  { header: 'id', value: (system) => system.system_id, shrink: 'middle' },
+  { header: 'id', value: (system) => system.system_id, shrink: 'id' },
   {
     header: 'registered',
     value: (system) => system.registered,
     kind: 'boolean',
     style: (text, out, system) => (system.registered ? out.color.green(text) : out.color.yellow(text)),
   },
-  { header: 'risk tier', value: (system) => system.risk_tier ?? '' },
+  { header: 'risk tier', value: (system) => system.risk_tier ?? '', optional: true },
   { header: 'last evidence', value: (system) => system.last_evidence_at ?? '', kind: 'time' },
 ];
 

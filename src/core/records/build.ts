@@ -4,7 +4,7 @@
  */
 import { recordTypeSpec } from './catalogue.js';
 import type { Payload, RecordType, RecordTypeSpec, TopLevel, ValidationIssue } from './types.js';
-import { isDateTime, validateRecord } from './validate.js';
+import { isDateTime, noSuchDay, validateRecord } from './validate.js';
 
 /** A GRC evidence record as sent to the service (docs/wire-format.md "Evidence records"). */
 export interface EvidenceRecord {
@@ -46,7 +46,7 @@ function checkTopInputs(spec: RecordTypeSpec, top: Record<string, string | undef
     } else if (input.enum && !input.enum.includes(value)) {
       issues.push({ path: input.input, code: 'enum', message: `must be one of: ${input.enum.join(', ')}` });
     } else if (input.kind === 'datetime' && !isDateTime(value)) {
-      issues.push({ path: input.input, code: 'format', message: 'must be an ISO 8601 date and time' });
+      issues.push({ path: input.input, code: 'format', message: noSuchDay(value) ?? 'must be an ISO 8601 date and time' });
     }
   }
   return issues;

@@ -64,6 +64,14 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/** The message for a value in the right form whose day does not exist (`2026-02-30`), else undefined. */
+export function noSuchDay(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = DATE.exec(value.slice(0, 10));
+  if (m === null || (value.length > 10 && !DATETIME.test(value))) return undefined;
+  return isCalendarDay(Number(m[1]), Number(m[2]), Number(m[3])) ? undefined : `${value.slice(0, 10)} is not a day of the calendar`;
+}
+
 function checkKind(field: FieldSpec, value: unknown, path: string): ValidationIssue[] {
   switch (field.kind) {
     case 'string':
@@ -71,10 +79,10 @@ function checkKind(field: FieldSpec, value: unknown, path: string): ValidationIs
       if (field.required && value.trim() === '') return [issue(path, 'required', 'must not be empty')];
       break;
     case 'date':
-      if (!isDate(value)) return [issue(path, 'format', 'must be a date in the form YYYY-MM-DD')];
+      if (!isDate(value)) return [issue(path, 'format', noSuchDay(value) ?? 'must be a date in the form YYYY-MM-DD')];
       break;
     case 'datetime':
-      if (!isDateTime(value)) return [issue(path, 'format', 'must be an ISO 8601 date and time, e.g. 2026-01-31T09:30:00Z')];
+      if (!isDateTime(value)) return [issue(path, 'format', noSuchDay(value) ?? 'must be an ISO 8601 date and time, e.g. 2026-01-31T09:30:00Z')];
       break;
     case 'boolean':
       if (typeof value !== 'boolean') return [issue(path, 'type', `must be true or false, got ${describe(value)}`)];
@@ -165,7 +173,7 @@ export function validateRecord(record: unknown): ValidationIssue[] {
     issues.push(issue('environment', 'enum', `must be one of: ${ENVIRONMENTS.join(', ')}`));
   }
   if (record.occurred_at !== undefined && record.occurred_at !== null && !isDateTime(record.occurred_at)) {
-    issues.push(issue('occurred_at', 'format', 'must be an ISO 8601 date and time, e.g. 2026-01-31T09:30:00Z'));
+    issues.push(issue('occurred_at', 'format', noSuchDay(record.occurred_at) ?? 'must be an ISO 8601 date and time, e.g. 2026-01-31T09:30:00Z'));
   }
   if (record.client_sig !== undefined && record.client_sig !== null) {
     if (!isHex64(record.client_sig)) issues.push(issue('client_sig', 'format', 'must be 64 hex characters (HMAC-SHA256)'));

@@ -20,9 +20,12 @@ export const ITEM_KEY_MEMBER = 'idempotency_key';
 export function headerKey(request: FastifyRequest): string | undefined {
   const value = request.headers['idempotency-key'];
   if (value === undefined) return undefined;
-  const problem = idempotencyKeyProblem(Array.isArray(value) ? null : value);
-  if (problem !== null) throw invalidField(IDEMPOTENCY_HEADER, Array.isArray(value) ? 'must be given once' : problem);
-  return value as string;
+  // Node joins a repeated header into one value (`a, b`): count the raw headers instead.
+  const given = request.raw.rawHeaders.filter((name, index) => index % 2 === 0 && name.toLowerCase() === 'idempotency-key').length;
+  if (Array.isArray(value) || given > 1) throw invalidField(IDEMPOTENCY_HEADER, 'must be given once');
+  const problem = idempotencyKeyProblem(value);
+  if (problem !== null) throw invalidField(IDEMPOTENCY_HEADER, problem);
+  return value;
 }
 
 /**

@@ -19,15 +19,19 @@ export function isUrlLike(location: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(location);
 }
 
-/** Query parameters of a libpq URL that never hold a secret, shown as they are; others are masked. */
-const PLAIN_PARAMETERS = new Set(['sslmode', 'connect_timeout', 'application_name', 'target_session_attrs', 'options', 'host', 'port', 'dbname', 'user']);
+/**
+ * Query parameters of a libpq URL whose values are a fixed word or a number, never a secret: their
+ * values are not scrubbed out of messages (`require` would be). Every query value is still masked
+ * where the URL is shown: `options` alone can carry any server setting, a password included.
+ */
+const PLAIN_PARAMETERS = new Set(['sslmode', 'connect_timeout', 'target_session_attrs', 'port']);
 
 /**
- * A location as it may be shown: a file path as it is; a URL with its password (and any query
- * parameter that may carry one) replaced by `***`, the user, host, port and database kept so that
- * the reader can tell which database is meant.
+ * A location as it may be shown: a file path as it is; a URL with its password and every query
+ * value replaced by `***`, the user, host, port, database and query names kept so that the reader
+ * can tell which database is meant.
  *
- * @example displayLocation('postgres://govctl:s3cret@db:5432/gov?sslmode=require') // 'postgres://govctl:***@db:5432/gov?sslmode=require'
+ * @example displayLocation('postgres://govctl:s3cret@db:5432/gov?sslmode=require') // 'postgres://govctl:***@db:5432/gov?sslmode=***'
  */
 export function displayLocation(location: string): string {
   if (!isUrlLike(location)) return location;
@@ -39,9 +43,7 @@ export function displayLocation(location: string): string {
     return `${location.slice(0, location.indexOf('://') + 3)}(unparsable URL)`;
   }
   const user = url.username !== '' ? `${url.username}${url.password !== '' ? ':***' : ''}@` : url.password !== '' ? ':***@' : '';
-  const query = [...url.searchParams]
-    .map(([name, value]) => `${encodeURIComponent(name)}=${PLAIN_PARAMETERS.has(name.toLowerCase()) ? encodeURIComponent(value) : '***'}`)
-    .join('&');
+  const query = [...url.searchParams].map(([name]) => `${encodeURIComponent(name)}=***`).join('&');
   return `${url.protocol}//${user}${url.host}${url.pathname}${query !== '' ? `?${query}` : ''}`;
 }
 
@@ -67,7 +69,15 @@ export function locationSecrets(location: string): string[] {
       // not percent-encoded validly: the raw form is enough
     }
   }
-  for (const [name, value] of url.searchParams) if (!PLAIN_PARAMETERS.has(name.toLowerCase()) && value !== '') secrets.add(value);
+  for (const [name, value] of url.searchParams) {
+    if (PLAIN_PARAMETERS.has(name.toLowerCase()) || value === '') continue;
+    secrets.add(value);
+    // `options=-c name=value …`: PostgreSQL quotes a refused setting's value alone
+    for (const setting of value.split(/\s+/)) {
+      const assigned = setting.slice(setting.indexOf('=') + 1);
+      if (setting.includes('=') && assigned.length >= 4) secrets.add(assigned);
+    }
+  }
   // longest first, so that a secret containing another is replaced whole
   return [...secrets].sort((a, b) => b.length - a.length);
 }
