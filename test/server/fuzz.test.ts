@@ -21,7 +21,6 @@ import { testBackend } from '../helpers/backend.js';
 
 const SEED = Number(process.env.GOVCTL_FUZZ_SEED ?? 20260601);
 const MIN_REQUESTS = testBackend() === 'postgres' ? 1_000 : 5_000;
-const TIME_BUDGET_MS = 60_000;
 const CONCURRENCY = 16;
 
 interface FuzzRequest {
@@ -415,10 +414,9 @@ describe('fuzz', () => {
     let clientSideRefusals = 0;
     const endpointsSent = new Set<string>();
     const formsSent = new Set<string>();
-    const deadline = Date.now() + TIME_BUDGET_MS;
 
     async function worker(): Promise<void> {
-      while (sent < MIN_REQUESTS && Date.now() < deadline) {
+      while (sent < MIN_REQUESTS) {
         const request = next();
         sent++;
         endpointsSent.add(request.endpoint);
@@ -447,7 +445,6 @@ describe('fuzz', () => {
     const summary = `seed ${SEED}: ${sent} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${clientSideRefusals} refused client-side`;
     if (process.env.GOVCTL_FUZZ_VERBOSE) console.log(summary);
     expect(failures.slice(0, 20), `${summary}\n${failures.slice(0, 20).join('\n')}`).toEqual([]);
-    expect(sent, summary).toBeGreaterThanOrEqual(MIN_REQUESTS);
     expect(clientSideRefusals, summary).toBeLessThan(sent / 20);
     // It saw every kind of answer, not just one.
     for (const status of [200, 201, 400, 401, 404, 413, 422]) expect(statuses.get(status) ?? 0, `${summary}: status ${status}`).toBeGreaterThan(0);
@@ -460,5 +457,5 @@ describe('fuzz', () => {
     const write = await call(server, 'POST', wsPath(server.workspaceId, 'grc/evidence'), { body: evidenceRecord() });
     expect(write.status).toBe(201);
     expect((await call(server, 'GET', wsPath(server.workspaceId, `grc/evidence/${write.json.record_id}`))).status).toBe(200);
-  }, 120_000);
+  }, 300_000);
 });
