@@ -36,7 +36,9 @@ export function createLedgerCommand(factory: Factory): Command {
     .action(async () => runCheckpoint(factory));
   const prove = new Command('prove')
     .description('prove that a record (evidence or attestation id) is in the log exactly as the service returns it')
-    .addArgument(new Argument('<id>', 'a record id (rec_…) or attestation id (att_…)').argParser(serviceId(['rec', 'att'])))
+    .addArgument(
+      new Argument('<id>', 'a record id (rec_…), attestation id (att_…) or gate policy change id (gpc_…)').argParser(serviceId(['rec', 'att', 'gpc'])),
+    )
     .action(async (id: string) => runProve(id, factory));
   const verify = new Command('verify')
     .description('check that the log only grew since the checkpoint kept in a state file, then keep the new one')
