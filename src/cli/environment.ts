@@ -83,6 +83,11 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     group: 'settings',
     what: "`serve` and `admin`: the transparency log's key file when --log-key is not given (required with PostgreSQL)",
   },
+  {
+    name: 'GOVCTL_VERDICT_KEY_FILE',
+    group: 'settings',
+    what: '`serve`: the key file that signs gate verdicts when --verdict-key is not given (default <db>.verdict-key for a database file)',
+  },
   { name: 'GOVCTL_TRUSTED_HOSTS', group: 'trust', what: 'hosts your API key may go to when a project config names them (URLs, comma-separated)' },
   { name: 'CI', group: 'ci', what: 'set (not empty, 0 or false): with nothing configured, fail (78) instead of using the local store' },
   { name: 'GITHUB_STEP_SUMMARY', group: 'ci', what: '`gates check --format github` appends a Markdown summary to this file' },

@@ -34,6 +34,11 @@ import type {
   GatePolicyList,
   GrcWriteResult,
   Identity,
+  SignedGatesCheck,
+  StoredVerdict,
+  VerdictKeyBody,
+  VerdictList,
+  VerdictSubjectBody,
   PostureBrief,
   StoredAttestation,
   StoredEvidenceRecord,
@@ -178,6 +183,17 @@ export interface ServiceApi {
   gatesCheck(): Promise<{ gates: Gate[] }>;
   /** GET grc/gates: the gate policy in effect (the service's extension). */
   gatePolicies(): Promise<GatePolicyList>;
+  /**
+   * POST grc/gates/check (the service's extension, docs/ci.md): the gates now, and a signed verdict
+   * about `subjects`, logged. Not retried: each call is a new verdict.
+   */
+  gatesAttest(body: { subjects: readonly VerdictSubjectBody[]; system?: string }): Promise<SignedGatesCheck>;
+  /** GET gates/verdict-key: the public key that verifies gate verdicts. */
+  verdictKey(): Promise<VerdictKeyBody>;
+  /** GET gates/verdicts: signed verdicts, newest first. */
+  listVerdicts(query?: { limit?: number; before?: string }): Promise<VerdictList>;
+  /** GET gates/verdicts/{verdict_id}. */
+  getVerdict(verdictId: string): Promise<StoredVerdict>;
   /** POST grc/derive-controls (spec §4.9). */
   deriveControls(body: DeriveControlsRequest): Promise<{ recommendations: ControlRecommendation[] }>;
   /**
@@ -402,6 +418,18 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
     },
     async gatePolicies() {
       return send<GatePolicyList>('GET', await workspacePath('grc/gates'));
+    },
+    async gatesAttest(body) {
+      return send<SignedGatesCheck>('POST', await workspacePath('grc/gates/check'), body);
+    },
+    async verdictKey() {
+      return send<VerdictKeyBody>('GET', await workspacePath('gates/verdict-key'));
+    },
+    async listVerdicts(query = {}) {
+      return send<VerdictList>('GET', (await workspacePath('gates/verdicts')) + queryString(query));
+    },
+    async getVerdict(verdictId) {
+      return send<StoredVerdict>('GET', await workspacePath(`gates/verdicts/${encodeURIComponent(verdictId)}`));
     },
     async deriveControls(body) {
       return send<{ recommendations: ControlRecommendation[] }>('POST', await workspacePath('grc/derive-controls'), body);

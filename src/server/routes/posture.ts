@@ -19,13 +19,14 @@ import {
 } from '../../core/index.js';
 import { authOf } from '../auth.js';
 import { textParam, type Query } from '../query.js';
+import type { Store } from '../store/store.js';
 import { isoFromMs, WORKSPACE_PREFIX, type RouteDeps } from './deps.js';
 
 /**
  * Each gate as the extension lists show it: the policy and where the framework stands. `gates` is
  * core's judgement of `byFramework` (same order), so pass or fail is decided in one place.
  */
-function gateStatuses(byFramework: readonly FrameworkCoverage[], gates: readonly Gate[], policy: GatePolicy) {
+export function gateStatuses(byFramework: readonly FrameworkCoverage[], gates: readonly Gate[], policy: GatePolicy) {
   return byFramework.map((entry, index) => ({
     framework: entry.framework,
     mode: (policy[entry.framework] ?? DEFAULT_GATE_POLICY[entry.framework]).mode,
@@ -36,16 +37,29 @@ function gateStatuses(byFramework: readonly FrameworkCoverage[], gates: readonly
 }
 
 /** `passed`: false when any blocking gate fails (advisory gates never fail the check). */
-function allBlockingPass(gates: readonly Gate[]): boolean {
+export function allBlockingPass(gates: readonly Gate[]): boolean {
   return gates.every((gate) => gate.passing || !gate.blocking);
 }
 
+/** The coverage of every framework now, and the workspace's gate policy (also what a signed verdict is made from, verdicts.ts). */
+export async function gateStanding(store: Store, workspaceId: string, nowMs: number): Promise<{ byFramework: FrameworkCoverage[]; policy: GatePolicy }> {
+  const [lastEarned, policy] = await Promise.all([store.lastEarned(workspaceId), store.gatePolicy.policy(workspaceId)]);
+  return { byFramework: coverageByFramework(lastEarned, nowMs), policy };
+}
+
+/** The body of GET grc/gates/check, which the signed form (POST, verdicts.ts) answers with too. */
+export function gatesCheckBody(byFramework: readonly FrameworkCoverage[], policy: GatePolicy) {
+  const gates = gatesFrom(byFramework, policy);
+  return {
+    gates,
+    // extensions
+    passed: allBlockingPass(gates),
+    results: gateStatuses(byFramework, gates, policy),
+  };
+}
+
 export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: RouteDeps): void {
-  /** The coverage of every framework now, and the workspace's gate policy. */
-  async function standing(workspaceId: string) {
-    const [lastEarned, policy] = await Promise.all([store.lastEarned(workspaceId), store.gatePolicy.policy(workspaceId)]);
-    return { byFramework: coverageByFramework(lastEarned, nowMs()), policy };
-  }
+  const standing = (workspaceId: string) => gateStanding(store, workspaceId, nowMs());
 
   app.get(`${WORKSPACE_PREFIX}/grc/posture-brief`, async (request: FastifyRequest) => {
     const { workspaceId } = authOf(request);
@@ -118,12 +132,6 @@ export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: Ro
 
   app.get(`${WORKSPACE_PREFIX}/grc/gates/check`, async (request: FastifyRequest) => {
     const { byFramework, policy } = await standing(authOf(request).workspaceId);
-    const gates = gatesFrom(byFramework, policy);
-    return {
-      gates,
-      // extensions
-      passed: allBlockingPass(gates),
-      results: gateStatuses(byFramework, gates, policy),
-    };
+    return gatesCheckBody(byFramework, policy);
   });
 }

@@ -34,6 +34,7 @@ import { migrate } from './migrations.js';
 import { createPool } from './pool.js';
 import { PgAttestationReads, PgEvidenceReads } from './records.js';
 import { PgGatePolicyStore, PgSigningKeyStore, PgSystemReads } from './settings.js';
+import { PgVerdictStore } from './verdicts.js';
 import { WorkspaceKeys } from './workspace-keys.js';
 import { Deferred, Group, PgGroupCommitWriter } from './writer.js';
 
@@ -101,6 +102,7 @@ export class PostgresStore implements Store {
   readonly signingKeys: PgSigningKeyStore;
   readonly ledger: PgLedgerStore;
   readonly writer: PgGroupCommitWriter;
+  readonly verdicts: PgVerdictStore;
   readonly #ids: IdGenerator;
   #lastPruneMs = 0;
 
@@ -129,6 +131,7 @@ export class PostgresStore implements Store {
         await this.#prune(group);
       },
     });
+    this.verdicts = new PgVerdictStore(pool, this.keys, this.writer, this.ledger);
   }
 
   async admit(query: AdmitQuery): Promise<Admission> {

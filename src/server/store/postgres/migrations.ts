@@ -401,6 +401,21 @@ export const MIGRATIONS: readonly Migration[] = [
       $$;
     `,
   },
+  {
+    version: 4,
+    name: 'signed gate verdicts',
+    // record is the canonical JSON the verdict's log leaf commits to, returned as stored.
+    sql: `
+      CREATE TABLE gate_verdicts (
+        workspace_id text NOT NULL REFERENCES workspaces (workspace_id),
+        verdict_id   text NOT NULL,
+        issued_ms    bigint NOT NULL,
+        exit_code    integer NOT NULL,
+        record       text NOT NULL,
+        PRIMARY KEY (workspace_id, verdict_id)
+      );
+    `,
+  },
 ];
 
 /** The schema version this code writes. */

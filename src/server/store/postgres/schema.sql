@@ -312,3 +312,14 @@ BEGIN
   END IF;
 END
 $$;
+
+-- Signed gate verdicts (docs/ci.md); record is the canonical JSON the verdict's log leaf commits
+-- to, returned as stored. Verdict ids are UUIDv7s: newest first is descending id order.
+CREATE TABLE gate_verdicts (
+  workspace_id text NOT NULL REFERENCES workspaces (workspace_id),
+  verdict_id   text NOT NULL,
+  issued_ms    bigint NOT NULL,
+  exit_code    integer NOT NULL,
+  record       text NOT NULL,
+  PRIMARY KEY (workspace_id, verdict_id)
+);

@@ -409,6 +409,21 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX ledger_leaves_by_record ON ledger_leaves (ws_key, record_id);
     `,
   },
+  {
+    version: 10,
+    name: 'signed gate verdicts',
+    // record is the canonical JSON the verdict's log leaf commits to, returned as stored.
+    sql: `
+      CREATE TABLE gate_verdicts (
+        workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
+        verdict_id   TEXT NOT NULL,
+        issued_ms    INTEGER NOT NULL,
+        exit_code    INTEGER NOT NULL,
+        record       TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, verdict_id)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];
 
 /** The schema version this code writes. */
