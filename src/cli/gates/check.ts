@@ -5,7 +5,12 @@
  * that is not a well-formed gate list is 69 too (docs/exit-codes.md), and `--on-error` never
  * softens either (the command is not a write).
  */
+import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { NetworkError } from '../../client/errors.js';
+import type { SignedGatesCheck } from '../../client/wire-types.js';
+import type { VerdictSubject } from '../../core/verdicts.js';
+import { InputFileError } from '../errors.js';
 import { stopwatch } from '../../client/stopwatch.js';
 import type { Factory } from '../factory.js';
 import { printBeforeVerdict, type OutputStream } from '../io.js';
@@ -23,6 +28,10 @@ export interface GatesCheckOptions {
   failOn: FailOn;
   /** default `table` (tab-separated lines when piped); `--json` is `json` */
   format: GateFormat;
+  /** `--subject` (with `attest`): ask for a signed verdict about these artifacts (POST grc/gates/check) */
+  subjects?: VerdictSubject[];
+  /** `--attest FILE`: where the verdict's DSSE envelope is written, failing or not */
+  attest?: string;
 }
 
 const STATUS_TEXT: Record<GateStatus, string> = { pass: '✓ pass', soft: '! soft fail', hard: '✗ HARD FAIL' };
@@ -54,12 +63,47 @@ const TSV_COLUMNS: readonly Column<CheckedGate>[] = [
   { header: 'reason', value: ({ gate }) => gate.reason ?? '' },
 ];
 
+/**
+ * Checks what the service signed against what was asked (the artifacts, and the exit code of the
+ * gates it answered with) before writing its envelope: a service that signs something else fails
+ * the run as a malformed reply (69), never as a verdict.
+ */
+async function writeEnvelope(body: SignedGatesCheck, subjects: readonly VerdictSubject[], verdict: 0 | 1 | 2, file: string, deps: Factory): Promise<void> {
+  const { parseEnvelope, parseStatement, VerdictRejectedError } = await import('../../client/verify/verdict.js');
+  const text = JSON.stringify(body.envelope ?? null);
+  let statement: Record<string, unknown>;
+  try {
+    const envelope = parseEnvelope(text);
+    statement = parseStatement(envelope.payloadType, envelope.body);
+  } catch (error) {
+    if (error instanceof VerdictRejectedError)
+      throw new NetworkError('malformed_response', `POST grc/gates/check: the verdict is not a signed statement (${error.message})`);
+    throw error;
+  }
+  const named = (statement.subject as { name?: unknown; digest?: { sha256?: unknown } }[]).map((s) => `${String(s.name)}=${String(s.digest?.sha256)}`);
+  const asked = subjects.map((s) => `${s.name}=${s.digest.sha256}`);
+  const stated = (statement.predicate as { govctlVerdict: { exit_code: number; verdict_id: string } }).govctlVerdict;
+  if (named.join('\n') !== asked.join('\n') || stated.exit_code !== verdict || stated.verdict_id !== body.verdict_id) {
+    throw new NetworkError('malformed_response', 'POST grc/gates/check: the signed verdict is not about the artifacts asked for, or not the gates answered');
+  }
+  try {
+    await writeFile(file, `${text}\n`);
+  } catch (error) {
+    throw new InputFileError(`cannot write the verdict to ${displayPath(file)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { field: '--attest' });
+  }
+  await deps.note(`verdict ${body.verdict_id} (exit ${verdict}) signed and logged at leaf ${body.ledger_index}; envelope written to ${displayPath(file)}`);
+}
+
 export async function run(options: GatesCheckOptions, deps: Factory): Promise<void> {
   const elapsed = stopwatch();
   const api = await deps.api();
-  const body = await api.gatesCheck();
+  const signed = options.subjects !== undefined && options.attest !== undefined;
+  const system = signed ? (await deps.settings()).systemName : undefined;
+  const body = signed ? await api.gatesAttest({ subjects: options.subjects!, ...(system !== undefined ? { system } : {}) }) : await api.gatesCheck();
   const gates = checkGatesReply(body);
   const verdict = gatesVerdict(gates);
+  // The envelope is written before anything else, failing verdicts too: the run's exit code stays the gates'.
+  if (signed) await writeEnvelope(body as SignedGatesCheck, options.subjects!, verdict, resolve(deps.cwd, options.attest!), deps);
   const exitCode = applyFailOn(verdict, options.failOn);
   const out = deps.io.stdout;
 

@@ -17,6 +17,7 @@ import {
   parseLedgerEntry,
   verifyConsistency,
   verifyInclusion,
+  type LedgerEntryKind,
   type OpenedCheckpoint,
 } from '../../core/index.js';
 import { sha256Hex } from '../../core/hashing.js';
@@ -144,6 +145,9 @@ export async function checkConsistency(api: ServiceApi, from: OpenedCheckpoint, 
   }
 }
 
+/** Where the service returns the record of each kind of leaf, by id. */
+const RECORD_PATHS: Record<LedgerEntryKind, string> = { evidence: 'grc/evidence', attestation: 'attestations', verdict: 'gates/verdicts' };
+
 /** What `ledger prove` established. */
 export interface Proven {
   id: string;
@@ -216,7 +220,7 @@ export async function proveRecord(api: ServiceApi, log: Ed25519NoteVerifier, id:
     );
   }
 
-  const path = entry.kind === 'attestation' ? `attestations/${encodeURIComponent(id)}` : `grc/evidence/${encodeURIComponent(id)}`;
+  const path = `${RECORD_PATHS[entry.kind]}/${encodeURIComponent(id)}`;
   let recordText: string;
   try {
     recordText = (await api.workspaceText('GET', path)).body;
