@@ -7,7 +7,6 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { NetworkError } from '../../client/errors.js';
 import type { SignedGatesCheck } from '../../client/wire-types.js';
 import type { VerdictSubject } from '../../core/verdicts.js';
 import { InputFileError } from '../errors.js';
@@ -18,7 +17,7 @@ import { printJson, printTable, plural, type Column } from '../render.js';
 import { terminalText } from '../terminal-text.js';
 import { displayPath } from '../settings.js';
 import { wrapCell } from '../table-fit.js';
-import { applyFailOn, checkGatesReply, gatesVerdict, GatesFailedError, type CheckedGate, type FailOn, type GateStatus } from './verdict.js';
+import { applyFailOn, checkGatesReply, checkSignedVerdict, gatesVerdict, GatesFailedError, type CheckedGate, type FailOn, type GateStatus } from './verdict.js';
 
 export const GATE_FORMATS = ['table', 'json', 'junit', 'github'] as const;
 export type GateFormat = (typeof GATE_FORMATS)[number];
@@ -63,29 +62,9 @@ const TSV_COLUMNS: readonly Column<CheckedGate>[] = [
   { header: 'reason', value: ({ gate }) => gate.reason ?? '' },
 ];
 
-/**
- * Checks what the service signed against what was asked (the artifacts, and the exit code of the
- * gates it answered with) before writing its envelope: a service that signs something else fails
- * the run as a malformed reply (69), never as a verdict.
- */
+/** Writes a checked verdict's envelope (verdict.ts, checkSignedVerdict) and says where. */
 async function writeEnvelope(body: SignedGatesCheck, subjects: readonly VerdictSubject[], verdict: 0 | 1 | 2, file: string, deps: Factory): Promise<void> {
-  const { parseEnvelope, parseStatement, VerdictRejectedError } = await import('../../client/verify/verdict.js');
-  const text = JSON.stringify(body.envelope ?? null);
-  let statement: Record<string, unknown>;
-  try {
-    const envelope = parseEnvelope(text);
-    statement = parseStatement(envelope.payloadType, envelope.body);
-  } catch (error) {
-    if (error instanceof VerdictRejectedError)
-      throw new NetworkError('malformed_response', `POST grc/gates/check: the verdict is not a signed statement (${error.message})`);
-    throw error;
-  }
-  const named = (statement.subject as { name?: unknown; digest?: { sha256?: unknown } }[]).map((s) => `${String(s.name)}=${String(s.digest?.sha256)}`);
-  const asked = subjects.map((s) => `${s.name}=${s.digest.sha256}`);
-  const stated = (statement.predicate as { govctlVerdict: { exit_code: number; verdict_id: string } }).govctlVerdict;
-  if (named.join('\n') !== asked.join('\n') || stated.exit_code !== verdict || stated.verdict_id !== body.verdict_id) {
-    throw new NetworkError('malformed_response', 'POST grc/gates/check: the signed verdict is not about the artifacts asked for, or not the gates answered');
-  }
+  const text = checkSignedVerdict(body, subjects, verdict);
   try {
     await writeFile(file, `${text}\n`);
   } catch (error) {
