@@ -4,8 +4,9 @@
  * its own, mode 0600, never overwritten, in the signed-note signer key spelling, by default beside
  * the database (`<db>.verdict-key`). The private key never touches the database.
  */
+import { createPublicKey } from 'node:crypto';
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { generateSignerKey, parseSignerKey } from '../core/index.js';
+import { generateSignerKey, keyFingerprint, parseSignerKey, SPKI_ED25519_PREFIX } from '../core/index.js';
 import type { SigningKey } from '../core/signing/keys.js';
 
 /** The key name written in a verdict key file. */
@@ -57,4 +58,16 @@ export function readVerdictKey(file: string): SigningKey {
   } catch (error) {
     throw new VerdictKeyError(`${file} is not a verdict key file (${(error as Error).message})`);
   }
+}
+
+/**
+ * The public half of a verdict key as GET gates/verdict-key and `govctl admin verdict-key create`
+ * show it: hex, the DSSE key id (its fingerprint), and PEM (SubjectPublicKeyInfo, what cosign and
+ * Kyverno take).
+ */
+export function verdictPublicKey(key: SigningKey): { algorithm: 'ed25519'; public_key: string; keyid: string; pem: string } {
+  const hex = key.publicKeyHex;
+  const der = Buffer.concat([SPKI_ED25519_PREFIX, Buffer.from(hex, 'hex')]);
+  const pem = createPublicKey({ key: der, format: 'der', type: 'spki' }).export({ format: 'pem', type: 'spki' }).toString();
+  return { algorithm: 'ed25519', public_key: hex, keyid: keyFingerprint(hex), pem };
 }

@@ -6,7 +6,7 @@
  * independent DSSE reading (PAE per the DSSE protocol, node:crypto's Ed25519), not the product's.
  */
 import { createHash, createPublicKey, verify as cryptoVerify } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -138,6 +138,23 @@ describe('on the embedded store', () => {
     const bad = await runCli(['gates', 'check', '--subject', 'app=sha256:abc', '--attest', 'v.json'], { home });
     expect(bad.exitCode).toBe(64);
     expect(bad.stderr).toContain('the digest of app is not 64 hex digits');
+  });
+});
+
+describe('govctl admin verdict-key create', () => {
+  it('makes a 0600 key file, prints its public key, and never overwrites it', async () => {
+    const dir = makeTempDir('govctl-verdict-key-');
+    const file = join(dir, 'verdict-key');
+    const made = await runCli(['--json', 'admin', 'verdict-key', 'create', '--verdict-key', file]);
+    expect(made.exitCode, made.stderr).toBe(0);
+    const body = JSON.parse(made.stdout) as { public_key: string; pem: string; keyid: string };
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(body.public_key).toBe(readVerdictKey(file).publicKeyHex);
+    expect(body.keyid).toBe(createHash('sha256').update(Buffer.from(body.public_key, 'hex')).digest('hex'));
+    expect(readFileSync(file, 'utf8')).not.toContain(body.public_key);
+    const again = await runCli(['admin', 'verdict-key', 'create', '--verdict-key', file]);
+    expect(again.exitCode).toBe(78);
+    expect(again.stderr).toContain('never overwritten');
   });
 });
 

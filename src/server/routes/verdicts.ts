@@ -9,18 +9,15 @@
  *   each exactly the record its leaf commits to.
  * GET grc/gates/check is unchanged (posture.ts).
  */
-import { createPublicKey } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   canonicalize,
   gatesExitCode,
   IN_TOTO_PAYLOAD_TYPE,
-  keyFingerprint,
   parseCheckpoint,
   parseNote,
   scoresFrom,
   signDsse,
-  SPKI_ED25519_PREFIX,
   subjectIssues,
   verdictStatement,
   type VerdictCheckpoint,
@@ -35,6 +32,7 @@ import { bodyObject } from '../json-body.js';
 import { integerParam, textParam, type Query } from '../query.js';
 import { LedgerQueryError } from '../store/ledger-common.js';
 import type { Store } from '../store/store.js';
+import { verdictPublicKey } from '../verdict-key.js';
 import { WORKSPACE_PREFIX, type RouteDeps } from './deps.js';
 import { gatesCheckBody, gateStanding } from './posture.js';
 
@@ -47,12 +45,6 @@ function noVerdictKey(): HttpError {
   return new HttpError(503, 'service_unavailable', 'this service has no verdict key: gate verdicts are not signed (see docs/ci.md)', undefined, {
     'retry-after': '3600',
   });
-}
-
-/** The public half of the verdict key as a PEM SubjectPublicKeyInfo (what cosign and Kyverno take). */
-function publicKeyPem(publicKeyHex: string): string {
-  const der = Buffer.concat([SPKI_ED25519_PREFIX, Buffer.from(publicKeyHex, 'hex')]);
-  return createPublicKey({ key: der, format: 'der', type: 'spki' }).export({ format: 'pem', type: 'spki' }).toString();
 }
 
 /** The workspace log's latest signed checkpoint, or null when the log signs none (no log key). */
@@ -156,8 +148,7 @@ export function registerVerdictRoutes(app: FastifyInstance, { store, nowMs }: Ro
 
   app.get(`${WORKSPACE_PREFIX}/gates/verdict-key`, async () => {
     if (key === null) throw noVerdictKey();
-    const hex = key.publicKeyHex;
-    return { algorithm: 'ed25519', public_key: hex, keyid: keyFingerprint(hex), pem: publicKeyPem(hex) };
+    return verdictPublicKey(key);
   });
 
   app.get(`${WORKSPACE_PREFIX}/gates/verdicts`, async (request: FastifyRequest, reply: FastifyReply) => {
