@@ -10,8 +10,8 @@ const shared = {
   // Fastify, the store, the CLI and vitest itself are loaded once per worker, not once per file
   // (about a quarter of the suite's CPU). Safe because no test file leaves state behind in a module
   // it shares: nothing mocks modules, the one test that sets process.env restores it, fake timers
-  // are put back, and the modules' own state is caches of pure results. Measured:
-  // docs/decisions.md, "Three test files at a time, workers keep their modules, the smaller project first".
+  // are put back, and the modules' own state is caches of pure results
+  // (docs/decisions.md, "Real tests that run fast on two cores").
   isolate: false,
 };
 
@@ -28,13 +28,13 @@ export default defineConfig({
     // Three files at a time on a 2-core machine. Vitest's default is one (cores - 1), which runs
     // the suite file after file although much of it waits on sockets, child processes, pipes and
     // (server-postgres) the PostgreSQL server, another process. Files share nothing (temporary
-    // directories, servers on port 0, a database per file), so they can overlap. Measured:
-    // docs/decisions.md, "Three test files at a time, workers keep their modules, the smaller project first".
+    // directories, servers on port 0, a database per file), so they can overlap
+    // (docs/decisions.md, "Real tests that run fast on two cores").
     maxWorkers: 3,
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results.json' },
-    // The service suite runs on both backends (docs/decisions.md, "The service suite on both
-    // backends"): once on SQLite in `default` with everything else, and again in `server-postgres`
+    // The service suite runs on both backends (docs/decisions.md, "Real tests that run
+    // fast on two cores"): once on SQLite in `default` with everything else, and again in `server-postgres`
     // with GOVCTL_TEST_BACKEND=postgres, where every store, app and server a test builds takes a
     // fresh database on the run's cluster (test/helpers/backend.ts). test/server/postgres is
     // PostgreSQL-only already and runs once, in `default`.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * client_sig signing rate: canonicalise + HMAC-SHA256 of ~1 KiB evidence records (spec §5.1), as
+ * client_sig signing rate: canonicalise + HMAC-SHA256 of ~1 KiB evidence records (docs/wire-format.md "client_sig"), as
  * the client and `govctl evidence sign` do for every record.
  *
  *   node bench/sign.mjs [seconds]     (default 3)

@@ -1,105 +1,41 @@
 #!/usr/bin/env node
-// Entry point, CommonJS (bin/package.json). `--version` is answered from package.json and `--help`
-// from the help the build rendered (dist/cli/help.txt); every other run loads the command line,
-// dist/cli/main.js, compiled with a V8 code cache, and a command that runs the service (the
-// embedded store, `serve`, `admin`) loads dist/cli/service.js the same way (docs/architecture.md
-// "Start-up").
-'use strict';
+// Entry point: turn on Node's compile cache where Node has one, then run the command line
+// (dist/cli/main.js) and hand its exit code to Node.
+import { mkdirSync } from 'node:fs';
+import * as nodeModule from 'node:module';
+import { createRequire } from 'node:module';
+import { isAbsolute, join } from 'node:path';
 
-const args = process.argv.slice(2);
-const only = args.length === 1 ? args[0] : undefined;
-if (only === '--version' || only === '-V') {
-  process.stdout.write(`${require('../package.json').version}\n`);
-} else if ((only === '--help' || only === '-h') && !process.env.GOVCTL_NO_HELP_CACHE && printHelp()) {
-  // printed from dist/cli/help.txt
-} else {
-  let main;
-  try {
-    main = loadBundle('main').main;
-  } catch (error) {
-    process.stderr.write(`govctl: cannot load the command line (${error.message}); run \`npm run build\`\n`);
-    process.exitCode = 70; // EXIT.INTERNAL (src/cli/exit-codes.ts), which cannot be loaded either
-  }
-  if (main) main(args).then((code) => (process.exitCode = code));
+enableCompileCache();
+
+let main;
+try {
+  // required, not imported: importing a CommonJS file makes Node scan its whole text for export names first
+  ({ main } = createRequire(import.meta.url)('../dist/cli/main.js'));
+} catch (error) {
+  const why = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+  process.stderr.write(`govctl: cannot load the command line (${why}); run \`npm run build\`\n`);
+  process.exitCode = 70; // EXIT.INTERNAL (src/cli/exit-codes.ts), which cannot be loaded either
 }
+if (main) process.exitCode = await main(process.argv.slice(2));
 
 /**
- * The exports of `dist/cli/<name>.js`, compiled with the code cache of this build, this Node, this
- * command group and connection when there is one. Node 20 has no compile cache of its own
- * (module.enableCompileCache is Node ≥ 22.1), and without one V8 compiles every function a run
- * calls from source. The cache lives in the user's cache directory ($XDG_CACHE_HOME/govctl, mode
- * 0700: compiled code is never read from a directory another user can write) and is written when
- * the run ends if there was none or V8 rejected it. A cache that cannot be read or written costs
- * only the time it would have saved.
+ * Node's compile cache (module.enableCompileCache, Node 22.1 and later) keeps the code V8 compiled
+ * for govctl's files, so later runs start without compiling them again; Node 20 has none. The
+ * cache lives in the user's cache directory ($XDG_CACHE_HOME/govctl, default ~/.cache/govctl, mode
+ * 0700): compiled code is executed as it is, so it is never read from a directory another user can
+ * write. Without a home, or where the directory cannot be made, runs compile from source.
  */
-function loadBundle(name) {
-  const fs = require('node:fs');
-  const path = require('node:path');
-  const Module = require('node:module');
-  const file = path.join(__dirname, '..', 'dist', 'cli', `${name}.js`);
-  // ASCII (the build checks), so Latin-1 is the same text without decoding UTF-8 first.
-  const source = fs.readFileSync(file, 'latin1');
-  const build = /\n\/\/ govctl-build ([0-9a-f]+)\n/.exec(source.slice(-256))?.[1];
-  const cacheFile = build && cachePath(path, build, name);
-  let cachedData;
-  if (cacheFile) {
-    try {
-      cachedData = fs.readFileSync(cacheFile);
-    } catch {
-      // none yet
-    }
-  }
-  // The file is the function Module.wrap would make of a CommonJS module, with this loader as one
-  // more parameter: the command line loads the service file through it (scripts/build.mjs).
-  const script = new (require('node:vm').Script)(source, { filename: file, cachedData });
-  const module = { exports: {} };
-  script.runInThisContext().call(module.exports, module.exports, Module.createRequire(file), module, file, path.dirname(file), loadBundle);
-  if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {
-    // At the end, so that the cache holds every function the run compiled, not only the top level.
-    process.once('exit', () => {
-      try {
-        const dir = path.dirname(cacheFile);
-        fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-        const temporary = `${cacheFile}.${process.pid}`;
-        fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
-        fs.renameSync(temporary, cacheFile);
-        // Caches of earlier builds are never read again.
-        for (const other of fs.readdirSync(dir)) {
-          if (other.startsWith('cli-') && !other.startsWith(`cli-${build}-`)) fs.rmSync(path.join(dir, other), { force: true });
-        }
-      } catch {
-        // read-only or full: the next run compiles as this one did
-      }
-    });
-  }
-  return module.exports;
-}
-
-/**
- * `<cache dir>/govctl/cli-<build>-<node>-<group>[-local][-service].v8` (`-service` for the service's
- * file), or undefined without a cache directory.
- */
-function cachePath(path, build, name) {
+function enableCompileCache() {
+  if (typeof nodeModule.enableCompileCache !== 'function' || process.env.NODE_DISABLE_COMPILE_CACHE) return;
   const env = process.env;
-  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : env.HOME ? path.join(env.HOME, '.cache') : undefined;
-  if (!base) return undefined;
-  // Each command group compiles different code, and a run against the embedded store compiles
-  // the service too: one cache each, so that a run never reads code it does not run. Which
-  // connection a run uses is guessed from its arguments and environment (a config file can name a
-  // service too); a wrong guess costs time, never an answer.
-  const group = /^[a-z][a-z-]{0,20}$/.test(args[0] ?? '') ? args[0] : 'root';
-  const flag = args.findIndex((arg) => arg === '--base-url' || arg.startsWith('--base-url='));
-  const baseUrl = flag < 0 ? env.GOVCTL_BASE_URL || env.SERVICE_BASE_URL : args[flag].startsWith('--base-url=') ? args[flag].slice(11) : args[flag + 1];
-  const local = baseUrl === undefined || baseUrl === '' || baseUrl === 'local';
-  return path.join(base, 'govctl', `cli-${build}-${process.version}-${group}${local ? '-local' : ''}${name === 'main' ? '' : `-${name}`}.v8`);
-}
-
-/** Prints the root help the build rendered; false when it is missing (the command line renders it). */
-function printHelp() {
+  const base = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : env.HOME ? join(env.HOME, '.cache') : undefined;
+  if (!base) return;
+  const dir = join(base, 'govctl');
   try {
-    process.stdout.write(require('node:fs').readFileSync(`${__dirname}/../dist/cli/help.txt`, 'utf8'));
-    return true;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    nodeModule.enableCompileCache(dir);
   } catch {
-    return false;
+    // read-only or full: this run compiles from source
   }
 }

@@ -8,7 +8,7 @@
  * workspace id) is kept beside it in `<db>.identity.json` so that a restart on the same file
  * (after seeding) uses the same key.
  *
- * The per-workspace budgets (2000 requests and the record budget a minute by default, spec §8)
+ * The per-workspace budgets (2000 requests and the record budget a minute by default, docs/service.md "Limits")
  * are raised with `--requests-per-minute` and `--records-per-minute` to 1e9: a load test measures
  * the cost of serving a request, and the limit's hook and the record charge still run on every
  * request.

@@ -14,7 +14,7 @@ type Marked = Command & { [WRITE]?: boolean; [WINDS_DOWN]?: boolean };
 
 /**
  * Marks a command that writes evidence or attestations: with `--on-error warn|silent` its
- * failures become a warning (or nothing) and exit 0 (design/cli.md "Client library behaviour").
+ * failures become a warning (or nothing) and exit 0 (docs/cli.md "Exit codes").
  */
 export function markWrite(command: Command): Command {
   (command as Marked)[WRITE] = true;

@@ -17,7 +17,7 @@ export interface EnvironmentVariable {
   name: string;
   /** the specification's name, read when `name` is unset or empty (`SERVICE_*`) */
   alias?: string;
-  /** the setting it feeds (design/cli.md "Settings") */
+  /** the setting it feeds (docs/cli.md "Settings") */
   setting?: SettingName;
   /** what it does, for `govctl help environment` */
   what: string;
@@ -98,8 +98,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   { name: 'HOME', group: 'files', what: 'the home directory (the default of the XDG directories)' },
   { name: 'XDG_CONFIG_HOME', group: 'files', what: 'the user config is $XDG_CONFIG_HOME/govctl/config.json (default ~/.config)' },
   { name: 'XDG_DATA_HOME', group: 'files', what: 'the embedded store is in $XDG_DATA_HOME/govctl (default ~/.local/share)' },
-  { name: 'XDG_CACHE_HOME', group: 'files', what: 'start-up code caches in $XDG_CACHE_HOME/govctl (default ~/.cache)' },
-  { name: 'GOVCTL_NO_HELP_CACHE', group: 'files', what: 'set: render `govctl --help` instead of printing the copy the build made' },
+  { name: 'XDG_CACHE_HOME', group: 'files', what: "Node's compile cache for govctl in $XDG_CACHE_HOME/govctl (default ~/.cache; Node 22.1 and later)" },
   { name: 'HTTPS_PROXY', alias: 'https_proxy', group: 'network', what: 'the proxy for https:// services (the lower-case name wins)' },
   { name: 'HTTP_PROXY', alias: 'http_proxy', group: 'network', what: 'the proxy for http:// services (the lower-case name wins)' },
   { name: 'NO_PROXY', alias: 'no_proxy', group: 'network', what: 'hosts reached without the proxy (the lower-case name wins)' },

@@ -1,6 +1,6 @@
 /**
  * The command line's own errors and how any error is shown: one stderr line that says what
- * failed and what to do, or with `--json` one object `{error, message, field?}` (design/cli.md
+ * failed and what to do, or with `--json` one object `{error, message, field?}` (docs/cli.md
  * "Output"). The exit code of each is decided in exit-codes.ts, nowhere else.
  */
 import { JsonSyntaxError } from '../core/canonical-json.js';
@@ -27,7 +27,7 @@ import { redactUrls, terminalText } from './terminal-text.js';
  * of these keys, and docs/cli.md "Error codes" mirrors it (a test compares the two).
  */
 export const ERROR_CODES = {
-  // the service's (spec §7), as the client library passes them on
+  // the service's (docs/service.md "Errors"), as the client library passes them on
   bad_request: 'the service refused the request as malformed (400)',
   validation_error: 'a record or request failed validation, locally or at the service (400/422)',
   unauthorized: 'the service refused the API key (401)',

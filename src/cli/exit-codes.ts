@@ -1,5 +1,5 @@
 /**
- * The one place that decides exit codes (design/cli.md "Exit codes", style.md rule 4).
+ * The one place that decides exit codes (docs/exit-codes.md): commands throw typed errors and never pick a number.
  * Commands never pick a number: they throw a typed error, and {@link exitCodeFor} maps it.
  */
 import { CanonicalJsonError, JsonSyntaxError } from '../core/canonical-json.js';
@@ -29,7 +29,7 @@ import {
 import { GatesFailedError } from './gates/verdict.js';
 import { NotAServiceError } from './service-check.js';
 
-/** Exit codes of the public contract (design/cli.md); the names follow sysexits.h. */
+/** Exit codes of the public contract (docs/cli.md); the names follow sysexits.h. */
 export const EXIT = {
   OK: 0,
   /** `gates check`: a non-blocking gate fails */
@@ -111,7 +111,7 @@ export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof NotAServiceError) return EXIT.UNAVAILABLE;
   if (error instanceof ValidationError) return EXIT.DATA_ERROR;
   if (error instanceof UnauthorizedError) return EXIT.NO_PERMISSION;
-  // 404 means an unknown workspace or one the key does not belong to (wire.md §5): the
+  // 404 means an unknown workspace or one the key does not belong to (docs/service.md "Errors"): the
   // configured workspace id is wrong, a configuration error (docs/decisions.md).
   if (error instanceof NotFoundError) return EXIT.CONFIG;
   if (error instanceof RateLimitedError) return EXIT.TEMP_FAIL;

@@ -1,5 +1,5 @@
 /**
- * The dependencies of every command, as lazy getters (style.md rule 1; GitHub CLI's
+ * The dependencies of every command, as lazy getters (GitHub CLI's
  * `cmdutil.Factory`): nothing is read, parsed or connected until a command asks for it, so
  * `govctl signing-key generate` never reads a config file and `govctl --help` never opens a database.
  */
@@ -14,7 +14,7 @@ import { checkServiceReplies } from './service-check.js';
 import { localNoticeShown, rememberLocalNotice } from './local-notice.js';
 import type { SigningKey } from '../core/signing/keys.js';
 
-/** The root program's options (design/cli.md), as commander parses them. */
+/** The root program's options (docs/cli.md), as commander parses them. */
 export interface GlobalOptions extends SettingFlags {
   json?: boolean;
   /** false with `--no-color` */
@@ -115,7 +115,7 @@ export async function readAllText(stream: NodeJS.ReadableStream): Promise<string
 }
 
 /**
- * Decides where commands go (design/cli.md "Settings", "The embedded store"):
+ * Decides where commands go (docs/cli.md "Settings", "The embedded store"):
  * - `--base-url local`: the embedded store, as asked (a project config may not ask for it while
  *   the user's own API key is set: trust.ts);
  * - a base URL: that service, which needs an API key, and the key may go there (trust.ts: a host

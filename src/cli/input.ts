@@ -1,6 +1,6 @@
 /**
  * Reading inputs: a file or `-` (stdin). A file that is missing or unreadable is exit 66; JSON
- * that does not parse is 65. Records are read losslessly (wire.md §4): `85.0` stays a float and big
+ * that does not parse is 65. Records are read losslessly (docs/wire-format.md): `85.0` stays a float and big
  * integers keep every digit, so signatures cover what the user wrote.
  *
  * Two readers: {@link readInputText} reads everything (sign, verify: one object, an array or NDJSON

@@ -1,5 +1,5 @@
 /**
- * Injected streams (style.md rule 2): data to stdout, everything else to stderr, the TTY checked
+ * Injected streams, so tests run commands in memory: data to stdout, everything else to stderr, the TTY checked
  * per stream, colour decided per stream. Commands write through {@link OutputStream.write}, which
  * buffers briefly, honours backpressure (large piped output is never truncated), and turns a reader
  * that went away (EPIPE, `govctl … | head -1`) into a quiet end of the run.
@@ -43,7 +43,7 @@ export interface IO {
   flush(): Promise<void>;
 }
 
-/** What decides colour (design/cli.md "Output"): in this order of precedence. */
+/** What decides colour (docs/cli.md "Output"): in this order of precedence. */
 export interface ColorInputs {
   /** `--no-color` was given */
   noColorFlag: boolean;

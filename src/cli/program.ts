@@ -1,5 +1,5 @@
 /**
- * The commander program: global options (design/cli.md "Settings"), the command groups, and the
+ * The commander program: global options (docs/cli.md "Settings"), the command groups, and the
  * settings every command shares: commander never exits the process and never prints errors
  * itself (main.ts renders them, once, and picks the exit code in exit-codes.ts).
  */

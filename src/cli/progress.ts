@@ -1,5 +1,5 @@
 /**
- * Progress on stderr, only when stderr is a terminal (design/cli.md "Output": piped output has no
+ * Progress on stderr, only when stderr is a terminal (docs/cli.md "Output": piped output has no
  * progress). cli-progress is loaded only when a bar is drawn.
  */
 import type { Factory } from './factory.js';

@@ -1,5 +1,5 @@
 /**
- * The three output shapes (design/cli.md "Output", style.md rule 3):
+ * The three output shapes (docs/cli.md "Output"):
  * - TTY: tables (cli-table3, loaded only when a table is drawn) fitted to the terminal's width
  *   (table-fit.ts), colour, relative times;
  * - piped: one tab-separated line per row, no header, ISO 8601 times, no colour;

@@ -134,7 +134,7 @@ export class Tally {
   async finish(what: { noun: string; verb: string; seconds: number; dryRun: boolean; resumeHint?: string }): Promise<void> {
     const { done, failed } = this;
     if (this.deps.signal.aborted) {
-      // The hint first: the last lines say what happened (design/cli.md "Interrupts").
+      // The hint first: the last lines say what happened (docs/cli.md "Exit codes", 130).
       if (what.resumeHint) await this.deps.note(what.resumeHint);
       await this.deps.note(`interrupted after ${plural(done, what.noun)} (${failed} failed)`);
       throw new InterruptedError();

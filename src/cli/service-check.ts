@@ -42,7 +42,7 @@ function isJsonType(type: string): boolean {
 
 /**
  * Why a reply cannot come from the service, or undefined when it may. The service answers every
- * error (4xx) as JSON (spec §7), never HTML and never a redirect, and GET /api/me exists; a 5xx
+ * error (4xx) as JSON (docs/service.md "Errors"), never HTML and never a redirect, and GET /api/me exists; a 5xx
  * may be a proxy's page for a service that is down, and stays the client's to report (69).
  */
 function notTheService(method: string, path: string, reply: TransportResponse): string | undefined {

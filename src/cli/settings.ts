@@ -1,5 +1,5 @@
 /**
- * Settings and where each came from (design/cli.md "Settings"). Precedence, highest first:
+ * Settings and where each came from (docs/cli.md "Settings"). Precedence, highest first:
  * flags > environment > config file (the one named with `--config FILE`, else the project config
  * searched upward from the working directory, data formats only) > user config
  * (`$XDG_CONFIG_HOME/govctl/config.json`) > defaults.
@@ -34,7 +34,7 @@ import { checkPathInProject, TRUSTED_HOSTS_KEY, trustedHosts, type TrustedHost }
 
 export { displayPath, userConfigPath };
 
-/** The settings of design/cli.md's table. */
+/** The settings of the table of docs/cli.md "Settings". */
 export const SETTING_NAMES = [
   'baseUrl',
   'apiKey',

@@ -1,5 +1,5 @@
 /**
- * The wire-shaped service API: one method per endpoint (spec §4), snake_case in and out, over any
+ * The wire-shaped service API: one method per endpoint (docs/service.md "Endpoints"), snake_case in and out, over any
  * {@link Transport}. It owns the parts every call shares: headers, the retry policy (429 → wait,
  * retry once; 5xx and network errors never retried), lossless JSON both ways, error mapping and
  * workspace resolution. {@link GovernanceClient} and the CLI are built on it.
@@ -68,7 +68,7 @@ export interface ServiceApiOptions {
   baseUrl?: string;
   /** carries the requests (default: an HTTP transport to `baseUrl`); a given transport stays the caller's to close */
   transport?: Transport;
-  /** the API key, sent as `Authorization: Bearer <key>` (spec §5) */
+  /** the API key, sent as `Authorization: Bearer <key>` (docs/service.md "Authentication") */
   apiKey: string;
   /** the workspace; when absent it is resolved once through GET /api/me */
   workspaceId?: string;
@@ -81,8 +81,8 @@ export interface ServiceApiOptions {
   /** told before each wait for a retry of a call that gives no `onWait` of its own (CallOptions) */
   onWait?: (waitMs: number, why: 'rate_limited' | 'retry') => void;
   /**
-   * Per-attempt timeout of the HTTP transport created from `baseUrl`, in ms. Fixed at 15 000 by the
-   * specification (§8); the option exists for tests.
+   * Per-attempt timeout of the HTTP transport created from `baseUrl`, in ms. Fixed at 15 000 for every client
+   * (docs/library.md "Settings"); the option exists for tests.
    * @internal
    */
   timeoutMs?: number;
@@ -114,7 +114,7 @@ export interface WriteOptions extends CallOptions {
 
 /** Options of {@link ServiceApi.postEvidence}. */
 export interface PostEvidenceOptions extends WriteOptions {
-  /** compute the mapped controls and store nothing (`?dry_run=true`, spec §4.2) */
+  /** compute the mapped controls and store nothing (`?dry_run=true`, docs/service.md "POST …/grc/evidence") */
   dryRun?: boolean;
 }
 
@@ -137,11 +137,11 @@ export interface EvidenceExportPage {
 }
 
 /**
- * The service's endpoints, wire-shaped (spec §4). Each method returns the reply body as parsed
+ * The service's endpoints, wire-shaped (docs/service.md "Endpoints"). Each method returns the reply body as parsed
  * (losslessly) or throws an {@link AttestationError} subclass.
  */
 export interface ServiceApi {
-  /** GET /api/me: whose key this is (spec §4.1). */
+  /** GET /api/me: whose key this is (docs/service.md "GET /api/me"). */
   me(): Promise<Identity>;
   /**
    * The workspace id: the configured one, or `workspace_id` of GET /api/me, asked once and then
@@ -150,9 +150,9 @@ export interface ServiceApi {
    *   answers 404 or without a workspace id; UnauthorizedError, NetworkError, ServerError as they come.
    */
   resolveWorkspaceId(): Promise<string>;
-  /** POST grc/evidence (spec §4.2); `dryRun` stores nothing. */
+  /** POST grc/evidence (docs/service.md "POST …/grc/evidence"); `dryRun` stores nothing. */
   postEvidence(record: object, options?: PostEvidenceOptions): Promise<GrcWriteResult>;
-  /** GET grc/evidence (spec §4.3); `cursor` pages on with a previous `next_cursor`. */
+  /** GET grc/evidence (docs/service.md "GET …/grc/evidence"); `cursor` pages on with a previous `next_cursor`. */
   listEvidence(query?: EvidenceQuery): Promise<EvidenceList>;
   /** GET grc/evidence/{record_id}: the whole stored record (the service's extension). */
   getEvidence(recordId: string): Promise<StoredEvidenceRecord>;
@@ -167,19 +167,19 @@ export interface ServiceApi {
    * has fewer records than asked for.
    */
   exportEvidence(query?: EvidenceExportQuery, options?: CallOptions): Promise<EvidenceExportPage>;
-  /** POST attestations/external (spec §4.4). */
+  /** POST attestations/external (docs/service.md "POST …/attestations/external"). */
   postAttestation(record: object, options?: WriteOptions): Promise<AttestationResultBody>;
-  /** POST attestations/batch (spec §4.5); items may carry `idempotency_key`. */
+  /** POST attestations/batch (docs/service.md "POST …/attestations/batch"); items may carry `idempotency_key`. */
   postAttestationBatch(records: readonly object[], options?: BatchWriteOptions): Promise<BatchResultBody>;
   /** GET attestations (the service's extension): stored attestations, newest first, with a cursor. */
   listAttestations(query?: AttestationQuery): Promise<AttestationList>;
   /** GET attestations/{attestation_id} (the service's extension): one stored attestation, as signed. */
   getAttestation(attestationId: string): Promise<StoredAttestation>;
-  /** GET grc/posture-brief (spec §4.6). */
+  /** GET grc/posture-brief (docs/service.md "GET …/grc/posture-brief"). */
   postureBrief(): Promise<PostureBrief>;
-  /** GET grc/systems, optionally filtered by name (spec §4.7). */
+  /** GET grc/systems, optionally filtered by name (docs/service.md "GET …/grc/systems"). */
   systems(name?: string): Promise<{ systems: SystemInfo[] }>;
-  /** GET grc/gates/check (spec §4.8). */
+  /** GET grc/gates/check (docs/service.md "GET …/grc/gates/check"). */
   gatesCheck(): Promise<{ gates: Gate[] }>;
   /** GET grc/gates: the gate policy in effect (the service's extension). */
   gatePolicies(): Promise<GatePolicyList>;
@@ -194,7 +194,7 @@ export interface ServiceApi {
   listVerdicts(query?: { limit?: number; before?: string }): Promise<VerdictList>;
   /** GET gates/verdicts/{verdict_id}. */
   getVerdict(verdictId: string): Promise<StoredVerdict>;
-  /** POST grc/derive-controls (spec §4.9). */
+  /** POST grc/derive-controls (docs/service.md "POST …/grc/derive-controls"). */
   deriveControls(body: DeriveControlsRequest): Promise<{ recommendations: ControlRecommendation[] }>;
   /**
    * A workspace-scoped request whose 2xx reply is returned as text with its status (the

@@ -1,11 +1,11 @@
 /**
- * What the attestation operations of {@link GovernanceClient} take and return (spec §2.5–2.7, §7 rule 6).
+ * What the attestation operations of {@link GovernanceClient} take and return (docs/wire-format.md "Attestations"; docs/library.md "Attestations").
  */
 import type { AttestationError } from './errors.js';
 import type { FlushReport } from './batch-buffer.js';
 import type { TrustTier } from './wire-types.js';
 
-/** Who authorised a tool run (spec §2.5); `sessionId` travels as `session_id`. */
+/** Who authorised a tool run (docs/wire-format.md "Attestations"); `sessionId` travels as `session_id`. */
 export interface AuthorisedByInput {
   /** e-mail or principal id */
   identity: string;
@@ -28,14 +28,14 @@ export interface PushInput {
 }
 
 /**
- * What `push` and `trace` return (spec §2.6 in camelCase). An empty `attestationId` means the
+ * What `push` and `trace` return (docs/service.md "POST …/attestations/external" in camelCase). An empty `attestationId` means the
  * attestation was not stored: `detail` says why, `error` holds the error.
  */
 export interface AttestationResult {
   /** `att_…`, or '' when not stored */
   attestationId: string;
   externalVerified: boolean;
-  /** either value set of spec §2.7; null when not stored */
+  /** either value set of docs/security.md "What the trust tiers mean"; null when not stored */
   trustTier: TrustTier | null;
   /** `ok`, or why it failed */
   detail: string;

@@ -1,5 +1,5 @@
 /**
- * The attestation batch buffer (spec §7 settings batchMaxSize / batchFlushInterval, §8): records
+ * The attestation batch buffer (docs/library.md "batch and the buffer": settings batchMaxSize / batchFlushInterval): records
  * wait here until `maxSize` of them are buffered or `flushIntervalMs` has passed since the first
  * one came in, then go out through the batch endpoint in chunks of at most `maxSize`.
  *

@@ -1,5 +1,5 @@
 /**
- * `GovernanceClient`: the client library of spec §7 "Client library behaviour". One method per
+ * `GovernanceClient`: the client library of docs/library.md. One method per
  * record type (generated from the record-type catalogue), attestations by `push`, `wrap`, `trace`
  * and `batch`, a batch buffer flushed by size, interval, `flush`, `close` and at process exit, an
  * error mode (`warn`, `raise`, `silent`), and signing with the client's own key, which never leaves it.
@@ -23,7 +23,7 @@ import { idempotencyKeyFor, withIdempotencyKey } from './idempotency.js';
 import type { RecordMethods, RecordResult } from './inputs.js';
 import type { Transport } from './transport.js';
 
-/** What the client does when an operation fails (spec §7 rules 1–3). */
+/** What the client does when an operation fails (docs/library.md "Error modes"). */
 export type OnErrorMode = 'warn' | 'raise' | 'silent';
 
 /** Where warnings go. */
@@ -31,7 +31,7 @@ export interface ClientLogger {
   warn(message: string): void;
 }
 
-/** Options of {@link GovernanceClient}: the settings table of spec §7, plus injection points. */
+/** Options of {@link GovernanceClient}: the settings table of docs/library.md "Settings", plus injection points. */
 export interface GovernanceClientOptions {
   /** the API key; default: environment variable `SERVICE_API_KEY`. Required. */
   apiKey?: string;
@@ -73,7 +73,7 @@ export interface GovernanceClientOptions {
   userAgent?: string;
   /** where `SERVICE_*` settings are read from (default `process.env`) */
   env?: Readonly<Record<string, string | undefined>>;
-  /** @internal per-attempt timeout in ms; fixed at 15 000 by spec §8, an option only for tests */
+  /** @internal per-attempt timeout in ms; fixed at 15 000 by docs/library.md "Settings", an option only for tests */
   timeoutMs?: number;
   /** @internal the wait before a retry (tests) */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -133,7 +133,7 @@ function emptyAttestation(failure: AttestationError): AttestationResult {
 }
 
 /**
- * The governance client (spec §7). Create one per system and process; close it when done.
+ * The governance client (docs/library.md). Create one per system and process; close it when done.
  *
  * @example
  * import { GovernanceClient } from 'govctl';
@@ -234,7 +234,7 @@ export class GovernanceClient {
     });
   }
 
-  // Spec §2.2: one method per record type. The methods are made from the catalogue, so a record
+  // One method per record type (docs/library.md "Evidence records"). The methods are made from the catalogue, so a record
   // type added there is a method here; RecordMethods (inputs.ts) gives them their types.
   static {
     for (const spec of CATALOGUE.values()) {
@@ -265,7 +265,7 @@ export class GovernanceClient {
       this.#checkOpen();
       const record = this.#buildEvidence(type, input);
       const workspaceId = await this.api.resolveWorkspaceId();
-      // Signed only now: the workspace id is part of the signed message (spec §5.1), and the
+      // Signed only now: the workspace id is part of the signed message (docs/wire-format.md "client_sig"), and the
       // first record of a client is the one that waits for GET /api/me.
       if (this.#signingKey) {
         record.client_sig = signClientSig(record, workspaceId, this.#signingKey);
@@ -456,7 +456,7 @@ export class GovernanceClient {
     return this.#closing;
   }
 
-  /** The same as {@link GovernanceClient.close} (the spec names both, §7 rule 6). */
+  /** The same as {@link GovernanceClient.close} (existing clients call it either way; docs/library.md "Flush, close and process exit"). */
   shutdown(): Promise<FlushResult> {
     return this.close();
   }
@@ -541,7 +541,7 @@ export class GovernanceClient {
     return record;
   }
 
-  /** `witness_sig` and `verifying_key_hex` added, when there is a key (wire.md §4). */
+  /** `witness_sig` and `verifying_key_hex` added, when there is a key (docs/wire-format.md). */
   #signed(record: AttestationRecord, workspaceId: string): AttestationRecord {
     return this.#signingKey ? { ...record, ...signWitness(record as unknown as Record<string, unknown>, workspaceId, this.#signingKey) } : record;
   }

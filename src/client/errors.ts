@@ -1,21 +1,21 @@
 /**
  * Typed errors of the client library. Every error the library throws is an {@link AttestationError}
- * (the specification's name, §7 "the client throws an attestation error"); the subclass says what
+ * (the name existing clients of the service use for every client error); the subclass says what
  * kind of failure it is, so callers (and the CLI's exit codes) decide by class, never by message.
  *
  * {@link errorFromResponse} is the ONE place that turns an HTTP status and body into an error
- * (style.md rule 5). Secrets (the API key, the signing key) never appear in a message: the key is
+ * so the classes cannot drift between endpoints. Secrets (the API key, the signing key) never appear in a message: the key is
  * never put into one, and text that came from the service is scrubbed of the API key anyway.
  */
 import type { ValidationIssue } from '../core/records/types.js';
 import { isPlainObject, parseJsonLossless } from '../core/canonical-json.js';
 
 /**
- * The closed set of error codes. The service's codes (spec §7) are used as the service sent them;
+ * The closed set of error codes. The service's codes (docs/service.md "Errors") are used as the service sent them;
  * the others are the library's own.
  */
 export type AttestationErrorCode =
-  // the service's codes (spec §7, wire.md §5)
+  // the service's codes (docs/service.md "Errors", docs/wire-format.md)
   | 'bad_request'
   | 'validation_error'
   | 'unauthorized'
@@ -36,7 +36,7 @@ export type AttestationErrorCode =
   | 'client_closed'
   | 'internal_error';
 
-/** The text the specification prescribes when no workspace id can be found (spec §7 rule 5). */
+/** The text existing clients print when no workspace id can be found (docs/library.md "Errors"). */
 export const WORKSPACE_UNRESOLVED_MESSAGE = 'workspace id is not set and could not be resolved automatically';
 
 /** What every error may carry besides its message. */
@@ -51,8 +51,8 @@ export interface AttestationErrorOptions {
 }
 
 /**
- * Base class of every error the client library throws (spec §7: "the client throws an
- * attestation error"). Decide on the subclass or on {@link AttestationError.code}, never on the text.
+ * Base class of every error the client library throws (the name existing clients use
+ * for every client error). Decide on the subclass or on {@link AttestationError.code}, never on the text.
  *
  * @example
  * try { await client.modelEvaluation({...}) } catch (error) {
@@ -89,14 +89,14 @@ export class ValidationError extends AttestationError {
     this.issues = options.issues ?? [];
   }
 
-  /** A local validation failure listing every issue at once (style.md rule 7). */
+  /** A local validation failure listing every issue at once (one round trip tells the caller everything). */
   static fromIssues(what: string, issues: readonly ValidationIssue[]): ValidationError {
     const listed = issues.map((found) => (found.path ? `${found.path} ${found.message}` : found.message)).join('; ');
     return new ValidationError('validation_error', `${what} is invalid: ${listed}`, { issues, field: issues[0]?.path || undefined });
   }
 }
 
-/** The API key is missing, invalid or expired (401), or lacks access (403: treated like 401, spec §7). */
+/** The API key is missing, invalid or expired (401), or lacks access (403: treated like 401, docs/service.md "Errors"). */
 export class UnauthorizedError extends AttestationError {
   override name = 'UnauthorizedError';
 }
@@ -106,7 +106,7 @@ export class NotFoundError extends AttestationError {
   override name = 'NotFoundError';
 }
 
-/** 429, and still 429 after waiting for `Retry-After` and retrying once (spec §8). */
+/** 429, and still 429 after waiting for `Retry-After` and retrying once (docs/library.md "Settings"). */
 export class RateLimitedError extends AttestationError {
   override name = 'RateLimitedError';
   /** how long the service asked to wait, in ms (its last `Retry-After`), if it said */
@@ -118,7 +118,7 @@ export class RateLimitedError extends AttestationError {
   }
 }
 
-/** 5xx: the service failed. Never retried: a POST may have been applied (spec §8). */
+/** 5xx: the service failed. Never retried: a POST may have been applied (docs/library.md "Settings"). */
 export class ServerError extends AttestationError {
   override name = 'ServerError';
 }
@@ -130,7 +130,7 @@ export class ServerError extends AttestationError {
  */
 export class NetworkError extends AttestationError {
   override name = 'NetworkError';
-  /** true when the attempt was abandoned after the client timeout (15 s, spec §8) */
+  /** true when the attempt was abandoned after the client timeout (15 s, docs/library.md "Settings") */
   readonly timedOut: boolean;
 
   constructor(code: AttestationErrorCode, message: string, options: AttestationErrorOptions & { timedOut?: boolean } = {}) {
@@ -141,7 +141,7 @@ export class NetworkError extends AttestationError {
 
 /**
  * A setting is missing or malformed (API key, system name, base URL, signing key), or the
- * workspace id is not set and could not be resolved through GET /api/me (spec §7 rule 5).
+ * workspace id is not set and could not be resolved through GET /api/me (docs/library.md "Errors").
  */
 export class ConfigError extends AttestationError {
   override name = 'ConfigError';
@@ -170,14 +170,14 @@ export function redact(text: string, secrets: readonly (string | undefined)[]): 
   return out;
 }
 
-/** The service's error body (spec §7), when the reply has that shape. */
+/** The service's error body (docs/service.md "Errors"), when the reply has that shape. */
 export interface ServiceErrorBody {
   error: string;
   message?: string;
   field?: string;
 }
 
-/** Reads the error body of a reply; undefined when it is not JSON or not the spec §7 shape. */
+/** Reads the error body of a reply; undefined when it is not JSON or not the docs/service.md "Errors" shape. */
 export function parseErrorBody(text: string): ServiceErrorBody | undefined {
   let parsed: unknown;
   try {
@@ -215,8 +215,8 @@ const DEFAULT_CODES: Record<number, AttestationErrorCode> = {
 };
 
 /**
- * The one mapping from a non-2xx HTTP reply to an error (style.md rule 5). The status decides the
- * class; the body (spec §7 shape: `error`, `message`, `field`) supplies code, text and field. A body
+ * The one mapping from a non-2xx HTTP reply to an error. The status decides the
+ * class; the body (docs/service.md "Errors" shape: `error`, `message`, `field`) supplies code, text and field. A body
  * that is not that shape (a proxy's HTML page) still gets the class of its status, with a message
  * that says so.
  *

@@ -1,5 +1,5 @@
 /**
- * govctl: the client library for the governance evidence service (spec §7 "Client library behaviour").
+ * govctl: the client library for the governance evidence service (docs/library.md).
  *
  * @example
  * import { GovernanceClient } from 'govctl';

@@ -1,5 +1,5 @@
 /**
- * What each record method of {@link GovernanceClient} takes (spec §2.2, camelCase) and returns.
+ * What each record method of {@link GovernanceClient} takes (docs/wire-format.md "Evidence records", camelCase) and returns.
  *
  * These interfaces give users types; the mapping from these inputs to payload keys, the
  * defaults, the enums and the checks live in the record-type catalogue (src/core/records/),
@@ -20,7 +20,7 @@ export type FrameworkSlug = (typeof FRAMEWORKS)[number];
 export type Timestamp = string | Date;
 
 /**
- * Inputs every record method accepts. The top-level members are otherwise filled as wire.md §1
+ * Inputs every record method accepts. The top-level members are otherwise filled as docs/service.md "Record payloads"
  * says for each type; these override them.
  */
 export interface CommonRecordInput {
@@ -32,7 +32,7 @@ export interface CommonRecordInput {
   resource?: string;
   /** production, staging or development */
   environment?: Environment;
-  /** compute the controls the record would earn and store nothing (spec §4.2) */
+  /** compute the controls the record would earn and store nothing (docs/service.md "POST …/grc/evidence") */
   dryRun?: boolean;
 }
 
@@ -215,8 +215,8 @@ export interface RecordInputs {
 }
 
 /**
- * What a record method returns (spec §2.3 in camelCase). An empty `recordId` means the record was
- * not stored (spec §7 rules 1–4): `detail` says why and `error` holds the error.
+ * What a record method returns (docs/service.md "POST …/grc/evidence" in camelCase). An empty `recordId` means the record was
+ * not stored (docs/library.md "Error modes"): `detail` says why and `error` holds the error.
  */
 export interface RecordResult {
   /** `rec_…`; the nil UUID in a dry run; '' when the record was not stored */

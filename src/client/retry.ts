@@ -1,5 +1,5 @@
 /**
- * The retry policy (spec §8, style.md rule 6), pure so that each rule is tested on its own:
+ * The retry policy (docs/library.md "Settings"), pure so that each rule is tested on its own:
  *
  * 1. 429: wait for `Retry-After` (delta-seconds or an HTTP date; missing or unreadable → 1 s;
  *    capped, 60 s by default), then retry once. A 429 means the request was not applied, so a

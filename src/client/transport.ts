@@ -46,7 +46,7 @@ export interface Transport {
 export interface HttpTransportOptions {
   /**
    * Per-attempt timeout in ms, covering connect, headers and body. The specification fixes it at
-   * 15 s (spec §8); the option exists for the library's own tests. Default 15 000.
+   * 15 s (docs/library.md "Settings"); the option exists for the library's own tests. Default 15 000.
    * @internal
    */
   timeoutMs?: number;
@@ -56,7 +56,7 @@ export interface HttpTransportOptions {
   proxy?: { httpProxy?: string; httpsProxy?: string; noProxy?: string };
 }
 
-/** The fixed client network timeout (spec §8). */
+/** The fixed client network timeout (docs/library.md "Settings"). */
 export const DEFAULT_TIMEOUT_MS = 15_000;
 
 /** Parses and checks a base URL: http or https, no query or fragment; the path becomes a prefix. */
@@ -97,7 +97,7 @@ export function createHttpTransport(baseUrl: string, options: HttpTransportOptio
   const keepAliveTimeout = options.keepAliveTimeoutMs ?? 30_000;
   // A proxy needs undici's EnvHttpProxyAgent (CONNECT tunnels, NO_PROXY matching); a direct
   // connection goes through node:http(s), which costs a fraction of undici's load time at the
-  // start of every CLI command (docs/decisions.md, "Direct connections use node:http").
+  // start of every CLI command (docs/decisions.md, "Start-up: one loader, two bundles, lazily initialised").
   const exchange: Exchange = proxyConfigured(options.proxy)
     ? createUndiciExchange(keepAliveTimeout, options.proxy)
     : createNodeExchange(base.protocol === 'https:', keepAliveTimeout);

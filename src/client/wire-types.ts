@@ -1,5 +1,5 @@
 /**
- * The service's reply bodies as they travel (snake_case, spec §2 and §4). Bodies are read with the
+ * The service's reply bodies as they travel (snake_case, docs/wire-format.md; each endpoint in docs/service.md "Endpoints"). Bodies are read with the
  * lossless JSON reader, so a number written with a fraction (`85.0`) arrives as a `JsonFloat` and
  * an integer beyond 2^53 as a `bigint`; the integer fields typed `number` here are small integers.
  */
@@ -7,14 +7,14 @@ import type { JsonValue } from '../core/canonical-json.js';
 import type { RecordType } from '../core/records/types.js';
 import type { Gate as ScoredGate } from '../core/controls/gates.js';
 
-/** GET /api/me (spec §2.1). */
+/** GET /api/me (docs/service.md "GET /api/me"). */
 export interface Identity {
   user_id: string;
   workspace_id: string;
   org_id: string;
 }
 
-/** POST grc/evidence (spec §2.3). `record_id` is the nil UUID and `detail` `dry_run` in a dry run. */
+/** POST grc/evidence (docs/service.md "POST …/grc/evidence"). `record_id` is the nil UUID and `detail` `dry_run` in a dry run. */
 export interface GrcWriteResult {
   record_id: string;
   record_type: RecordType;
@@ -24,7 +24,7 @@ export interface GrcWriteResult {
   replayed?: boolean;
 }
 
-/** One item of GET grc/evidence (spec §2.4). */
+/** One item of GET grc/evidence (docs/service.md "GET …/grc/evidence"). */
 export interface EvidenceListItem {
   record_id: string;
   record_type: RecordType;
@@ -36,7 +36,7 @@ export interface EvidenceListItem {
   [extension: string]: JsonValue;
 }
 
-/** GET grc/evidence; `next_cursor` is the service's paging extension (wire.md §5), `total` its count of every match. */
+/** GET grc/evidence; `next_cursor` is the service's paging extension (docs/wire-format.md), `total` its count of every match. */
 export interface EvidenceList {
   records: EvidenceListItem[];
   total?: number;
@@ -81,7 +81,7 @@ export interface EvidenceBatchResultBody {
   results: EvidenceBatchItemResult[];
 }
 
-/** Query of GET grc/evidence (spec §4.3). */
+/** Query of GET grc/evidence (docs/service.md "GET …/grc/evidence"). */
 export interface EvidenceQuery {
   system_name?: string;
   record_type?: string;
@@ -114,10 +114,10 @@ export interface StoredEvidenceRecord {
   [extension: string]: JsonValue | undefined;
 }
 
-/** Trust tiers: both value sets of spec §2.7 are accepted. */
+/** Trust tiers: both value sets of docs/security.md "What the trust tiers mean" are accepted. */
 export type TrustTier = 'witnessed' | 'declared' | 'verified' | 'attested' | 'observed';
 
-/** POST attestations/external (spec §2.6). */
+/** POST attestations/external (docs/service.md "POST …/attestations/external"). */
 export interface AttestationResultBody {
   attestation_id: string;
   external_verified: boolean;
@@ -172,7 +172,7 @@ export interface AttestationList {
   next_cursor?: string | null;
 }
 
-/** One item of a batch reply; `status` is `accepted` for a stored item (spec §4.5). */
+/** One item of a batch reply; `status` is `accepted` for a stored item (docs/service.md "POST …/attestations/batch"). */
 export interface BatchItemResult {
   status: string;
   attestation_id?: string;
@@ -182,14 +182,14 @@ export interface BatchItemResult {
   [extension: string]: JsonValue | undefined;
 }
 
-/** POST attestations/batch (spec §4.5). */
+/** POST attestations/batch (docs/service.md "POST …/attestations/batch"). */
 export interface BatchResultBody {
   accepted: number;
   rejected: number;
   results: BatchItemResult[];
 }
 
-/** GET grc/posture-brief (spec §2.8). */
+/** GET grc/posture-brief (docs/service.md "GET …/grc/posture-brief"). */
 export interface PostureBrief {
   overall_pct: number;
   frameworks: { framework: string; score_pct: number }[];
@@ -197,7 +197,7 @@ export interface PostureBrief {
   unattested_24h: number;
 }
 
-/** One system of GET grc/systems (spec §2.9). */
+/** One system of GET grc/systems (docs/service.md "GET …/grc/systems"). */
 export interface SystemInfo {
   system_id: string;
   system_name: string;
@@ -206,7 +206,7 @@ export interface SystemInfo {
   last_evidence_at: string | null;
 }
 
-/** One gate of GET grc/gates/check (spec §2.10), as core scores it, plus any members a service adds. */
+/** One gate of GET grc/gates/check (docs/service.md "GET …/grc/gates/check"), as core scores it, plus any members a service adds. */
 export interface Gate extends ScoredGate {
   [extension: string]: JsonValue | undefined;
 }
@@ -226,13 +226,13 @@ export interface GatePolicyList {
   unconfigured_frameworks: string[];
 }
 
-/** Body of POST grc/derive-controls (spec §4.9). */
+/** Body of POST grc/derive-controls (docs/service.md "POST …/grc/derive-controls"). */
 export interface DeriveControlsRequest {
   description: string;
   risk_tier: string;
 }
 
-/** One recommendation of POST grc/derive-controls (spec §2.11). */
+/** One recommendation of POST grc/derive-controls (docs/service.md "POST …/grc/derive-controls"). */
 export interface ControlRecommendation {
   record_type: RecordType;
   priority: string;

@@ -1,5 +1,5 @@
 /**
- * Attestation records (spec §2.5): the wire shape, how a client builds one, and the checks the
+ * Attestation records (docs/wire-format.md "Attestations"): the wire shape, how a client builds one, and the checks the
  * client and the service share. Mandatory fields are a decision (docs/decisions.md): system,
  * tool, both hashes; executed_at defaults to now on either side.
  */

@@ -1,5 +1,5 @@
 /**
- * The Python-compatible canonical JSON form that `client_sig` and `witness_sig` sign (wire.md §4),
+ * The Python-compatible canonical JSON form that `client_sig` and `witness_sig` sign (docs/wire-format.md),
  * and the lossless reader and printer that keep numbers exactly as the client wrote them.
  *
  * Python decides the bytes: the canonical string is `json.dumps(obj, sort_keys=True,
@@ -72,7 +72,7 @@ export class JsonSyntaxError extends Error {
 /**
  * Python `repr(float)` of a finite number: the shortest digits that round-trip (the same digits
  * JavaScript chooses), in exponent form when the decimal exponent is below -4 or at least 16,
- * with a two-digit exponent and a `.0` on integral values in fixed form (wire.md §4).
+ * with a two-digit exponent and a `.0` on integral values in fixed form (docs/wire-format.md).
  *
  * @example pythonFloatRepr(85) // '85.0'
  * @example pythonFloatRepr(1e-5) // '1e-05'
@@ -120,7 +120,7 @@ function integerDigits(n: number): string {
   return Math.abs(n) < 1e21 ? String(n) : BigInt(n).toString(); // String(-0) is '0', as Python writes int 0
 }
 
-/** A plain JS number: integers as integers (wire.md §4: "a TypeScript number that is an integer is written as an integer"), others as Python floats. */
+/** A plain JS number: integers as integers (a TypeScript number that is an integer is written as an integer), others as Python floats. */
 function numberText(n: number): string {
   if (Number.isInteger(n)) return integerDigits(n);
   if (!Number.isFinite(n)) throw new CanonicalJsonError(`${n} is not a JSON number`);
@@ -143,7 +143,7 @@ export function jsonNumberValue(v: number | bigint | JsonFloat): number {
 /** Strings made only of printable ASCII other than `"` and `\` need no escaping (the common case). */
 const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
-/** Python's escapes for U+0000..U+007F under ensure_ascii (wire.md §4); null where none is needed. */
+/** Python's escapes for U+0000..U+007F under ensure_ascii (docs/wire-format.md); null where none is needed. */
 const SHORT_ESCAPES: Record<number, string> = { 0x22: '\\"', 0x5c: '\\\\', 0x0a: '\\n', 0x0d: '\\r', 0x09: '\\t', 0x08: '\\b', 0x0c: '\\f' };
 const ASCII_ESCAPES: (string | null)[] = Array.from(
   { length: 0x80 },
@@ -204,7 +204,7 @@ function unsupported(value: unknown): CanonicalJsonError {
   return new CanonicalJsonError(`cannot write a ${name} as JSON: only plain objects, arrays, strings, numbers, bigints, booleans, null, Date and JsonFloat`);
 }
 
-/** Date is the one toJSON honoured (wire.md §4 timestamps are ISO 8601 strings); an invalid Date is an error, not `null`. */
+/** Date is the one toJSON honoured (timestamps on the wire are ISO 8601 strings); an invalid Date is an error, not `null`. */
 function dateText(date: Date): string {
   const time = date.getTime();
   if (Number.isNaN(time)) throw new CanonicalJsonError('cannot write an invalid Date as JSON');
@@ -267,7 +267,7 @@ function sortCodeUnits(keys: string[]): string[] {
 }
 
 /**
- * Members sorted by code point (wire.md §4). Sorting by UTF-16 code unit (what `<` compares)
+ * Members sorted by code point (docs/wire-format.md). Sorting by UTF-16 code unit (what `<` compares)
  * agrees with code point order unless a key holds a surrogate; only then (found while escaping the
  * keys, so plain keys cost nothing extra) the object is rewritten in code point order.
  */
@@ -323,7 +323,7 @@ export function compareKeys(a: string, b: string): number {
 
 /**
  * The canonical string that signatures cover: byte-identical to Python's
- * `json.dumps(obj, sort_keys=True, separators=(',', ':'))` (wire.md §4).
+ * `json.dumps(obj, sort_keys=True, separators=(',', ':'))` (docs/wire-format.md).
  *
  * - keys sorted by Unicode code point at every depth; members whose value is `undefined` skipped;
  * - strings escaped as Python's `ensure_ascii` does (`\"` `\\` `\n` `\r` `\t` `\b` `\f`, every other
@@ -446,7 +446,7 @@ function isDigit(c: number): boolean {
 }
 
 /**
- * The lexeme decides the type (wire.md §4): no fraction or exponent → integer (a number when it is
+ * The lexeme decides the type (docs/wire-format.md): no fraction or exponent → integer (a number when it is
  * a safe integer, else a bigint with every digit); otherwise a float, wrapped in JsonFloat when its
  * value is integral or -0 so that it is written back as `85.0`, `1e+16` or `-0.0`.
  */
@@ -561,7 +561,7 @@ function parseObject(depth: number): { [key: string]: JsonValue } {
 }
 
 /**
- * Reads strict JSON without losing what the lexemes say (wire.md §4): integers stay exact (a
+ * Reads strict JSON without losing what the lexemes say (docs/wire-format.md): integers stay exact (a
  * number up to `Number.MAX_SAFE_INTEGER`, a bigint beyond), and a float lexeme whose value is
  * integral or -0 (`85.0`, `1e16`, `-0.0`) becomes a {@link JsonFloat}, so canonicalising the
  * result reproduces what Python would sign. Duplicate keys: the last wins. A `__proto__` key is

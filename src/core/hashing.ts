@@ -13,7 +13,7 @@ export function sha256Hex(data: string | Uint8Array): string {
 
 /**
  * Hash of any value an attested function takes or returns: bytes and strings as they are,
- * anything else as its canonical JSON (wire.md §4), so `{b:1,a:2}` and `{a:2,b:1}` agree.
+ * anything else as its canonical JSON (docs/wire-format.md), so `{b:1,a:2}` and `{a:2,b:1}` agree.
  */
 export function hashValue(value: unknown): string {
   if (typeof value === 'string' || value instanceof Uint8Array) return sha256Hex(value);

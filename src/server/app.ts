@@ -26,7 +26,7 @@ import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { VerifyPool } from './verify-pool.js';
 
-/** Requests per minute per workspace (spec §8). */
+/** Requests per minute per workspace (docs/service.md "Limits"). */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = DEFAULT_LIMITS.requestsPerMinute;
 
 export interface AppOptions {
@@ -36,7 +36,7 @@ export interface AppOptions {
   now?: () => Date;
   /** where the per-request log lines and error causes go (default: nowhere) */
   logLine?: LogLine;
-  /** requests per minute per workspace (default 2000, spec §8); the same as `limits.requestsPerMinute` */
+  /** requests per minute per workspace (default 2000, docs/service.md "Limits"); the same as `limits.requestsPerMinute` */
   rateLimitPerMinute?: number;
   /** budgets, caps and timeouts (limits.ts; every member defaults to DEFAULT_LIMITS) */
   limits?: Partial<ServiceLimits>;

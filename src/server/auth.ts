@@ -1,5 +1,5 @@
 /**
- * Authentication and the per-workspace rate limit (spec §5, §8; wire.md §5), in one onRequest
+ * Authentication and the per-workspace rate limit (docs/service.md "Authentication"; docs/service.md "Limits"; docs/wire-format.md), in one onRequest
  * hook on every endpoint, in this order:
  * 1. `Authorization: Bearer <key>`: missing, malformed, unknown, revoked or expired → 401;
  * 2. a `{workspace_id}` in the path that is not the key's workspace → 404, as for one that does
@@ -14,8 +14,8 @@
  * route once it knows how many a request holds: {@link chargeRecords}.
  *
  * The key check and the counts are the store's (store.admit, store.budget; for SQLite a
- * plain counter per workspace in memory, store/memory-budget.ts, docs/decisions.md "Rate limit:
- * our own fixed-window counter"). The hook is a callback hook that settles on the store's promises,
+ * plain counter per workspace in memory, store/memory-budget.ts, docs/decisions.md "Budgets per
+ * workspace: requests and records in fixed windows"). The hook is a callback hook that settles on the store's promises,
  * not an async one through a plugin's generic machinery.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
@@ -65,7 +65,7 @@ export function takeTurn(request: FastifyRequest): Promise<void> {
 }
 
 /**
- * Items of a batch checked in one turn (docs/decisions.md, "Security: abusive clients"): 100
+ * Items of a batch checked in one turn (docs/decisions.md, "Abusive clients cannot take others' latency or the service's memory"): 100
  * attestations (validation, canonical JSON, signature checks) hold the event loop for about 5–10 ms
  * on this machine, so a request of another tenant waits at most about that long for a batch, while
  * a batch of 1000 takes ten turns, whose cost is lost in the noise of its throughput.

@@ -1,5 +1,5 @@
 /**
- * HTTP errors and the one error handler that shapes every error body (spec §7, wire.md §5):
+ * HTTP errors and the one error handler that shapes every error body (docs/service.md "Errors", docs/wire-format.md):
  * `{ error, message, field? }`. Handlers throw {@link HttpError}; anything else is a bug and
  * becomes a generic 500 whose cause goes to the log with the request id, never to the client.
  */
@@ -21,7 +21,7 @@ export const ERROR_CODES = [
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-/** The error body of spec §7. */
+/** The error body of docs/service.md "Errors". */
 export interface ErrorBody {
   error: ErrorCode;
   message: string;
@@ -36,7 +36,7 @@ export class HttpError extends Error {
     readonly statusCode: number,
     readonly code: ErrorCode,
     message: string,
-    /** dotted path of the offending field (wire.md §5), when one applies */
+    /** dotted path of the offending field (docs/wire-format.md), when one applies */
     readonly field?: string,
     /** extra response headers, e.g. `Retry-After` */
     readonly headers?: Readonly<Record<string, string>>,
@@ -94,7 +94,7 @@ function frameworkError(error: FastifyError, request: FastifyRequest): HttpError
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new HttpError(413, 'payload_too_large', `the request body is larger than ${request.routeOptions.bodyLimit ?? 'the limit of'} bytes`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      // wire.md §5: a wrong content type is a bad request (400), not 415.
+      // docs/wire-format.md: a wrong content type is a bad request (400), not 415.
       return badRequest('the request body must be JSON with Content-Type: application/json');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return badRequest('the Content-Length header does not match the body');

@@ -1,7 +1,7 @@
 /**
  * Request bodies: JSON only, read with core's lossless reader so that number lexemes keep their
- * meaning (`85.0` stays a float, `12345678901234567890` keeps every digit; wire.md §4). Anything
- * else is a 400 `bad_request` (wire.md §5): a body that is not JSON, a wrong content type, a
+ * meaning (`85.0` stays a float, `12345678901234567890` keeps every digit; docs/wire-format.md). Anything
+ * else is a 400 `bad_request` (docs/wire-format.md): a body that is not JSON, a wrong content type, a
  * charset other than UTF-8, a Content-Encoding (gzip, …), bytes that are not valid UTF-8 (they
  * would otherwise be replaced with U+FFFD and stored as something other than what was sent).
  * Bodies over the route's limit are 413 (Fastify checks the length).

@@ -5,7 +5,7 @@
  */
 
 export interface ServiceLimits {
-  /** requests per minute per workspace (spec §8) */
+  /** requests per minute per workspace (docs/service.md "Limits") */
   requestsPerMinute: number;
   /** records per minute per workspace: every item of a batch, every single-record write */
   recordsPerMinute: number;

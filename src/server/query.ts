@@ -1,6 +1,6 @@
 /**
  * Query parameters, checked like body fields: a value of the wrong form is a 422
- * `validation_error` naming the parameter (wire.md §5). A parameter given twice is an error too.
+ * `validation_error` naming the parameter (docs/wire-format.md). A parameter given twice is an error too.
  * Unknown parameters are ignored.
  */
 import { invalidField } from './errors.js';

@@ -1,6 +1,6 @@
 /**
  * One attestation's `witness_sig` check, as data: what the batch endpoint hands to the verify pool
- * (verify-pool.ts) and what the pool's workers, or the request itself, compute (wire.md §4). The
+ * (verify-pool.ts) and what the pool's workers, or the request itself, compute (docs/wire-format.md). The
  * check itself is core's {@link witnessFormOf}, the same function the CLI and client call.
  */
 import { witnessFormOf, type WitnessForm, type WitnessJob } from '../core/signing/ed25519.js';

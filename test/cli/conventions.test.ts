@@ -1,5 +1,5 @@
 /**
- * The command line as a terminal citizen (issue 14 §2): stderr that is JSON only under --json,
+ * The command line as a terminal citizen (docs/cli.md "Output"): stderr that is JSON only under --json,
  * the error codes' one list mirrored by the docs, the local-store notice once per data directory,
  * --quiet, `govctl version`, `help environment` from the table the code reads, GOVCTL_* names beside
  * SERVICE_* ones (and never a key sent with another family's URL), --timeout, and the errors for a

@@ -39,7 +39,7 @@ describe('docs/ci.md install recipe', () => {
 
   it('packs what a pipeline needs, and none of the sources or tests', () => {
     const paths = files.map((file) => file.path);
-    for (const needed of ['package.json', 'bin/govctl.js', 'dist/cli/main.js', 'dist/cli/help.txt', 'README.md', 'docs/ci.md']) expect(paths).toContain(needed);
+    for (const needed of ['package.json', 'bin/govctl.js', 'dist/cli/main.js', 'dist/cli/service.js', 'README.md', 'docs/ci.md']) expect(paths).toContain(needed);
     expect((files.find((file) => file.path === 'bin/govctl.js')!.mode & 0o111) !== 0).toBe(true);
     expect(paths.filter((path) => path.startsWith('src/') || path.startsWith('test/') || path.startsWith('node_modules/'))).toEqual([]);
   });

@@ -1,5 +1,5 @@
 /**
- * The embedded store (design/cli.md "The embedded store"): with nothing configured, commands run
+ * The embedded store (docs/cli.md "The embedded store"): with nothing configured, commands run
  * against a service database in the data directory and say so once; with CI set they refuse; and
  * Ctrl-C ends a long command with 130 after reporting what was done.
  */

@@ -221,7 +221,7 @@ describe('govctl mcp over stdio against a real service, signing', () => {
     });
     const fetched = await mcp.call('get_evidence', { record_id: body.record_id });
     expect(fetched.structuredContent).toMatchObject({ signature: 'valid', record: { record_id: body.record_id } });
-    // The stored client_sig is the HMAC-SHA256 of spec §5.1 as Python computes it from the text of the specification.
+    // The stored client_sig is the HMAC-SHA256 of docs/wire-format.md "client_sig" as Python computes it.
     const asStored = fetched.structuredContent!.record as Record<string, unknown>;
     expect(asStored.client_sig).toBe(pythonClientSig(asStored, server.workspaceId, SIGNING_KEY));
 

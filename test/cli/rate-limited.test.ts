@@ -1,6 +1,6 @@
 /**
- * Exit code 75 reached by a real cause (design/cli.md "Exit codes", "Client library behaviour in
- * the CLI"): a service that answers 429 with `Retry-After`, once waited for and retried, and still
+ * Exit code 75 reached by a real cause (docs/exit-codes.md; the retry rule of
+ * docs/library.md "Settings"): a service that answers 429 with `Retry-After`, once waited for and retried, and still
  * 429 → 75 with one stderr line that says so and what to do. The service is a scripted HTTP server
  * on 127.0.0.1 (test/helpers/fault-server.ts) that answers GET /api/me as the service does and 429
  * to the write, so that the requests can be checked; the last case runs the real service, its

@@ -1,6 +1,6 @@
 /**
  * The terminal output shape end to end, on a real pseudo-terminal (util-linux `script`, see
- * test/helpers/pty.ts), against the piped shape of the same commands (design/cli.md "Output"):
+ * test/helpers/pty.ts), against the piped shape of the same commands (docs/cli.md "Output"):
  * tables, bars, colour and relative times on a terminal; tab-separated lines, ISO 8601 and no
  * colour piped; the colour order (`--no-color` > `NO_COLOR` > `FORCE_COLOR` > `TERM=dumb` > TTY);
  * progress on stderr; `--json` as the service's body; the API key kept out of what is shown.
@@ -145,7 +145,7 @@ describe.skipIf(!HAS_SCRIPT)(HAS_SCRIPT ? 'on a real terminal' : `on a real term
       expect(result.stdout).not.toMatch(/[█░│─]/);
     });
 
-    // design/cli.md ranks FORCE_COLOR above the TTY check, per stream: a CI log that asks for
+    // docs/cli.md ranks FORCE_COLOR above the TTY check, per stream: a CI log that asks for
     // colour gets it on the piped result lines (the shape stays tab-separated).
     it('FORCE_COLOR=1 colours piped output (the ok/error result lines of import)', async () => {
       const input = [changeRecord('tty-force-color', 0), changeRecord('tty-force-color', 1)].map((record) => JSON.stringify(record)).join('\n');

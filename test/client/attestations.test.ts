@@ -21,7 +21,7 @@ const isBatch = (request: RecordedRequest) => request.url.endsWith('/attestation
 const singles = () => harness.server.requests.filter(isSingle).map((request) => JSON.parse(request.body) as Attestation);
 const batches = () => harness.server.requests.filter(isBatch).map((request) => (JSON.parse(request.body) as { records: Attestation[] }).records);
 
-/** witness_sig checked with an independent Ed25519 implementation over an independently built message (wire.md §4). */
+/** witness_sig checked with an independent Ed25519 implementation over an independently built message (docs/wire-format.md). */
 async function expectWitnessed(record: Attestation, workspaceId = WS): Promise<void> {
   // The batch item's idempotency_key is not part of the attestation (the service takes it off).
   const { witness_sig, verifying_key_hex, idempotency_key: _key, ...signed } = record;
@@ -32,7 +32,7 @@ async function expectWitnessed(record: Attestation, workspaceId = WS): Promise<v
 }
 
 describe('push', () => {
-  it('sends the attestation of spec §2.5, signed, and returns the result in camelCase', async () => {
+  it('sends the attestation of docs/wire-format.md "Attestations", signed, and returns the result in camelCase', async () => {
     const result = await harness.makeClient({ authorisedBy: { identity: 'ops@example.com', role: 'operator', sessionId: 'sess-1' } }).push({
       toolName: 'refund',
       inputHash: H_IN,

@@ -192,7 +192,7 @@ describe('keep-alive across a client', () => {
     expect(server.connections).toBe(1);
   });
 
-  it('has a 15 s default timeout (spec §8)', async () => {
+  it('has a 15 s default timeout (docs/library.md "Settings")', async () => {
     const { DEFAULT_TIMEOUT_MS } = await import('../../src/client/transport.js');
     expect(DEFAULT_TIMEOUT_MS).toBe(15_000);
   });

@@ -15,7 +15,7 @@ const WS = 'ws_records';
 
 const harness = useClientHarness({ apiKey: API_KEY, signingKeyHex: KEY_HEX, workspaceId: WS, systemName: SYSTEM });
 
-/** client_sig computed independently: spec §5.1 steps 1–4 with node:crypto. */
+/** client_sig computed independently: docs/wire-format.md "client_sig" steps 1–4 with node:crypto. */
 function expectedClientSig(record: Record<string, unknown>, workspaceId: string): string {
   const message = simpleCanonical({
     occurred_at: record.occurred_at,
@@ -39,7 +39,7 @@ describe('one method per record type', () => {
     for (const method of methods) expect(typeof (instance as unknown as Record<string, unknown>)[method]).toBe('function');
   });
 
-  it.each(METHODS)('%s builds the wire record of wire.md §1 and returns the result in camelCase', async (method) => {
+  it.each(METHODS)('%s builds the wire record of docs/service.md "Record payloads" and returns the result in camelCase', async (method) => {
     const instance = harness.makeClient();
     const call = instance[method] as (input: unknown) => ReturnType<GovernanceClient['record']>;
     const result = await call.call(instance, VALID_INPUTS[method]);
@@ -180,7 +180,7 @@ describe('inputs', () => {
   });
 });
 
-describe('error modes (spec §7 rules 1–4)', () => {
+describe('error modes (docs/library.md "Error modes")', () => {
   const failEvidence = () =>
     harness.server.setHandler((request) =>
       request.url === '/api/me'

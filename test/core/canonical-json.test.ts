@@ -15,7 +15,7 @@ import {
   type JsonValue,
 } from '../../src/core/canonical-json.js';
 
-// Written by test/vectors/generate.py (Python is the reference for wire.md §4). The vector files are
+// Written by test/vectors/generate.py (Python is the reference for docs/wire-format.md). The vector files are
 // read with JSON.parse: every value the tests depend on is stored there as a string.
 interface CanonicalCase {
   name: string;

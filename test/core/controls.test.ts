@@ -30,7 +30,7 @@ import { FRAMEWORKS, RECORD_TYPES, type Framework } from '../../src/core/records
 
 const NOW = Date.parse('2026-03-01T12:00:00.000Z');
 
-// wire.md §2, written out independently of controls.json (every conditional control included).
+// docs/controls.md, written out independently of controls.json (every conditional control included).
 const EXPECTED: Record<string, string[]> = {
   ai_risk_assessment: [
     'EUAIA_ART9',
@@ -99,7 +99,7 @@ const allIds = (framework?: Framework): string[] => (framework ? controlsForFram
 const catalogueJson = (): Record<string, any> => JSON.parse(readFileSync(new URL('../../src/core/controls/controls.json', import.meta.url), 'utf8'));
 
 describe('control catalogue', () => {
-  it('holds exactly the controls of the wire.md §2 table, once each', () => {
+  it('holds exactly the controls of the docs/controls.md table, once each', () => {
     const fromTable = new Set(Object.values(EXPECTED).flat());
     expect(new Set(allIds())).toEqual(fromTable);
     expect(CONTROLS).toHaveLength(52);
@@ -201,7 +201,7 @@ describe('control catalogue loader', () => {
 });
 
 describe('controlsEarned', () => {
-  it.each(RECORD_TYPES)('maps %s to the controls of the wire.md §2 table', (type) => {
+  it.each(RECORD_TYPES)('maps %s to the controls of the docs/controls.md table', (type) => {
     const payload = type === 'model_evaluation' ? FULL_EVALUATION : {};
     expect(controlsEarned(type, payload)).toEqual(sorted(EXPECTED[type]));
   });

@@ -268,7 +268,7 @@ def notes(request):
 
 
 # ---------------------------------------------------------------------------------------------
-# govctl's leaf entry: Python's canonical JSON, as wire.md defines it
+# govctl's leaf entry: Python's canonical JSON, as docs/wire-format.md "Canonical JSON" defines it
 
 
 def canonical(value):

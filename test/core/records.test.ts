@@ -60,7 +60,7 @@ function wrongKind(field: FieldSpec): unknown {
 }
 
 describe('the catalogue', () => {
-  it('has exactly the 11 record types of spec §2.2, in its order', () => {
+  it('has exactly the 11 record types of docs/service.md "Record payloads", in its order', () => {
     expect(RECORD_TYPES).toEqual([
       'ai_risk_assessment',
       'governance_review',
@@ -103,7 +103,7 @@ describe.each(RECORD_TYPES)('%s', (type) => {
   const spec = recordTypeSpec(type);
   const method = spec.method as keyof typeof EXPECTED;
 
-  it('builds the wire record of wire.md §1 from the client inputs', () => {
+  it('builds the wire record of docs/service.md "Record payloads" from the client inputs', () => {
     const record = validRecord(type);
     const { occurred_at, ...rest } = record;
     expect(rest).toEqual(EXPECTED[method]);
@@ -211,7 +211,7 @@ describe('rules and defaults', () => {
     expect(given.ok && given.record.payload.override).toBe(false);
   });
 
-  it('applies the defaults of wire.md §1', () => {
+  it('applies the defaults of docs/service.md "Record payloads"', () => {
     expect(validRecord('model_evaluation').payload.evaluation_type).toBe('quarterly');
     expect(validRecord('vendor_risk').payload.findings).toBe(0);
     expect(validRecord('governance_review').payload.action_items).toBe(4);

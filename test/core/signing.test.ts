@@ -57,7 +57,7 @@ const vectors = JSON.parse(readFileSync(new URL('../vectors/signatures.json', im
 
 const asRecord = (text: string) => parseJsonLossless(text) as Record<string, unknown>;
 
-describe('client_sig (HMAC-SHA256, spec §5.1) against vectors made by Python', () => {
+describe('client_sig (HMAC-SHA256, docs/wire-format.md "client_sig") against vectors made by Python', () => {
   it.each(vectors.hmac_sha256.map((v) => [v.name, v] as const))('%s: message and signature are byte-identical', (_name, vector) => {
     const record = asRecord(vector.record_json);
     const key = SigningKey.fromHex(vector.key_hex);
@@ -98,7 +98,7 @@ describe('client_sig (HMAC-SHA256, spec §5.1) against vectors made by Python', 
   });
 });
 
-describe('witness_sig (Ed25519, wire.md §4) against vectors made by Python cryptography', () => {
+describe('witness_sig (Ed25519, docs/wire-format.md) against vectors made by Python cryptography', () => {
   it.each(vectors.ed25519_witness.map((v) => [v.name, v] as const))('%s', (_name, vector) => {
     const attestation = { ...asRecord(vector.attestation_json), witness_sig: vector.signature_hex, verifying_key_hex: vector.public_key_hex };
     const key = SigningKey.fromHex(vector.seed_hex);
@@ -145,7 +145,7 @@ describe('witnessTexts: the stored text and the signed message from one canonica
     // a key with a surrogate pair: code point order differs from code unit order
     { '\ud83d\ude00': 1, '\uff61': 2, system_name: 's' },
   ];
-  /** wire.md §4 spelled out: the record without witness_sig and verifying_key_hex, with the workspace's id. */
+  /** docs/wire-format.md spelled out: the record without witness_sig and verifying_key_hex, with the workspace's id. */
   const signedMessage = (record: Record<string, unknown>) => {
     const { witness_sig: _sig, verifying_key_hex: _key, ...signed } = record;
     return canonicalize({ ...signed, workspace_id: ws });

@@ -43,7 +43,7 @@ export async function postRecord(service: Direct, recordType: string, systemName
   if (status >= 300) throw new Error(`seeding ${recordType} failed: ${status} ${JSON.stringify(body)}`);
 }
 
-/** A valid ai_risk_assessment payload (wire.md §1). */
+/** A valid ai_risk_assessment payload (docs/service.md "Record payloads"). */
 export const RISK_ASSESSMENT = {
   risk_level: 'limited',
   risk_summary: 'Scores consumer loan applications',
@@ -52,7 +52,7 @@ export const RISK_ASSESSMENT = {
   art5_self_assessment: true,
 };
 
-/** A valid change_event payload (wire.md §1). */
+/** A valid change_event payload (docs/service.md "Record payloads"). */
 export function changeEvent(system: string): Record<string, unknown> {
   return { type: 'deployment', by: 'ci@example.com', description: 'v2.3', environment: 'production', system };
 }

@@ -69,9 +69,9 @@ let sharedCache: string | undefined;
 
 /**
  * `XDG_CACHE_HOME` for spawned runs: one directory for every process this test worker spawns,
- * where bin/govctl.js keeps its V8 code caches, as a user's ~/.cache is kept between runs. Without
- * it every spawned run compiled the command line (and `serve` the service) from source and wrote a
- * cache no run read again. runProcess, runShell and the pseudo-terminal use it even when the test
+ * where bin/govctl.js keeps Node's compile cache (Node 22.1 and later), as a user's ~/.cache is kept
+ * between runs. Without it every spawned run compiled the command line (and `serve` the service)
+ * from source and wrote a cache no run read again. runProcess, runShell and the pseudo-terminal use it even when the test
  * gives a home, unless the test asks for `codeCacheInHome` (startup.test.ts tests the cache itself
  * in the run's home).
  */

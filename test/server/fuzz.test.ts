@@ -5,8 +5,8 @@
  * On PostgreSQL (the server-postgres project) the first 2 500 requests of the same sequence: the
  * HTTP layer, parsing and validation in front of the store are the ones SQLite's 5 000 already
  * cover. Every endpoint, every kind of damage and every status the test requires occur well within
- * either count, which the test asserts on both backends (docs/decisions.md, "The fuzz test: 5 000
- * requests on SQLite, 2 500 on PostgreSQL").
+ * either count, which the test asserts on both backends (the counts are the smallest that cover every
+ * claim: docs/decisions.md, "Real tests that run fast on two cores").
  */
 import { connect } from 'node:net';
 import { Pool } from 'undici';

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference vectors for the canonical JSON form and the two signatures (wire.md section 4).
+"""Reference vectors for the canonical JSON form and the two signatures (docs/wire-format.md, "Canonical JSON").
 
 Python is the reference: the canonical string is whatever
 json.dumps(obj, sort_keys=True, separators=(',', ':')) writes, so these vectors are produced by
@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def canonical(obj):
-    """The canonical form of wire.md section 4."""
+    """The canonical form of docs/wire-format.md, "Canonical JSON"."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))
 
 
@@ -309,7 +309,7 @@ def ed25519_vectors():
         record = attestation(rng, i)
         for form in ("canonical", "legacy"):
             if form == "canonical":
-                # wire.md section 4: the record as sent, without witness_sig and verifying_key_hex, plus workspace_id.
+                # docs/wire-format.md, "Canonical JSON": the record as sent, without witness_sig and verifying_key_hex, plus workspace_id.
                 message = canonical(dict(json.loads(json.dumps(record)), workspace_id=workspace_id))
             else:
                 message = f"{record['input_hash']}:{record['output_hash']}:{record['executed_at']}"

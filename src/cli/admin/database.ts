@@ -1,7 +1,7 @@
 /**
  * The service database as `govctl admin` and `govctl serve` use it: where it is (`--db`, else
  * DATABASE_URL: a SQLite file or a PostgreSQL URL, never one taken for the other), the server
- * module loaded lazily (SQLite, PostgreSQL and Fastify load only here, style.md rule 10), and the
+ * module loaded lazily (SQLite, PostgreSQL and Fastify load only here, so other commands start without them), and the
  * failures of opening or changing a database mapped to the CLI's typed errors (docs/exit-codes.md):
  * a missing file or directory, or a PostgreSQL database that does not exist 66, a file that is not
  * a govctl database 65, a database from a newer govctl 78, PostgreSQL refusing the credentials 78,

@@ -3,7 +3,7 @@
  * key in a service database (a SQLite file created when missing; a PostgreSQL database's schema
  * created when missing, the database itself must exist). Every run adds another organisation and
  * workspace. The API key is printed this once; `--json` prints `{org_id, workspace_id, user_id,
- * api_key, ledger_key}` (design/cli.md; ledger_key: the workspace log's verifier key, docs/ledger.md).
+ * api_key, ledger_key}` (docs/cli.md; ledger_key: the workspace log's verifier key, docs/ledger.md).
  */
 import { existsSync } from 'node:fs';
 import { Command } from 'commander';

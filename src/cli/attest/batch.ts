@@ -1,12 +1,12 @@
 /**
- * `govctl attest batch <file|->`: pushes many attestations (POST attestations/batch, spec §4.5) in
- * chunks of the batch size (default 100, the client library's, spec §8), one result line per
+ * `govctl attest batch <file|->`: pushes many attestations (POST attestations/batch, docs/service.md "POST …/attestations/batch") in
+ * chunks of the batch size (default 100, the client library's, docs/library.md "Settings"), one result line per
  * record in input order (results.ts). Each line of NDJSON is an attestation record as sent (wire
  * names: `tool_name`, `input_hash`, …) or the client library's input (`toolName`, `inputHash`, …).
  * Missing `system_name`, `agent_name`, `executed_at` and `schema_version` are filled as the client
  * library fills them; records are signed with the configured key unless they arrive signed.
  *
- * On Ctrl-C the chunk being gathered is sent before the run ends (design/cli.md: a batch that the
+ * On Ctrl-C the chunk being gathered is sent before the run ends (docs/cli.md: a batch that the
  * process is about to lose is flushed before the CLI exits).
  */
 import { Command, Option } from 'commander';
@@ -29,7 +29,7 @@ export interface AttestBatchOptions {
   idempotency?: boolean;
 }
 
-/** The client library's batch size (spec §8). */
+/** The client library's batch size (docs/library.md "Settings"). */
 export const DEFAULT_BATCH_SIZE = 100;
 
 export function createAttestBatchCommand(factory: Factory): Command {

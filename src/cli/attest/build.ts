@@ -1,7 +1,7 @@
 /**
  * What `attest <tool-name>` and `attest sign` share: their flags, streaming SHA-256 of the input
  * and output (files or stdin), and building, validating and signing the attestation record
- * (spec §2.5, wire.md §4) exactly as it will be sent.
+ * (docs/wire-format.md "Attestations", "witness_sig") exactly as it will be sent.
  */
 import { Option } from 'commander';
 import {

@@ -1,5 +1,5 @@
 /**
- * `govctl attest`: attestations (design/cli.md "Commands"). `attest <tool-name>` pushes one: it is
+ * `govctl attest`: attestations (docs/cli.md). `attest <tool-name>` pushes one: it is
  * the default subcommand `push`, so `attest batch|sign|verify|list` keep options of their own, and a
  * tool named like one of those is attested with `attest push <tool-name>`.
  */

@@ -1,7 +1,7 @@
 /**
  * `govctl attest <tool-name> …` (short for `govctl attest push <tool-name> …`): hash (streaming
  * SHA-256), sign (with a signing key) and push one attestation (POST attestations/external,
- * spec §4.4). `push` is the group's default subcommand, so that `attest sign` and `attest batch`
+ * docs/service.md "POST …/attestations/external"). `push` is the group's default subcommand, so that `attest sign` and `attest batch`
  * keep options of their own.
  */
 import { Command } from 'commander';

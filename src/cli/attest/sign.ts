@@ -1,7 +1,7 @@
 /**
  * `govctl attest sign <tool-name> … --workspace WS`: offline, builds the attestation exactly as
  * `attest` would send it and prints it as one JSON line, with `witness_sig` and
- * `verifying_key_hex` (wire.md §4) when a signing key is configured.
+ * `verifying_key_hex` (docs/wire-format.md) when a signing key is configured.
  */
 import { Command } from 'commander';
 import { stringifyJson } from '../../core/index.js';

@@ -1,5 +1,5 @@
 /**
- * What `govctl config show` reports: every setting of design/cli.md's table, its effective value
+ * What `govctl config show` reports: every setting of the table of docs/cli.md "Settings", its effective value
  * with secrets masked, and where it came from. Pure apart from parsing the signing key (to show its
  * public key instead of any of its characters).
  */

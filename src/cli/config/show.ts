@@ -1,7 +1,7 @@
 /**
  * `govctl config show`: every effective setting, its value (secrets masked) and where it came
  * from: a flag, an environment variable, the project config file, the user config file or the
- * default (design/cli.md "Settings"). `--json` prints the {@link ConfigReport} object.
+ * default (docs/cli.md "Settings"). `--json` prints the {@link ConfigReport} object.
  */
 import { existsSync } from 'node:fs';
 import { Command } from 'commander';

@@ -1,6 +1,6 @@
 /**
  * `govctl derive --description TEXT --risk-tier T`: the record types a described system should
- * produce and the controls each earns (POST grc/derive-controls, spec §4.9, docs/controls.md).
+ * produce and the controls each earns (POST grc/derive-controls, docs/service.md "POST …/grc/derive-controls", docs/controls.md).
  * TTY: a table; piped: `record_type, priority, controls` (comma-separated) tab-separated;
  * `--json`: exactly the service's body.
  */

@@ -1,6 +1,6 @@
 /**
  * `govctl evidence add <record-type> [flags]`: build, validate, sign and store one GRC record
- * (POST grc/evidence, spec §4.2); `--dry-run` shows the controls it would earn and stores nothing.
+ * (POST grc/evidence, docs/service.md "POST …/grc/evidence"); `--dry-run` shows the controls it would earn and stores nothing.
  * One subcommand per record type, with flags generated from the catalogue (record-flags.ts).
  */
 import { Command, Option } from 'commander';

@@ -1,5 +1,5 @@
 /**
- * `govctl evidence`: GRC evidence records (design/cli.md "Commands").
+ * `govctl evidence`: GRC evidence records (docs/cli.md).
  */
 import { Command } from 'commander';
 import { addExamples, commandsFor } from '../command-kit.js';

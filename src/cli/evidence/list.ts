@@ -1,6 +1,6 @@
 /**
- * `govctl evidence list`: stored records, newest first (GET grc/evidence, spec §4.3). `--all`
- * follows the service's `next_cursor` (wire.md §5) past the 200-record page limit, over all time
+ * `govctl evidence list`: stored records, newest first (GET grc/evidence, docs/service.md "GET …/grc/evidence"). `--all`
+ * follows the service's `next_cursor` (docs/wire-format.md) past the 200-record page limit, over all time
  * unless `--days` or `--since` narrows it.
  */
 import { Command, Option } from 'commander';
@@ -31,7 +31,7 @@ export interface EvidenceListOptions {
 /** The `since` of a listing of all time: before any record a workspace can hold. */
 export const ALL_TIME = '0000-01-01T00:00:00Z';
 
-/** The largest page the service gives (spec §4.3). */
+/** The largest page the service gives (docs/service.md "GET …/grc/evidence"). */
 export const MAX_PAGE = 200;
 
 /** Columns: the piped order is the documented TSV format (docs/cli.md). */
@@ -45,7 +45,7 @@ export const EVIDENCE_COLUMNS: readonly Column<EvidenceListItem>[] = [
   { header: 'controls', value: (r) => r.mapped_controls, kind: 'list', ttyKind: 'count' },
 ];
 
-/** Every page of a listing from `query.cursor` on, following `next_cursor` (wire.md §5). */
+/** Every page of a listing from `query.cursor` on, following `next_cursor` (docs/wire-format.md). */
 export async function* allPages(api: ServiceApi, query: EvidenceQuery): AsyncGenerator<EvidenceList> {
   for (let cursor = query.cursor; ;) {
     const page = await api.listEvidence(cursor === undefined ? query : { ...query, cursor });

@@ -1,5 +1,5 @@
 /**
- * `evidence add <type>` flags, generated from the record-type catalogue (design/cli.md
+ * `evidence add <type>` flags, generated from the record-type catalogue (docs/cli.md
  * "Commands"; core/records/catalogue.ts is the single list). One flag per payload field, named
  * after its wire name in kebab-case or the field's `flag`; array fields as a singular flag that
  * repeats; number maps as a repeatable `name=value`; booleans as `--flag` / `--no-flag`; one flag
@@ -16,7 +16,7 @@ export function kebab(wire: string): string {
   return wire.replace(/_/g, '-');
 }
 
-/** Flags that fill top-level members of any record (design/cli.md); `--system` is a global option. */
+/** Flags that fill top-level members of any record (docs/cli.md); `--system` is a global option. */
 export const COMMON_FLAGS = [
   { flag: 'occurred-at', member: 'occurred_at', value: '<time>', description: 'when it happened, ISO 8601 (default: now)' },
   { flag: 'identity', member: 'identity', value: '<id>', description: 'actor e-mail or identifier (overrides the derived one)' },

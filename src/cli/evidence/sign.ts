@@ -1,7 +1,7 @@
 /**
  * `govctl evidence sign [file|-] --workspace WS`: offline, prints each record with `client_sig`
- * and `client_sig_algo` added (spec §5.1), one JSON line per record. Reads one object, an array or
- * NDJSON losslessly, so the signature covers the numbers exactly as written (wire.md §4).
+ * and `client_sig_algo` added (docs/wire-format.md "client_sig"), one JSON line per record. Reads one object, an array or
+ * NDJSON losslessly, so the signature covers the numbers exactly as written (docs/wire-format.md).
  */
 import { Command } from 'commander';
 import { CLIENT_SIG_ALGO, isPlainObject, isoNow, signClientSig, stringifyJson, validateRecord } from '../../core/index.js';
@@ -29,7 +29,7 @@ export function createEvidenceSignCommand(factory: Factory): Command {
 }
 
 /**
- * Signs every record or none: a record that is not a valid evidence record (spec §2.2) is reported
+ * Signs every record or none: a record that is not a valid evidence record (docs/wire-format.md "Evidence records") is reported
  * with its index and nothing is printed (65). `occurred_at` is added when absent (the signature
  * covers it), `system_name` is taken from `--system` when absent, and an existing `client_sig`
  * is replaced.

@@ -1,6 +1,6 @@
 /**
- * `govctl gates check`: the gate results (GET grc/gates/check, spec §4.8), with the verdict as
- * the exit code (design/cli.md "Exit codes"): the highest gate `exit_code`, lowered by
+ * `govctl gates check`: the gate results (GET grc/gates/check, docs/service.md "GET …/grc/gates/check"), with the verdict as
+ * the exit code (docs/exit-codes.md): the highest gate `exit_code`, lowered by
  * `--fail-on`. It fails closed: a service that cannot be reached or answers 5xx is 69, a reply
  * that is not a well-formed gate list is 69 too (docs/exit-codes.md), and `--on-error` never
  * softens either (the command is not a write).

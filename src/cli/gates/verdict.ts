@@ -1,5 +1,5 @@
 /**
- * The verdict of `govctl gates check` (design/cli.md "Exit codes"), pure: check the service's reply
+ * The verdict of `govctl gates check` (docs/exit-codes.md), pure: check the service's reply
  * and pick the exit code. A gate check fails closed: a reply that is not a well-formed gate list
  * is treated like a service that cannot be reached (69, docs/exit-codes.md), never as a pass.
  */
@@ -49,7 +49,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Checks a reply of GET grc/gates/check (spec §2.10, §4.8): `{gates: [...]}`, each gate with a
+ * Checks a reply of GET grc/gates/check (docs/service.md "GET …/grc/gates/check"): `{gates: [...]}`, each gate with a
  * string `gate_id` and `name`, booleans `passing` and `blocking`, an `exit_code` of 0, 1 or 2 that
  * agrees with them (0 exactly when passing; 2 exactly when a blocking gate fails), and a string
  * `reason` when present. An empty list is refused too: a gate cannot pass on nothing.
@@ -86,7 +86,7 @@ export function gatesVerdict(gates: readonly CheckedGate[]): 0 | 1 | 2 {
 }
 
 /**
- * The exit code after `--fail-on` (design/cli.md): `soft` keeps the gates' verdict, `hard` lets
+ * The exit code after `--fail-on` (docs/cli.md): `soft` keeps the gates' verdict, `hard` lets
  * soft failures pass (1 → 0), `never` always passes (report only).
  */
 export function applyFailOn(verdict: 0 | 1 | 2, failOn: FailOn): 0 | 1 | 2 {

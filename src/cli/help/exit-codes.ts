@@ -1,5 +1,5 @@
 /**
- * `govctl help exit-codes`: the exit code table of design/cli.md. The table is data in one place,
+ * `govctl help exit-codes`: the exit code table of docs/cli.md. The table is data in one place,
  * `EXIT_CODE_MEANINGS` in src/cli/exit-codes.ts, beside the mapping that decides the codes;
  * docs/exit-codes.md mirrors it (a test keeps the two equal).
  */

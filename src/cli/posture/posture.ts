@@ -1,5 +1,5 @@
 /**
- * `govctl posture`: the posture brief (GET grc/posture-brief, spec §4.6, §2.8).
+ * `govctl posture`: the posture brief (docs/service.md "GET …/grc/posture-brief").
  * - TTY: a table with a bar per framework, the overall score, the failing gates and the number
  *   of systems without an attestation in the last 24 hours;
  * - piped: `name<TAB>value` lines: `overall_pct`, one per framework slug (its score), then

@@ -1,5 +1,5 @@
 /**
- * `govctl signing-key generate` / `govctl signing-key public` (design/cli.md "Commands").
+ * `govctl signing-key generate` / `govctl signing-key public` (docs/cli.md).
  */
 import { Command } from 'commander';
 import { SigningKey } from '../../core/index.js';

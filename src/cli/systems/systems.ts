@@ -1,5 +1,5 @@
 /**
- * `govctl systems [--name N]`: the AI systems of the workspace (GET grc/systems, spec §4.7, §2.9).
+ * `govctl systems [--name N]`: the AI systems of the workspace (docs/service.md "GET …/grc/systems").
  * TTY: a table with relative times; piped: `system_name, system_id, registered, risk_tier,
  * last_evidence_at` (ISO 8601) tab-separated; `--json`: exactly the service's body.
  */

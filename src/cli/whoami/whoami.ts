@@ -1,5 +1,5 @@
 /**
- * `govctl whoami`: whose API key this is (GET /api/me, spec §4.1).
+ * `govctl whoami`: whose API key this is (GET /api/me, docs/service.md "GET /api/me").
  */
 import { Command } from 'commander';
 import { addExamples } from '../command-kit.js';

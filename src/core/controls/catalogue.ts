@@ -1,5 +1,5 @@
 /**
- * The control catalogue: `controls.json` (data, wire.md §2) checked once at load and exposed typed.
+ * The control catalogue: `controls.json` (data, docs/controls.md) checked once at load and exposed typed.
  * Every other part of govctl reads controls from here; there is no second copy of the table.
  *
  * The JSON is imported (not read from disk) so that esbuild inlines it into the bundle and vitest
@@ -35,7 +35,7 @@ export interface Control {
   /** the article or clause as the framework writes it, e.g. `Art 9`, `A.6.1`, `CC8.1` */
   readonly clause: string;
   readonly title: string;
-  /** counted in the framework score (wire.md §3) */
+  /** counted in the framework score (docs/controls.md) */
   readonly required: boolean;
   /** a record earns the control for this many days after it occurred */
   readonly freshness_days: number;

@@ -1,5 +1,5 @@
 /**
- * derive-controls (spec §4.9, §2.11; wire.md §3): a deterministic recommender from a system
+ * derive-controls (docs/service.md "POST …/grc/derive-controls", docs/controls.md): a deterministic recommender from a system
  * description and its risk tier to record types, each `required`, `recommended` or `optional`,
  * with every control the type can earn. The rules are the data below, documented in
  * docs/controls.md; change both together.
@@ -20,7 +20,7 @@ export type RiskTier = (typeof RISK_TIERS)[number];
 export const PRIORITIES = ['required', 'recommended', 'optional'] as const;
 export type Priority = (typeof PRIORITIES)[number];
 
-/** A recommendation, exactly the wire shape of spec §2.11. */
+/** A recommendation, exactly the wire shape of docs/service.md "POST …/grc/derive-controls". */
 export interface ControlRecommendation {
   record_type: RecordType;
   priority: Priority;

@@ -1,5 +1,5 @@
 /**
- * Gates (spec §2.10, wire.md §3): one per framework, in the fixed framework order. A gate passes
+ * Gates (docs/service.md "GET …/grc/gates/check", docs/controls.md): one per framework, in the fixed framework order. A gate passes
  * when the framework score reaches its threshold. A failing `required` gate is blocking
  * (exit_code 2), a failing `advisory` one is not (exit_code 1); a passing gate has exit_code 0 and
  * no reason. The reason of a failing gate names the score, the threshold and the records that
@@ -24,7 +24,7 @@ export type GatePolicy = Readonly<Record<Framework, GateRule>>;
 
 /**
  * The default policy: the EU AI Act gate blocks below 80 %; the other four advise below 70 %.
- * (docs/decisions.md, "Default gate policy".)
+ * (docs/decisions.md, "Gates: EU AI Act blocks, the rest advise; every gate always listed".)
  */
 export const DEFAULT_GATE_POLICY: GatePolicy = Object.freeze({
   eu_ai_act: Object.freeze({ mode: 'required', threshold: 80 }),
@@ -34,7 +34,7 @@ export const DEFAULT_GATE_POLICY: GatePolicy = Object.freeze({
   nist_airf: Object.freeze({ mode: 'advisory', threshold: 70 }),
 });
 
-/** A gate result, exactly the wire shape of spec §2.10. `reason` is present only when failing. */
+/** A gate result, exactly the wire shape of docs/service.md "GET …/grc/gates/check". `reason` is present only when failing. */
 export interface Gate {
   gate_id: string;
   name: string;

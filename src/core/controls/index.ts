@@ -1,4 +1,4 @@
-/** The control catalogue (data) and the pure scoring: mapping, posture, gates, derive (wire.md §2–3). */
+/** The control catalogue (data) and the pure scoring: mapping, posture, gates, derive (docs/controls.md). */
 export * from './catalogue.js';
 export * from './mapping.js';
 export * from './posture.js';

@@ -1,5 +1,5 @@
 /**
- * Record → controls: the `mapped_controls` of a GRC record (spec §2.3, wire.md §2), read from the
+ * Record → controls: the `mapped_controls` of a GRC record (docs/service.md "POST …/grc/evidence", docs/controls.md), read from the
  * control catalogue. Pure and deterministic.
  */
 import { isJsonNumber } from '../canonical-json.js';

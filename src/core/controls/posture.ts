@@ -1,5 +1,5 @@
 /**
- * Posture scoring (spec §2.8, wire.md §3), pure and O(number of controls): it reads a coverage map
+ * Posture scoring (docs/service.md "GET …/grc/posture-brief", docs/controls.md), pure and O(number of controls): it reads a coverage map
  * (control id → the latest epoch ms at which a record earned it), never a list of records.
  *
  * - A control is covered when it was earned within its freshness window:
@@ -23,7 +23,7 @@ export interface FrameworkScore {
   readonly score_pct: number;
 }
 
-/** The scoring part of the posture brief (spec §2.8). */
+/** The scoring part of the posture brief (docs/service.md "GET …/grc/posture-brief"). */
 export interface PostureScores {
   readonly overall_pct: number;
   readonly frameworks: FrameworkScore[];

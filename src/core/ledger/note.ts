@@ -19,7 +19,7 @@ export const SIGNATURE_TYPE_COSIGNATURE_V1 = 0x04;
 
 /**
  * Parsing limits. The specification asks verifiers to accept at least 16 signatures and to bound
- * the count or the size; these bounds are docs/decisions.md's "Transparency log formats".
+ * the count or the size; these bounds are docs/decisions.md's "Formats and their open points".
  */
 export const MAX_NOTE_SIGNATURES = 100;
 export const MAX_NOTE_BYTES = 1024 * 1024;

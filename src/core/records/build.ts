@@ -1,12 +1,12 @@
 /**
  * Building a wire record from inputs: the client's camelCase inputs or the CLI's wire-named
- * payload, plus the inputs that fill top-level members (wire.md §1).
+ * payload, plus the inputs that fill top-level members (docs/service.md "Record payloads").
  */
 import { recordTypeSpec } from './catalogue.js';
 import type { Payload, RecordType, RecordTypeSpec, TopLevel, ValidationIssue } from './types.js';
 import { isDateTime, validateRecord } from './validate.js';
 
-/** A GRC evidence record as sent to the service (spec §2.2). */
+/** A GRC evidence record as sent to the service (docs/wire-format.md "Evidence records"). */
 export interface EvidenceRecord {
   record_type: RecordType;
   system_name: string;

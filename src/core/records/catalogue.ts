@@ -1,5 +1,5 @@
 /**
- * The record-type catalogue: the single list of the 11 record types (spec §2.2, wire.md §1).
+ * The record-type catalogue: the single list of the 11 record types (docs/wire-format.md "Evidence records", docs/service.md "Record payloads").
  * CLI flags, client methods, payload mapping, validation and help text all read it.
  */
 import { accessReview } from './access-review.js';

@@ -36,7 +36,7 @@ export const humanOversight: RecordTypeSpec = {
     { wire: 'model_id', input: 'modelId', kind: 'string', required: false, example: 'loan-scorer-2.3', description: 'model that made the recommendation' },
   ],
   topInputs: [],
-  // Spec §2.2: the override flag is inferred as true when the two decisions differ.
+  // The override flag is inferred as true when the two decisions differ.
   derivePayload: (payload) => {
     if (payload.override === undefined && typeof payload.ai_recommendation === 'string' && typeof payload.human_decision === 'string') {
       payload.override = payload.ai_recommendation !== payload.human_decision;

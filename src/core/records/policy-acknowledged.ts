@@ -1,6 +1,6 @@
 import type { RecordTypeSpec } from './types.js';
 
-/** `policy:<slug>:<version>`, slug = lower-case name with whitespace runs as `-` (wire.md §1) */
+/** `policy:<slug>:<version>`, slug = lower-case name with whitespace runs as `-` (docs/service.md "Record payloads") */
 export function policyResource(name: string, version: string): string {
   return `policy:${name.trim().toLowerCase().replace(/\s+/g, '-')}:${version}`;
 }

@@ -1,7 +1,8 @@
 /**
  * Shapes of the record-type catalogue: one {@link RecordTypeSpec} per record type drives
  * client inputs, CLI flags, payload mapping, validation (client and service) and help text.
- * See ../shared/design/wire.md §1.
+ * The payload table is docs/service.md "Record payloads"; how top-level members are filled,
+ * docs/wire-format.md "Evidence records".
  */
 
 export const RECORD_TYPES = [
@@ -98,7 +99,7 @@ export interface RecordTypeSpec {
   readonly rules?: (payload: Payload) => ValidationIssue[];
   /** defaults that depend on other payload values (e.g. human_oversight's `override`) */
   readonly derivePayload?: (payload: Payload) => void;
-  /** how the record's top-level members are filled from the payload and top inputs (wire.md §1) */
+  /** how the record's top-level members are filled from the payload and top inputs (docs/service.md "Record payloads") */
   readonly topLevel: (payload: Payload, top: Record<string, string | undefined>) => TopLevel;
   /** whether the record's system_name comes from a top input rather than the configured system */
   readonly systemFromInput?: string;

@@ -1,6 +1,6 @@
 /**
  * Validation of evidence records against the catalogue, shared by the client (before sending)
- * and the service (wire.md §5). Validators collect every bad field with a dotted path.
+ * and the service (docs/wire-format.md). Validators collect every bad field with a dotted path.
  */
 import { isJsonNumber, isPlainObject, jsonNumberValue } from '../canonical-json.js';
 import { CATALOGUE, isRecordType } from './catalogue.js';
@@ -148,7 +148,7 @@ export function checkName(value: unknown, path: string, required: boolean): Vali
 }
 
 /**
- * Every problem with a GRC evidence record as submitted (spec §2.2), top level and payload.
+ * Every problem with a GRC evidence record as submitted (docs/wire-format.md "Evidence records"), top level and payload.
  * Used by the client before sending and by the service on every write.
  */
 export function validateRecord(record: unknown): ValidationIssue[] {

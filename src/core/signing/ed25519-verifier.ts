@@ -1,5 +1,5 @@
 /**
- * Ed25519 verification, the service's hottest computation (wire.md §4). libsodium through
+ * Ed25519 verification, the service's hottest computation (docs/wire-format.md). libsodium through
  * sodium-native (prebuilt, no compiler needed) verifies about twice as fast as Node's OpenSSL on
  * the machines measured (docs/decisions.md); Node's OpenSSL stays as the fallback where
  * sodium-native cannot load. Both run behind the same checks, so they accept and reject the same

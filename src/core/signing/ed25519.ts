@@ -1,6 +1,6 @@
 /**
  * `witness_sig`: Ed25519 over the canonical JSON of the attestation as sent, without
- * `witness_sig` and `verifying_key_hex`, with `workspace_id` added (wire.md §4). The legacy
+ * `witness_sig` and `verifying_key_hex`, with `workspace_id` added (docs/wire-format.md). The legacy
  * form `<input_hash>:<output_hash>:<executed_at>` is accepted on verification, and only when the
  * attestation has an `executed_at` (without one the legacy message would end in `undefined`, a
  * text any signer of those two hashes can produce). {@link witnessFormOf} is the one check: the
@@ -17,7 +17,7 @@ export type WitnessForm = 'canonical' | 'legacy';
 const HEX_SIG = /^[0-9a-fA-F]{128}$/;
 const HEX_KEY = /^[0-9a-fA-F]{64}$/;
 
-/** Members `witness_sig` does not cover; `workspace_id` is the workspace's, whatever the attestation says (wire.md §4). */
+/** Members `witness_sig` does not cover; `workspace_id` is the workspace's, whatever the attestation says (docs/wire-format.md). */
 const UNSIGNED_MEMBERS = new Set(['witness_sig', 'verifying_key_hex', 'workspace_id']);
 
 /**
@@ -34,7 +34,7 @@ export function witnessTexts(attestation: Record<string, unknown>, workspaceId: 
   return { stored: join(members), message: join(signed) };
 }
 
-/** The canonical message `witness_sig` signs (wire.md §4). */
+/** The canonical message `witness_sig` signs (docs/wire-format.md). */
 export function witnessMessage(attestation: Record<string, unknown>, workspaceId: string): string {
   return witnessTexts(attestation, workspaceId).message;
 }

@@ -1,5 +1,5 @@
 /**
- * `client_sig`: HMAC-SHA256 over the canonical JSON of exactly five members (spec §5.1).
+ * `client_sig`: HMAC-SHA256 over the canonical JSON of exactly five members (docs/wire-format.md "client_sig").
  * Sign bytes, never objects: {@link clientSigMessage} is the one place that builds the message.
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -19,7 +19,7 @@ export interface ClientSignedMembers {
 
 export { UnsignableRecordError };
 
-/** The exact string that `client_sig` signs: canonical JSON of the five members (spec §5.1 steps 1–2). */
+/** The exact string that `client_sig` signs: canonical JSON of the five members (docs/wire-format.md "client_sig" steps 1–2). */
 export function clientSigMessage(record: ClientSignedMembers, workspaceId: string): string {
   if (typeof record.occurred_at !== 'string') throw new UnsignableRecordError('occurred_at must be set before a record is signed: the signature covers it');
   return canonicalize({
@@ -31,7 +31,7 @@ export function clientSigMessage(record: ClientSignedMembers, workspaceId: strin
   });
 }
 
-/** Lower-case hex `client_sig` of a record in a workspace (spec §5.1 steps 3–4). */
+/** Lower-case hex `client_sig` of a record in a workspace (docs/wire-format.md "client_sig" steps 3–4). */
 export function signClientSig(record: ClientSignedMembers, workspaceId: string, key: SigningKey): string {
   return key.hmacHex(clientSigMessage(record, workspaceId));
 }

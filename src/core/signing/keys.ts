@@ -1,6 +1,6 @@
 /**
- * The signing key: a 32-byte secret written as 64 hex characters (spec §5.1). The same bytes
- * key the HMAC of `client_sig` and seed the Ed25519 key pair of `witness_sig` (spec §5.2).
+ * The signing key: a 32-byte secret written as 64 hex characters (docs/wire-format.md "client_sig"). The same bytes
+ * key the HMAC of `client_sig` and seed the Ed25519 key pair of `witness_sig` (docs/wire-format.md "witness_sig").
  * This module and its two siblings are the only code that touches key bytes; the key never
  * appears in a message, an error, a log line or JSON.
  */

@@ -1,5 +1,5 @@
 /**
- * Attestations (spec §4.4, §4.5; wire.md §4). `witness_sig`, when present, is verified against
+ * Attestations (docs/service.md, the attestation endpoints; docs/wire-format.md "witness_sig"). `witness_sig`, when present, is verified against
  * `verifying_key_hex` in either message form (canonical, or legacy when `executed_at` is present)
  * and the form is stored; present but not verifying → 422 on `witness_sig`. A verified signature
  * earns `witnessed` under the workspace's key policy (docs/security.md): `open`, any key;
@@ -42,7 +42,7 @@ import { isoFromMs, sourceOf, wellFormedIssues, WORKSPACE_PREFIX, type RouteDeps
 /** Most attestations in one batch request. */
 export const MAX_BATCH_SIZE = 1000;
 
-/** The attestation result of spec §2.6. */
+/** The attestation result of docs/service.md "POST …/attestations/external". */
 export interface AttestationResult {
   attestation_id: string;
   external_verified: boolean;
@@ -283,7 +283,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
     });
     const accepted = results.filter((item) => item.status === 'accepted').length;
     const replayed = results.filter((item) => 'replayed' in item).length;
-    // `replayed` only when some were: the body is otherwise the specification's (§4.5).
+    // `replayed` only when some were: the body is otherwise the interface's (docs/service.md "POST …/attestations/batch").
     return replayed > 0 ? { accepted, rejected: records.length - accepted, replayed, results } : { accepted, rejected: records.length - accepted, results };
 
     /** A batch item whose key was already used: the result it stands for, or rejected on the key. */
@@ -336,7 +336,7 @@ export function registerAttestationRoutes(app: FastifyInstance, { store, nowMs, 
   });
 }
 
-/** Attestation list defaults and limits: as the evidence list's (spec §8). */
+/** Attestation list defaults and limits: as the evidence list's (docs/service.md "Limits"). */
 export const LIST_DEFAULT_DAYS = 90;
 export const LIST_MAX_DAYS = 36_500;
 export const LIST_DEFAULT_LIMIT = 50;

@@ -12,11 +12,11 @@ export interface RouteDeps {
   verifyPool: VerifyPool | null;
 }
 
-/** The URL prefix of the workspace-scoped endpoints (spec §1). */
+/** The URL prefix of the workspace-scoped endpoints (docs/service.md). */
 export const WORKSPACE_PREFIX = '/api/workspaces/:workspace_id/governance';
 
 /**
- * Where a write came from, stored with it as `source` (spec §2.4): the `X-Govctl-Source` header
+ * Where a write came from, stored with it as `source` (docs/service.md "POST …/grc/evidence"): the `X-Govctl-Source` header
  * when it is one of these, `sdk` otherwise (docs/service.md).
  */
 export const SOURCES = ['sdk', 'cli', 'import', 'agent'] as const;

@@ -1,5 +1,5 @@
 /**
- * POST grc/derive-controls (spec §4.9, wire.md §3): core's deterministic recommender, and, as
+ * POST grc/derive-controls (docs/service.md "POST …/grc/derive-controls", docs/controls.md): core's deterministic recommender, and, as
  * extensions existing clients read (docs/service.md), where the workspace stands against the
  * required controls of the recommended record types.
  */

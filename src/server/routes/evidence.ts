@@ -1,5 +1,5 @@
 /**
- * GRC evidence (spec §4.2, §4.3) and the single-record extension:
+ * GRC evidence (docs/service.md "POST …/grc/evidence"; docs/service.md "GET …/grc/evidence") and the single-record extension:
  * - POST grc/evidence[?dry_run=true] stores one record (append-only; nothing updates or deletes);
  * - POST grc/evidence/batch[?dry_run=true] stores many, each judged alone (extension);
  * - GET grc/evidence/export streams every stored record as NDJSON, oldest first (extension);
@@ -33,7 +33,7 @@ import { evidenceView } from '../store/record-views.js';
 import { isoFromMs, sourceOf, wellFormedIssues, WORKSPACE_PREFIX, type RouteDeps, type Source } from './deps.js';
 import { evidenceClaimOf, headerKey, IDEMPOTENCY_HEADER, ITEM_KEY_MEMBER, keyConflict, replayOrConflict, splitItemKey } from './idempotency.js';
 
-/** Evidence list defaults and limits (spec §4.3, §8). */
+/** Evidence list defaults and limits (docs/service.md "GET …/grc/evidence"; docs/service.md "Limits"). */
 export const LIST_DEFAULT_DAYS = 90;
 export const LIST_MAX_DAYS = 36_500;
 export const LIST_DEFAULT_LIMIT = 50;
@@ -102,7 +102,7 @@ function checkRecord(
     throw invalidField(prefix ? `${prefix}.payload` : 'payload', `cannot be written as canonical JSON: ${(error as Error).message}`);
   }
   const mappedControls = controlsEarned(recordType, record.payload);
-  // occurred_at defaults to the time of ingest (spec §2.2); as sent otherwise, since client_sig covers it.
+  // occurred_at defaults to the time of ingest (docs/wire-format.md "Evidence records"); as sent otherwise, since client_sig covers it.
   const occurredAt = optionalText(record.occurred_at) ?? ingest.receivedAt;
   const row: EvidenceRow = {
     record_id: NIL_UUID, // given when it is stored (dry runs keep the nil id)

@@ -1,4 +1,4 @@
-/** GET /api/me (spec §4.1): the identity behind the API key. */
+/** GET /api/me (docs/service.md "GET /api/me"): the identity behind the API key. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authOf } from '../auth.js';
 import type { Store } from '../store/store.js';

@@ -1,5 +1,5 @@
 /**
- * Posture brief, readiness, systems, gate policies and gates (spec §4.6–§4.8, wire.md §3), scored
+ * Posture brief, readiness, systems, gate policies and gates (docs/service.md "Endpoints", docs/controls.md), scored
  * by core/controls from the per-workspace tables kept current at write time: one small read each,
  * no evidence scan. Members beyond the specification's (docs/service.md, "Extensions") are what
  * existing clients of this kind of service read; the specification's members are unchanged.

@@ -9,7 +9,7 @@ export function countsFromMs(claimedMs: number, receivedMs: number): number {
   return Math.min(claimedMs, receivedMs);
 }
 
-/** What a stored record or attestation tells its AI system (spec §2.9). */
+/** What a stored record or attestation tells its AI system (docs/service.md "GET …/grc/systems"). */
 export interface SystemEvent {
   workspaceId: string;
   name: string;

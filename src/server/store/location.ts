@@ -1,6 +1,6 @@
 /**
  * What a store location names, without loading any backend: the CLI asks this before it loads the
- * server module (style.md rule 10), open-store.ts dispatches on it, and everything that shows a
+ * server module (which loads SQLite, PostgreSQL and Fastify), open-store.ts dispatches on it, and everything that shows a
  * location (log lines, `govctl serve`'s start-up line, error messages) shows it through
  * {@link displayLocation}, so that the password a PostgreSQL URL may carry is never printed.
  */

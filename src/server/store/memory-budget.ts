@@ -5,7 +5,7 @@
  */
 import type { BudgetState } from './store.js';
 
-/** The rate limit's window: one minute (spec §8, "per minute"). */
+/** The rate limit's window: one minute (docs/service.md "Limits", "per minute"). */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 interface Window {

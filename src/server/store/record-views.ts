@@ -42,7 +42,7 @@ function canonicalControls(text: string): string {
 
 /**
  * The stored evidence record as JSON text (GET grc/evidence/{id}, and each line of the export), the
- * payload spliced in unparsed (wire.md §4), as are the mapped controls (stored as the JSON text of a
+ * payload spliced in unparsed (docs/wire-format.md), as are the mapped controls (stored as the JSON text of a
  * list of ids). Written as one template rather than through objects and JSON.stringify: an export
  * writes it for every record.
  */
@@ -98,8 +98,7 @@ interface AttestationMembers {
  * What the view says of an attestation's signature. Read back from the stored record (a read, the
  * backfill), or given by the write path, which has just parsed the attestation, written its
  * canonical texts and checked its signature: reading the stored text back and canonicalising it
- * again was about half of the leaf digest's cost (docs/decisions.md, "One module builds the records
- * a leaf commits to").
+ * again was about half of the leaf digest's cost.
  */
 export interface SignatureFacts {
   /** `witness_sig` and `verifying_key_hex` as sent, when strings; else null */

@@ -7,7 +7,7 @@
 import type { WitnessForm } from '../../core/index.js';
 import type { SignatureFacts } from './record-views.js';
 
-// ---- Evidence records (spec §2.2, §2.4) --------------------------------------------------------
+// ---- Evidence records (docs/wire-format.md "Evidence records"; docs/service.md "GET …/grc/evidence") ----
 
 /** A stored evidence record, as it sits in the table. */
 export interface EvidenceRow {
@@ -61,7 +61,7 @@ export function evidenceInsertValues(row: EvidenceRow, wsKey: number): unknown[]
   return EVIDENCE_INSERT_COLUMNS.map((column) => (column === 'ws_key' ? wsKey : row[column]));
 }
 
-/** A record as listed (spec §2.4). */
+/** A record as listed (docs/service.md "GET …/grc/evidence"). */
 export interface EvidenceListItem {
   record_id: string;
   record_type: string;
@@ -141,9 +141,9 @@ export interface ExportQuery {
 /** A stored record with its position in the order stored. */
 export type ExportRow = EvidenceRow & { seq: number };
 
-// ---- Attestations (spec §2.5) ------------------------------------------------------------------
+// ---- Attestations (docs/wire-format.md "Attestations") ------------------------------------------
 
-/** Trust tiers the write endpoints answer with (spec §2.7, wire.md §4). */
+/** Trust tiers the write endpoints answer with (docs/security.md "What the trust tiers mean", docs/wire-format.md). */
 export type TrustTier = 'witnessed' | 'declared';
 
 /**
@@ -233,7 +233,7 @@ export interface AttestationListQuery {
   afterId?: string;
 }
 
-// ---- Identity: organisations, workspaces, users, API keys (spec §5) ----------------------------
+// ---- Identity: organisations, workspaces, users, API keys (docs/service.md "Authentication") ----
 
 export interface ProvisionOptions {
   /** default `default` */
@@ -322,7 +322,7 @@ export function signingKeyInfo(row: SigningKeyRow): SigningKeyInfo {
   };
 }
 
-// ---- AI systems (spec §2.9) --------------------------------------------------------------------
+// ---- AI systems (docs/service.md "GET …/grc/systems") -------------------------------------------
 
 export interface SystemRow {
   system_id: string;

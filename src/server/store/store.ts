@@ -57,7 +57,7 @@ export interface IdentityStore {
 
 /**
  * What the auth hook asks of the store for each request, answered in one step (on PostgreSQL one
- * statement for the requests that arrive together, docs/decisions.md "Requests admitted in batches"): the key checked, then,
+ * statement for the requests that arrive together, docs/decisions.md "Write-path mechanisms"): the key checked, then,
  * only for a valid key of the workspace the path names, one request counted and the records the
  * request carries charged.
  */

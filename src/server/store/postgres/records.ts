@@ -1,7 +1,7 @@
 /**
  * Reads of evidence records and attestations on PostgreSQL, with the SQLite backend's ordering and
  * pagination: the evidence list newest first by the record's time, ties by record_id descending
- * (wire.md §5; SQLite's order by seq is the same there, where one process hands ids out in storage
+ * (docs/wire-format.md; SQLite's order by seq is the same there, where one process hands ids out in storage
  * order, but not across replicas), continued after a record given by id; the attestation list ties
  * by the order stored; exports in the order stored after a seq. A workspace's seqs follow
  * commit order (writer.ts: its writes hold the workspace's log head), so an export continued

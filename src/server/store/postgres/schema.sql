@@ -49,10 +49,10 @@ CREATE TABLE api_keys (
 );
 CREATE INDEX api_keys_by_workspace ON api_keys (workspace_id);
 
--- Append-only. payload is the canonical JSON text of the payload as sent (wire.md §4).
+-- Append-only. payload is the canonical JSON text of the payload as sent (docs/wire-format.md).
 -- seq is the order stored within a workspace: a write takes its workspace's ledger_heads
 -- row lock before it inserts, so a workspace's seqs are handed out in commit order.
--- record_id orders the list's ties (wire.md §5) byte by byte (COLLATE "C"), as SQLite does,
+-- record_id orders the list's ties (docs/wire-format.md) byte by byte (COLLATE "C"), as SQLite does,
 -- whatever the database's locale: with replicas, ids are not handed out in storage order.
 CREATE TABLE evidence (
   seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -1,7 +1,8 @@
 /**
- * Attestation records (spec §2.5, §4.4, §4.5). Append-only. Each keeps the attestation exactly
+ * Attestation records (docs/wire-format.md "Attestations"; docs/service.md, the attestation endpoints).
+ * Append-only. Each keeps the attestation exactly
  * as sent, signature included, as canonical JSON text, which message form its `witness_sig`
- * verified under (wire.md §4), the signature's bytes (accepted once in the whole service: a unique
+ * verified under (docs/wire-format.md), the signature's bytes (accepted once in the whole service: a unique
  * index, migration 8) and the verifying key's fingerprint.
  */
 import type Database from 'better-sqlite3';

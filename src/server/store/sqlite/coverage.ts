@@ -1,5 +1,5 @@
 /**
- * Control coverage per workspace: when each control was last earned (wire.md §3). Updated as
+ * Control coverage per workspace: when each control was last earned (docs/controls.md). Updated as
  * records arrive, read whole (one row per control, a few dozen) for posture and gates, so that
  * no request scans evidence.
  */

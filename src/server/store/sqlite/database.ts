@@ -5,35 +5,16 @@
  * committed survives a crash or power loss, and readers never block the writer.
  */
 import { accessSync, chmodSync, constants, existsSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { DatabaseFileChangedError, DatabaseInUseError, DatabaseReadOnlyError, SchemaVersionError } from '../errors.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 
 export type Db = Database.Database;
 
-let addon: string | undefined;
-
-/**
- * better-sqlite3's compiled addon, `build/Release` (or `build/Debug`) in its package: given to every
- * connection as `nativeBinding`, so that better-sqlite3 does not search for it with the `bindings`
- * package (a dozen failed requires and a stack trace, about 1.3 ms of every command that opens the
- * embedded store), and so that the command line can bundle better-sqlite3's JavaScript, which then
- * cannot find the addon relative to itself (scripts/build.mjs).
- */
-function nativeAddon(): string {
-  if (addon !== undefined) return addon;
-  const root = dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
-  const candidates = ['Release', 'Debug'].map((build) => join(root, 'build', build, 'better_sqlite3.node'));
-  const found = candidates.find((file) => existsSync(file));
-  if (found === undefined) throw new Error(`better-sqlite3's addon is not built (looked for ${candidates.join(' and ')}); run \`npm rebuild better-sqlite3\``);
-  return (addon = found);
-}
-
-/** A connection to a SQLite file (or `:memory:`) through {@link nativeAddon}. */
+/** A connection to a SQLite file (or `:memory:`). */
 function connect(path: string): Db {
-  return new Database(path, { nativeBinding: nativeAddon() });
+  return new Database(path);
 }
 
 /** The file each open database was opened as: its device and inode. */

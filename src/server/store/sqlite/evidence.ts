@@ -1,7 +1,8 @@
 /**
- * GRC evidence records (spec §2.2, §4.2, §4.3). Append-only: there is an insert and there are
+ * GRC evidence records (docs/wire-format.md "Evidence records"; docs/service.md, the evidence
+ * endpoints). Append-only: there is an insert and there are
  * reads, nothing else. Each record keeps its members as the client sent them, and its payload as
- * canonical JSON text, so that the signed members re-canonicalise to the same bytes (wire.md §4).
+ * canonical JSON text, so that the signed members re-canonicalise to the same bytes (docs/wire-format.md).
  */
 import type Database from 'better-sqlite3';
 import {
@@ -221,7 +222,7 @@ export class EvidenceStore {
   }
 
   /**
-   * Newest first by occurred_at (epoch ms), ties by record_id, both descending (wire.md §5): ties
+   * Newest first by occurred_at (epoch ms), ties by record_id, both descending (docs/wire-format.md): ties
    * are ordered by seq, the order records were stored, which is record_id order (migration 3).
    * @returns the page and, when more records follow, the position to continue from; null when
    *   `afterRecordId` names no record of the workspace (a cursor this service did not issue)

@@ -1,5 +1,5 @@
 /**
- * Gate policy per workspace (wire.md §3): a row per framework the workspace has set; every other
+ * Gate policy per workspace (docs/controls.md): a row per framework the workspace has set; every other
  * framework follows core's DEFAULT_GATE_POLICY.
  */
 import type Database from 'better-sqlite3';

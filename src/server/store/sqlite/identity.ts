@@ -1,5 +1,5 @@
 /**
- * Organisations, workspaces, users and API keys (spec §5). Keys are random 256-bit secrets, so
+ * Organisations, workspaces, users and API keys (docs/service.md "Authentication"). Keys are random 256-bit secrets, so
  * the store keeps only their SHA-256 (a slow password hash buys nothing against a guess of 2^256)
  * and compares it in constant time. The key itself exists only in the answer that creates it.
  */
@@ -122,7 +122,7 @@ export class IdentityStore {
 
   /**
    * The identity behind a presented key, or null when the key is unknown, revoked or expired
-   * (spec §5.2). Looked up by its hash, then compared in constant time.
+   * (docs/wire-format.md "witness_sig"). Looked up by its hash, then compared in constant time.
    */
   authenticate(apiKey: string, nowMs: number): AuthContext | null {
     const hash = hashApiKey(apiKey);

@@ -8,7 +8,7 @@
 -- (`*_ms`) for ordering. `seq` is the order stored. `ws_key` is a small integer standing for a
 -- workspace id in the tables that are written most (workspace_keys).
 
--- ---- Identity: organisations, workspaces, users, API keys (spec §5; identity.ts) ----------------
+-- ---- Identity: organisations, workspaces, users, API keys (docs/service.md "Authentication"; identity.ts) ----
 
 CREATE TABLE orgs (
   org_id     TEXT PRIMARY KEY,
@@ -50,10 +50,10 @@ CREATE TABLE workspace_keys (
   workspace_id TEXT NOT NULL UNIQUE
 ) STRICT;
 
--- ---- Evidence records (spec §2.2; evidence.ts) ------------------------------------------------
+-- ---- Evidence records (docs/wire-format.md "Evidence records"; evidence.ts) ---------------------
 
 -- Append-only: no statement in the service updates or deletes a row.
--- payload is the canonical JSON text of the payload as sent (wire.md §4).
+-- payload is the canonical JSON text of the payload as sent (docs/wire-format.md).
 CREATE TABLE evidence (
   seq             INTEGER PRIMARY KEY,
   record_id       TEXT NOT NULL UNIQUE,
@@ -108,7 +108,7 @@ CREATE TABLE index_progress (
 ) STRICT;
 INSERT INTO index_progress (name, through_seq) VALUES ('evidence_lists', 0);
 
--- ---- Attestations (spec §2.5; attestations.ts) -------------------------------------------------
+-- ---- Attestations (docs/wire-format.md "Attestations"; attestations.ts) -------------------------
 
 -- Append-only. record is the canonical JSON text of the attestation as sent, signature included.
 -- witness_sig holds the 64 bytes of a verified signature, accepted once in the whole service (the

@@ -1,5 +1,5 @@
 /**
- * AI systems per workspace (spec §2.9, wire.md §3), kept current as records and attestations
+ * AI systems per workspace (docs/service.md "GET …/grc/systems", docs/controls.md), kept current as records and attestations
  * arrive. A system exists once any record or attestation names it in `system_name`; it is
  * registered once it has an ai_risk_assessment, and its risk tier is the risk_level of the latest
  * one by occurred_at (a tie goes to the one that arrived later).
