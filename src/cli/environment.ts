@@ -84,6 +84,11 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     what: "`serve` and `admin`: the transparency log's key file when --log-key is not given (required with PostgreSQL)",
   },
   {
+    name: 'GOVCTL_VERDICT_KEY_FILE',
+    group: 'settings',
+    what: '`serve`: the key file that signs gate verdicts when --verdict-key is not given (default <db>.verdict-key for a database file)',
+  },
+  {
     name: 'USER',
     alias: 'LOGNAME',
     group: 'settings',

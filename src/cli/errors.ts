@@ -56,6 +56,7 @@ export const ERROR_CODES = {
   input_file_error: 'an input file does not exist or cannot be read',
   signature_invalid: 'one or more signatures do not verify',
   ledger_check_failed: 'a transparency-log check failed',
+  attestation_rejected: '`gates verify-attestation`: the verdict does not show that this artifact passed (signature, subject or result)',
   gates_failed: '`gates check`: a gate fails (exit 1 non-blocking, 2 blocking)',
   partial_failure: 'some records of an import or batch failed (each is on its own line)',
   interrupted: 'Ctrl-C',
@@ -124,6 +125,12 @@ export class SignatureMismatchError extends CliError {
 
 /** A transparency-log check that failed (`govctl ledger`, exit 2): the client's, which its verifier throws. */
 export { LedgerCheckError } from '../client/errors.js';
+
+/** `gates verify-attestation` (exit 2): the envelope does not prove a pass for the artifact; the message names why. */
+export class AttestationRejectedError extends CliError {
+  override readonly name = 'AttestationRejectedError';
+  readonly code = 'attestation_rejected';
+}
 
 /**
  * Several records of one run failed (import, batch); each was reported on its own line, and

@@ -14,6 +14,7 @@ import {
   ValidationError,
 } from '../client/errors.js';
 import {
+  AttestationRejectedError,
   ConfigError,
   DataError,
   InputFileError,
@@ -57,7 +58,8 @@ export const EXIT_CODE_MEANINGS: readonly { code: ExitCode; meaning: string; bri
   { code: EXIT.SOFT_FAIL, meaning: '`gates check`: a non-blocking gate fails (soft fail)', brief: 'soft gate fail' },
   {
     code: EXIT.HARD_FAIL,
-    meaning: '`gates check`: a blocking gate fails (hard fail); `verify`: a signature does not verify; `ledger`: a log check fails',
+    meaning:
+      '`gates check`: a blocking gate fails (hard fail); `verify`: a signature does not verify; `ledger`: a log check fails; `gates verify-attestation`: the verdict is rejected',
     brief: 'hard gate fail, signature invalid or log check failed',
   },
   { code: EXIT.USAGE, meaning: 'usage error: unknown command or flag, missing argument, a flag value outside its type, format or choices', brief: 'usage' },
@@ -102,7 +104,7 @@ export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof InputFileError) return EXIT.NO_INPUT;
   if (error instanceof ConfigError) return EXIT.CONFIG;
   if (error instanceof DatabaseUnreachableError) return EXIT.UNAVAILABLE;
-  if (error instanceof SignatureMismatchError || error instanceof LedgerCheckError) return EXIT.HARD_FAIL;
+  if (error instanceof SignatureMismatchError || error instanceof LedgerCheckError || error instanceof AttestationRejectedError) return EXIT.HARD_FAIL;
   if (error instanceof InterruptedError) return EXIT.INTERRUPTED;
   if (error instanceof PipeClosedError) return EXIT.OK;
   // Nothing at the base URL answers like the service: as if no service were there.

@@ -35,6 +35,11 @@ import type {
   GatePolicyLog,
   GrcWriteResult,
   Identity,
+  SignedGatesCheck,
+  StoredVerdict,
+  VerdictKeyBody,
+  VerdictList,
+  VerdictSubjectBody,
   PostureBrief,
   StoredAttestation,
   StoredEvidenceRecord,
@@ -185,6 +190,17 @@ export interface ServiceApi {
    * the API's workspace (the key's).
    */
   gatePolicy(workspaceId?: string): Promise<GatePolicyLog>;
+  /**
+   * POST grc/gates/check (the service's extension, docs/ci.md): the gates now, and a signed verdict
+   * about `subjects`, logged. Not retried: each call is a new verdict.
+   */
+  gatesAttest(body: { subjects: readonly VerdictSubjectBody[]; system?: string }): Promise<SignedGatesCheck>;
+  /** GET gates/verdict-key: the public key that verifies gate verdicts. */
+  verdictKey(): Promise<VerdictKeyBody>;
+  /** GET gates/verdicts: signed verdicts, newest first. */
+  listVerdicts(query?: { limit?: number; before?: string }): Promise<VerdictList>;
+  /** GET gates/verdicts/{verdict_id}. */
+  getVerdict(verdictId: string): Promise<StoredVerdict>;
   /** POST grc/derive-controls (docs/service.md "POST …/grc/derive-controls"). */
   deriveControls(body: DeriveControlsRequest): Promise<{ recommendations: ControlRecommendation[] }>;
   /**
@@ -414,6 +430,18 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
       const path =
         workspaceId === undefined ? await workspacePath('grc/gates/policy') : `/api/workspaces/${encodeURIComponent(workspaceId)}/governance/grc/gates/policy`;
       return send<GatePolicyLog>('GET', path);
+    },
+    async gatesAttest(body) {
+      return send<SignedGatesCheck>('POST', await workspacePath('grc/gates/check'), body);
+    },
+    async verdictKey() {
+      return send<VerdictKeyBody>('GET', await workspacePath('gates/verdict-key'));
+    },
+    async listVerdicts(query = {}) {
+      return send<VerdictList>('GET', (await workspacePath('gates/verdicts')) + queryString(query));
+    },
+    async getVerdict(verdictId) {
+      return send<StoredVerdict>('GET', await workspacePath(`gates/verdicts/${encodeURIComponent(verdictId)}`));
     },
     async deriveControls(body) {
       return send<{ recommendations: ControlRecommendation[] }>('POST', await workspacePath('grc/derive-controls'), body);

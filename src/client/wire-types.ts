@@ -265,3 +265,51 @@ export interface ControlRecommendation {
   priority: string;
   controls: string[];
 }
+
+/** An artifact a signed gate verdict is about: a name and its SHA-256 digest (hex). */
+export interface VerdictSubjectBody {
+  name: string;
+  digest: { sha256: string };
+}
+
+/** A DSSE envelope as the service signs it (docs/ci.md). */
+export interface DsseEnvelopeBody {
+  payloadType: string;
+  payload: string;
+  signatures: { keyid?: string; sig: string }[];
+}
+
+/** POST grc/gates/check (the service's extension): the gates now, and the verdict signed and logged. */
+export interface SignedGatesCheck {
+  gates: Gate[];
+  verdict_id: string;
+  exit_code: number;
+  ledger_index: number;
+  envelope: DsseEnvelopeBody;
+  passed?: boolean;
+  results?: JsonValue;
+}
+
+/** GET gates/verdict-key: the public key that verifies gate verdicts. */
+export interface VerdictKeyBody {
+  algorithm: string;
+  public_key: string;
+  keyid: string;
+  pem: string;
+}
+
+/** A stored gate verdict, exactly what its log leaf commits to. */
+export interface StoredVerdict {
+  verdict_id: string;
+  workspace_id: string;
+  issued_at: string;
+  exit_code: number;
+  subjects: VerdictSubjectBody[];
+  envelope: DsseEnvelopeBody;
+}
+
+/** GET gates/verdicts: newest first; `next_before` pages on. */
+export interface VerdictList {
+  verdicts: StoredVerdict[];
+  next_before: string | null;
+}

@@ -6,3 +6,4 @@ export * from './hashing.js';
 export * from './attestations.js';
 export * from './controls/index.js';
 export * from './ledger/index.js';
+export * from './verdicts.js';

@@ -21,6 +21,7 @@ import { registerHealthRoute, registerIdentityRoutes } from './routes/identity.j
 import { DEFAULT_LIMITS, resolveLimits, TurnTaker, type ServiceLimits } from './limits.js';
 import { registerPostureRoutes } from './routes/posture.js';
 import { registerLedgerRoutes } from './routes/ledger.js';
+import { registerVerdictRoutes } from './routes/verdicts.js';
 import type { SigningKey } from '../core/signing/keys.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -49,6 +50,8 @@ export interface AppOptions {
   verifyWorkers?: number;
   /** the transparency log (store/sqlite/ledger.ts, docs/ledger.md) */
   ledger?: AppLedgerOptions;
+  /** the key that signs gate verdicts (verdict-key.ts, docs/ci.md); without it signing a verdict answers 503 */
+  verdictKey?: SigningKey | null;
   /**
    * answer HEAD for every GET route (default true, as an HTTP service should). The embedded store
    * passes false: its only client is the command line in the same process, which never sends HEAD,
@@ -218,6 +221,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
       registerGatePolicyRoutes(api, deps);
       registerDeriveRoutes(api, deps);
       registerLedgerRoutes(api, deps, { integrateOnRead: integration === 'on-read' });
+      registerVerdictRoutes(api, deps, { key: options.verdictKey ?? null, integrateOnRead: integration === 'on-read' });
     });
     await app.ready();
   } catch (error) {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 /** The id a dry run answers with (docs/service.md "POST …/grc/evidence": a dry run answers the all-zero nil UUID). */
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
-export type IdPrefix = 'usr' | 'ws' | 'org' | 'rec' | 'att' | 'sys' | 'key' | 'gpc';
+export type IdPrefix = 'usr' | 'ws' | 'org' | 'rec' | 'att' | 'sys' | 'key' | 'gpc' | 'vrd';
 
 /**
  * Random bytes are drawn from a pool refilled 4 KiB at a time: one `randomBytes` call per id

@@ -48,6 +48,7 @@ export {
   type WitnessInfo,
 } from './admin.js';
 export { MAX_MERGE_DELAY_MS } from './store/ledger-common.js';
+export { verdictKeyPath, createVerdictKey, readVerdictKey, verdictPublicKey, VerdictKeyError } from './verdict-key.js';
 export type { AppLedgerOptions } from './app.js';
 export { openLocalStore, type LocalStore, type LocalTransport, type LocalRequest, type LocalResponse } from './local-store.js';
 export { HttpError, ERROR_CODES, type ErrorBody, type ErrorCode, type LogLine } from './errors.js';

@@ -26,6 +26,7 @@ import {
 import { join } from 'node:path';
 import { createApp } from './app.js';
 import { createLedgerKey, ledgerKeyPath, readLedgerKey } from './admin.js';
+import { createVerdictKey, readVerdictKey, verdictKeyPath } from './verdict-key.js';
 
 /** The embedded store's rate limit: high enough never to bind one user's work. */
 const LOCAL_RATE_LIMIT_PER_MINUTE = 1_000_000_000;
@@ -215,10 +216,14 @@ export async function openLocalStore(dataDir: string): Promise<LocalStore> {
   // before every ledger read and at close, since no timer runs between CLI invocations.
   const keyFile = ledgerKeyPath(dbPath);
   if (!existsSync(keyFile)) createLedgerKey(keyFile);
+  // The verdict key likewise (verdict-key.ts): gate verdicts signed by the user's own store.
+  const verdictKeyFile = verdictKeyPath(dbPath);
+  if (!existsSync(verdictKeyFile)) createVerdictKey(verdictKeyFile);
   const service = await createApp({
     db: dbPath,
     limits: { requestsPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE, recordsPerMinute: LOCAL_RATE_LIMIT_PER_MINUTE },
     ledger: { key: readLedgerKey(keyFile), integration: 'on-read' },
+    verdictKey: readVerdictKey(verdictKeyFile),
     headRoutes: false,
   });
   let credentials: Provisioned;

@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { createApp, type AppLedgerOptions, type ServiceApp } from './app.js';
 import type { LogLine } from './errors.js';
 import type { ServiceLimits } from './limits.js';
+import type { SigningKey } from '../core/signing/keys.js';
 import { displayLocation } from './store/location.js';
 import { claimForServing } from './store/open-store.js';
 
@@ -31,6 +32,8 @@ export interface ServerOptions {
   now?: () => Date;
   /** the transparency log: its key, origin prefix and integration (app.ts) */
   ledger?: AppLedgerOptions;
+  /** the key that signs gate verdicts (verdict-key.ts); without it signing a verdict answers 503 */
+  verdictKey?: SigningKey | null;
 }
 
 export interface RunningServer {
@@ -80,6 +83,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ...(options.now !== undefined ? { now: options.now } : {}),
       verifyWorkers: options.verifyWorkers ?? defaultVerifyWorkers(),
       ...(options.ledger !== undefined ? { ledger: options.ledger } : {}),
+      ...(options.verdictKey ? { verdictKey: options.verdictKey } : {}),
     });
   } catch (error) {
     lock.release();

@@ -4,7 +4,7 @@
  * with exit 0.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cleanEnv, codeCacheEnv, ensureBuilt, runCli } from '../helpers/cli.js';
@@ -104,6 +104,42 @@ describe('govctl serve', () => {
     expect(second.stderr).toMatch(/port is in use/);
     first.child.kill('SIGTERM');
     expect((await first.exited).code).toBe(0);
+  });
+});
+
+describe('govctl serve: the verdict key', () => {
+  it('makes <db>.verdict-key (0600) beside the database and signs verdicts with it', async () => {
+    const db = join(temp.dir, 'verdicts.db');
+    const init = await runCli(['admin', 'init', '--db', db, '--json'], {});
+    const { api_key: apiKey } = JSON.parse(init.stdout) as { api_key: string };
+    const served = await serve(['--port', '0', '--db', db]);
+    const keyFile = `${db}.verdict-key`;
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const env = { SERVICE_BASE_URL: served.url, SERVICE_API_KEY: apiKey };
+    const digest = 'a'.repeat(64);
+    const check = await runCli(['gates', 'check', '--subject', `app=sha256:${digest}`, '--attest', join(temp.dir, 'v.json')], { env });
+    expect(check.exitCode).toBe(2);
+    // the key the service publishes is the file's, and the envelope verifies with it offline
+    const published = (await runCli(['gates', 'verdict-key'], { env })).stdout.trim();
+    const fromFile = (await import('../../src/server/index.js')).readVerdictKey(keyFile).publicKeyHex;
+    expect(published).toBe(fromFile);
+    const verified = await runCli(['gates', 'verify-attestation', join(temp.dir, 'v.json'), '--subject', digest, '--key', fromFile, '--allow-soft-fail'], {});
+    expect(verified.stderr).toContain('(failing_verdict)'); // signed and about this artifact; only the result fails
+    served.child.kill('SIGTERM');
+    expect((await served.exited).code).toBe(0);
+  });
+
+  it('exits 78 naming --verdict-key when the file named is missing or readable by others', async () => {
+    const db = join(temp.dir, 'verdicts-78.db');
+    const missing = await runCli(['serve', '--port', '0', '--db', db, '--verdict-key', join(temp.dir, 'nope')], {});
+    expect(missing.exitCode).toBe(78);
+    expect(missing.stderr).toMatch(/no verdict key file .*nope/);
+    const open = join(temp.dir, 'open-verdict-key');
+    (await import('../../src/server/index.js')).createVerdictKey(open);
+    chmodSync(open, 0o644);
+    const readable = await runCli(['serve', '--port', '0', '--db', db, '--verdict-key', open], {});
+    expect(readable.exitCode).toBe(78);
+    expect(readable.stderr).toContain('readable by others');
   });
 });
 

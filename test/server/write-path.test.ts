@@ -244,7 +244,8 @@ describe.skipIf(sqliteOnly)('migration 9: log leaves keyed by rowid', () => {
         DROP TABLE ledger_leaves;
         ALTER TABLE old_leaves RENAME TO ledger_leaves;
         CREATE UNIQUE INDEX ledger_leaves_by_record ON ledger_leaves (ws_key, record_id);
-        DROP TABLE gate_policy_changes;
+        DROP TABLE gate_policy_changes; -- migration 10's, which a schema-8 database does not have yet
+        DROP TABLE gate_verdicts; -- migration 12's, likewise
         PRAGMA user_version = 8;
       `);
       raw.close();

@@ -11,6 +11,7 @@ import { createAdminGatesSetCommand, createAdminGatesShowCommand, createAdminGat
 import { createAdminInitCommand } from './init.js';
 import { createLedgerKeyCommand, createWitnessCommand } from './ledger.js';
 import { createAdminMigrateCommand } from './migrate.js';
+import { createVerdictKeyCommand } from './verdict-key.js';
 import { createSigningKeyAddCommand, createSigningKeyListCommand, createSigningKeyPolicyCommand, createSigningKeyRevokeCommand } from './signing-key.js';
 
 export function createAdminCommand(factory: Factory): Command {
@@ -37,6 +38,7 @@ export function createAdminCommand(factory: Factory): Command {
     .addCommand(gates)
     .addCommand(createLedgerKeyCommand(factory))
     .addCommand(createWitnessCommand(factory))
+    .addCommand(createVerdictKeyCommand(factory))
     .addCommand(signingKey)
     .addCommand(createAdminMigrateCommand(factory));
   return addExamples(command, [

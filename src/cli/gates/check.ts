@@ -5,7 +5,11 @@
  * that is not a well-formed gate list is 69 too (docs/exit-codes.md), and `--on-error` never
  * softens either (the command is not a write).
  */
+import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import type { SignedGatesCheck } from '../../client/wire-types.js';
+import type { VerdictSubject } from '../../core/verdicts.js';
+import { InputFileError } from '../errors.js';
 import { stopwatch } from '../../client/stopwatch.js';
 import type { Factory } from '../factory.js';
 import { printBeforeVerdict, type OutputStream } from '../io.js';
@@ -13,7 +17,7 @@ import { printJson, printTable, plural, type Column } from '../render.js';
 import { terminalText } from '../terminal-text.js';
 import { displayPath } from '../settings.js';
 import { wrapCell } from '../table-fit.js';
-import { applyFailOn, checkGatesReply, gatesVerdict, GatesFailedError, type CheckedGate, type FailOn, type GateStatus } from './verdict.js';
+import { applyFailOn, checkGatesReply, checkSignedVerdict, gatesVerdict, GatesFailedError, type CheckedGate, type FailOn, type GateStatus } from './verdict.js';
 
 export const GATE_FORMATS = ['table', 'json', 'junit', 'github'] as const;
 export type GateFormat = (typeof GATE_FORMATS)[number];
@@ -23,6 +27,10 @@ export interface GatesCheckOptions {
   failOn: FailOn;
   /** default `table` (tab-separated lines when piped); `--json` is `json` */
   format: GateFormat;
+  /** `--subject` (with `attest`): ask for a signed verdict about these artifacts (POST grc/gates/check) */
+  subjects?: VerdictSubject[];
+  /** `--attest FILE`: where the verdict's DSSE envelope is written, failing or not */
+  attest?: string;
 }
 
 const STATUS_TEXT: Record<GateStatus, string> = { pass: '✓ pass', soft: '! soft fail', hard: '✗ HARD FAIL' };
@@ -54,12 +62,27 @@ const TSV_COLUMNS: readonly Column<CheckedGate>[] = [
   { header: 'reason', value: ({ gate }) => gate.reason ?? '' },
 ];
 
+/** Writes a checked verdict's envelope (verdict.ts, checkSignedVerdict) and says where. */
+async function writeEnvelope(body: SignedGatesCheck, subjects: readonly VerdictSubject[], verdict: 0 | 1 | 2, file: string, deps: Factory): Promise<void> {
+  const text = checkSignedVerdict(body, subjects, verdict);
+  try {
+    await writeFile(file, `${text}\n`);
+  } catch (error) {
+    throw new InputFileError(`cannot write the verdict to ${displayPath(file)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { field: '--attest' });
+  }
+  await deps.note(`verdict ${body.verdict_id} (exit ${verdict}) signed and logged at leaf ${body.ledger_index}; envelope written to ${displayPath(file)}`);
+}
+
 export async function run(options: GatesCheckOptions, deps: Factory): Promise<void> {
   const elapsed = stopwatch();
   const api = await deps.api();
-  const body = await api.gatesCheck();
+  const signed = options.subjects !== undefined && options.attest !== undefined;
+  const system = signed ? (await deps.settings()).systemName : undefined;
+  const body = signed ? await api.gatesAttest({ subjects: options.subjects!, ...(system !== undefined ? { system } : {}) }) : await api.gatesCheck();
   const gates = checkGatesReply(body);
   const verdict = gatesVerdict(gates);
+  // The envelope is written before anything else, failing verdicts too: the run's exit code stays the gates'.
+  if (signed) await writeEnvelope(body as SignedGatesCheck, options.subjects!, verdict, resolve(deps.cwd, options.attest!), deps);
   const exitCode = applyFailOn(verdict, options.failOn);
   const out = deps.io.stdout;
 

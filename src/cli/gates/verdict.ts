@@ -5,7 +5,9 @@
  */
 import { isJsonNumber, jsonNumberValue } from '../../core/canonical-json.js';
 import { NetworkError } from '../../client/errors.js';
-import type { Gate } from '../../client/wire-types.js';
+import type { Gate, SignedGatesCheck } from '../../client/wire-types.js';
+import { parseEnvelope, parseStatement, VerdictRejectedError } from '../../client/verify/verdict.js';
+import type { VerdictSubject } from '../../core/verdicts.js';
 import { CliError } from '../errors.js';
 
 /** `--fail-on`: which failures fail the run. */
@@ -91,4 +93,33 @@ export function applyFailOn(verdict: 0 | 1 | 2, failOn: FailOn): 0 | 1 | 2 {
   if (failOn === 'never') return 0;
   if (failOn === 'hard' && verdict === 1) return 0;
   return verdict;
+}
+
+/**
+ * Checks a signed verdict (POST grc/gates/check) against what was asked before anyone keeps it:
+ * a DSSE envelope of an in-toto statement about exactly the artifacts asked for, stating the exit
+ * code of the gates the service answered with. A service that signs something else fails like a
+ * malformed reply (69), never as a verdict. The signature itself is `gates verify-attestation`'s
+ * to check, with a pinned key.
+ * @returns the envelope as JSON text
+ * @throws NetworkError `malformed_response`
+ */
+export function checkSignedVerdict(body: SignedGatesCheck, subjects: readonly VerdictSubject[], verdict: 0 | 1 | 2): string {
+  const text = JSON.stringify(body.envelope ?? null);
+  let statement: Record<string, unknown>;
+  try {
+    const envelope = parseEnvelope(text);
+    statement = parseStatement(envelope.payloadType, envelope.body);
+  } catch (error) {
+    if (error instanceof VerdictRejectedError)
+      throw new NetworkError('malformed_response', `POST grc/gates/check: the verdict is not a signed statement (${error.message})`);
+    throw error;
+  }
+  const named = (statement.subject as { name?: unknown; digest?: { sha256?: unknown } }[]).map((s) => `${String(s.name)}=${String(s.digest?.sha256)}`);
+  const asked = subjects.map((s) => `${s.name}=${s.digest.sha256}`);
+  const stated = (statement.predicate as { govctlVerdict: { exit_code: number; verdict_id: string } }).govctlVerdict;
+  if (named.join('\n') !== asked.join('\n') || stated.exit_code !== verdict || stated.verdict_id !== body.verdict_id) {
+    throw new NetworkError('malformed_response', 'POST grc/gates/check: the signed verdict is not about the artifacts asked for, or not the gates answered');
+  }
+  return text;
 }

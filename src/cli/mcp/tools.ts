@@ -23,12 +23,13 @@ import {
   type ValidationIssue,
 } from '../../core/index.js';
 import { NotFoundError } from '../../client/errors.js';
-import type { EvidenceQuery } from '../../client/wire-types.js';
+import type { EvidenceQuery, SignedGatesCheck } from '../../client/wire-types.js';
 import { DataError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { displayPath, LOCAL_BASE_URL } from '../settings.js';
 import { displayUrl } from '../terminal-text.js';
-import { applyFailOn, checkGatesReply, FAIL_ON, gatesVerdict, type FailOn } from '../gates/verdict.js';
+import { applyFailOn, checkGatesReply, checkSignedVerdict, FAIL_ON, gatesVerdict, type FailOn } from '../gates/verdict.js';
+import { MAX_VERDICT_SUBJECTS } from '../../core/verdicts.js';
 import { verifyEvidenceSignature } from '../../client/verify/index.js';
 import { createLedgerTools } from './ledger-tools.js';
 import {
@@ -344,7 +345,8 @@ const checkGates: Tool = {
   name: 'check_gates',
   description:
     'Check the release gates, as `govctl gates check` does. verdict is its exit code: 0 every gate passes, 1 a non-blocking (advisory) gate fails, 2 a blocking gate fails. ' +
-    "A failing gate is a result, not an error: read each gate's reason for the evidence that would close it.",
+    "A failing gate is a result, not an error: read each gate's reason for the evidence that would close it. " +
+    'With subjects (artifacts by name and SHA-256), the service also signs the verdict about them and logs it: envelope is the DSSE envelope to attach to the artifact (docs/ci.md), verdict_id its id in the log.',
   inputSchema: {
     type: 'object',
     properties: {
@@ -354,14 +356,37 @@ const checkGates: Tool = {
         default: 'soft',
         description: "soft: the gates' verdict; hard: advisory failures pass (1 → 0); never: always 0 (report only)",
       },
+      subjects: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_VERDICT_SUBJECTS,
+        description: 'artifacts to sign the verdict about (each verdict is logged); omit for a plain check',
+        items: {
+          type: 'object',
+          properties: {
+            name: { type: 'string', minLength: 1, description: 'the artifact, e.g. ghcr.io/acme/app' },
+            sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "the artifact's SHA-256, 64 lower-case hex digits" },
+          },
+          required: ['name', 'sha256'],
+          additionalProperties: false,
+        },
+      },
     },
     additionalProperties: false,
   },
-  annotations: { title: 'Check gates', ...READ },
+  // With subjects it appends a verdict to the log: not read-only.
+  annotations: { title: 'Check gates', ...WRITE },
   async run(args, deps) {
-    const body = await (await deps.api()).gatesCheck();
+    const api = await deps.api();
+    const subjects = Array.isArray(args.subjects)
+      ? (args.subjects as { name: string; sha256: string }[]).map((s) => ({ name: s.name, digest: { sha256: s.sha256 } }))
+      : undefined;
+    const systemName = subjects !== undefined ? (await deps.settings()).systemName : undefined;
+    const body =
+      subjects !== undefined ? await api.gatesAttest({ subjects, ...(systemName !== undefined ? { system: systemName } : {}) }) : await api.gatesCheck();
     const gates = checkGatesReply(body);
     const gatesVerdictCode = gatesVerdict(gates);
+    if (subjects !== undefined) checkSignedVerdict(body as SignedGatesCheck, subjects, gatesVerdictCode);
     const failOn = (args.fail_on as FailOn | undefined) ?? 'soft';
     const verdict = applyFailOn(gatesVerdictCode, failOn);
     const meaning = verdict === 0 ? 'pass' : verdict === 1 ? 'soft fail: a non-blocking gate fails' : 'hard fail: a blocking gate fails';

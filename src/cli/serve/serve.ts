@@ -7,7 +7,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { Command, Option } from 'commander';
 import { addExamples, markWindsDown, wholeNumber } from '../command-kit.js';
 import { ConfigError, InputFileError, UsageError } from '../errors.js';
@@ -41,6 +41,8 @@ export interface ServeOptions {
   logKey?: string;
   /** the log origin prefix (default govctl.local/ledger) */
   logOrigin?: string;
+  /** the verdict key file (default GOVCTL_VERDICT_KEY_FILE, else `<db>.verdict-key` for a database file; none for PostgreSQL) */
+  verdictKey?: string;
   /** budgets, caps and timeouts given on the command line (the rest keep their defaults) */
   limits?: Partial<ServiceLimits>;
 }
@@ -93,8 +95,17 @@ export function createServeCommand(factory: Factory): Command {
       `the transparency log's key file (default: $${LOG_KEY_FILE_ENV}, else <db>.ledger-key, made by \`govctl admin init\`; required with PostgreSQL, the same file on every replica)`,
     )
     .option('--log-origin <prefix>', "the log origin prefix: a workspace's log is <prefix>/<workspace_id>", 'govctl.local/ledger')
+    .option(
+      '--verdict-key <file>',
+      `the key file that signs gate verdicts (default: $${VERDICT_KEY_FILE_ENV}, else <db>.verdict-key, made if missing; with PostgreSQL none unless given, the same file on every replica)`,
+    )
     .action(
-      async (flags: { host: string; port: number; db?: string; verifyWorkers?: number; logKey?: string; logOrigin?: string } & Record<string, unknown>) => {
+      async (
+        flags: { host: string; port: number; db?: string; verifyWorkers?: number; logKey?: string; logOrigin?: string; verdictKey?: string } & Record<
+          string,
+          unknown
+        >,
+      ) => {
         const limits: Partial<ServiceLimits> = {};
         for (const entry of LIMIT_FLAGS) {
           const value = flags[camel(entry.flag)];
@@ -107,6 +118,7 @@ export function createServeCommand(factory: Factory): Command {
             ...(flags.db !== undefined ? { db: flags.db } : {}),
             ...(flags.logKey !== undefined ? { logKey: flags.logKey } : {}),
             ...(flags.logOrigin !== undefined ? { logOrigin: flags.logOrigin } : {}),
+            ...(flags.verdictKey !== undefined ? { verdictKey: flags.verdictKey } : {}),
             ...(flags.verifyWorkers !== undefined ? { verifyWorkers: flags.verifyWorkers } : {}),
             limits,
           },
@@ -274,6 +286,36 @@ function logKeyOf(
   }
 }
 
+/** Where `serve` takes its verdict key from when --verdict-key is not given. */
+export const VERDICT_KEY_FILE_ENV = 'GOVCTL_VERDICT_KEY_FILE';
+
+/**
+ * The key that signs gate verdicts (docs/ci.md): `--verdict-key`, else GOVCTL_VERDICT_KEY_FILE,
+ * else `<db>.verdict-key` beside a database file, made when missing. A PostgreSQL database has no
+ * "beside" and its replicas must share one key: without a file named, verdicts are not signed.
+ */
+function verdictKeyOf(options: ServeOptions, path: string, deps: Factory, server: ServerModule): ReturnType<ServerModule['readVerdictKey']> | null {
+  const named = options.verdictKey ?? (deps.env[VERDICT_KEY_FILE_ENV] || undefined);
+  let file: string;
+  if (named !== undefined) file = resolvePath(deps.cwd, named);
+  else if (isPostgresLocation(path)) return null;
+  else {
+    file = server.verdictKeyPath(path);
+    if (!existsSync(file)) server.createVerdictKey(file);
+  }
+  try {
+    return server.readVerdictKey(file);
+  } catch (error) {
+    if (error instanceof server.VerdictKeyError) {
+      throw new ConfigError(error.message, {
+        field: '--verdict-key',
+        hint: 'it must be a file of this user, mode 0600, holding one signer key (docs/ci.md, "The verdict key")',
+      });
+    }
+    throw error;
+  }
+}
+
 export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   let path: string;
   // --db, else DATABASE_URL (a PostgreSQL URL), else the data directory's file
@@ -299,6 +341,7 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
   }
   assertDatabaseFile(path);
   const ledger = logKeyOf(options, path, deps, server);
+  const verdictKey = verdictKeyOf(options, path, deps, server);
   // Request lines are gathered (server/log-writer.ts) and flushed before anything else is printed.
   const log = server.createLogWriter((text) => void deps.io.stderr.write(text).catch(() => undefined));
   const logLine = log.line;
@@ -315,6 +358,7 @@ export async function run(options: ServeOptions, deps: Factory): Promise<void> {
       logLine,
       ...(options.verifyWorkers !== undefined ? { verifyWorkers: options.verifyWorkers } : {}),
       ledger,
+      ...(verdictKey !== null ? { verdictKey } : {}),
       ...(options.limits !== undefined ? { limits: options.limits } : {}),
     });
   } catch (error) {

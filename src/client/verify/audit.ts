@@ -4,9 +4,9 @@
  *
  * 1. {@link readLog}: every entry bundle of the verified checkpoint's tree, the root recomputed;
  *    of each leaf only its id, kind and digest are kept.
- * 2. {@link checkRecords}: every stored record (evidence from the export, attestations from the
- *    list, a page at a time), each against its leaf: the digest of its canonical JSON, its
- *    signatures; every record returned once.
+ * 2. {@link checkRecords}: every stored record (evidence from the export, attestations and gate
+ *    verdicts from their lists, a page at a time), each against its leaf: the digest of its
+ *    canonical JSON, its signatures; every record returned once.
  * 3. {@link readPolicyLog}: every gate policy change, against its `gate_policy` leaf the same way;
  *    then {@link checkEveryLeafReturned}.
  * 4. {@link checkLaterRecords}: a record (or change) with no leaf in the audited tree counts only
@@ -57,6 +57,9 @@ const EVIDENCE_PAGE = 250;
 /** Attestations per list request: the list's maximum page. */
 const ATTESTATION_PAGE = 200;
 
+/** Gate verdicts read per request of GET gates/verdicts (the most the service answers). */
+const VERDICT_PAGE = 500;
+
 /**
  * `since` of the attestation list that covers all time: the earliest instant an ISO 8601 date-time
  * with a zone can name (year 0000 at +23:59), so no stored attestation falls before it.
@@ -95,6 +98,8 @@ export interface AuditReport {
   records: number;
   evidence: number;
   attestations: number;
+  /** gate verdicts whose leaves verified */
+  verdicts: number;
   /** gate policy changes whose leaves verified */
   gate_policy_changes: number;
   /** signed evidence records whose client_sig could not be checked (no signing key configured) */
@@ -262,6 +267,7 @@ interface LoggedPolicy {
 export interface RecordsRead {
   evidence: number;
   attestations: number;
+  verdicts: number;
   clientSigUnchecked: number;
   /** control id → latest ms a verified record earned it */
   coverage: Map<string, number>;
@@ -314,7 +320,12 @@ function matchLeaf(
 }
 
 /** Where a kind of record is read from, to name an item that is not one. */
-const SOURCES: Record<RecordKind, string> = { evidence: 'evidence export', attestation: 'attestation list', gate_policy: 'gate policy log' };
+const SOURCES: Record<RecordKind, string> = {
+  evidence: 'evidence export',
+  attestation: 'attestation list',
+  gate_policy: 'gate policy log',
+  verdict: 'verdict list',
+};
 
 /** A returned item that is not a record the service writes: named, by its leaf when its id has one (which then counts as returned). */
 function malformedRecord(leaves: Leaves, read: RecordsRead, problems: Problems, kind: RecordKind, id: string | undefined, problem: string): void {
@@ -358,6 +369,7 @@ export async function checkRecords(
   const read: RecordsRead = {
     evidence: 0,
     attestations: 0,
+    verdicts: 0,
     clientSigUnchecked: 0,
     coverage: new Map(),
     later: [],
@@ -449,6 +461,29 @@ export async function checkRecords(
     if (cursor !== undefined && !readOn('attestation list', cursor)) cursor = undefined;
   }
 
+  // Gate verdicts: the list, newest first, a page at a time (each item the body GET by id returns).
+  for (let before: string | undefined, first = true; first || before !== undefined; first = false) {
+    const { body } = await api.workspaceText(
+      'GET',
+      `gates/verdicts?limit=${VERDICT_PAGE}${before !== undefined ? `&before=${encodeURIComponent(before)}` : ''}`,
+    );
+    const list = readReply(body, 'the verdict list', { required: ['verdicts', 'next_before'] });
+    if (!Array.isArray(list.verdicts)) throw new LedgerCheckError('the verdict list holds no list of verdicts');
+    before = typeof list.next_before === 'string' ? list.next_before : undefined;
+    for (const value of list.verdicts) {
+      const item = storedRecord(value, 'verdict');
+      if ('problem' in item) {
+        malformed('verdict', item.id, item.problem);
+        continue;
+      }
+      const { id, record } = item;
+      if (record.workspace_id !== workspaceId) problems.add(`verdict ${shown(id)} is for workspace ${canonicalize(record.workspace_id)}`);
+      if (leafOf('verdict', id, record) !== undefined) read.verdicts += 1;
+    }
+    onProgress({ phase: 'records', done: read.returned, total: leaves.size });
+    if (before !== undefined && !readOn('verdict list', before)) before = undefined;
+  }
+
   return read;
 }
 
@@ -517,6 +552,7 @@ export async function checkLaterRecords(
       proven += 1;
       if (record.kind === 'evidence') read.evidence += 1;
       else if (record.kind === 'attestation') read.attestations += 1;
+      else if (record.kind === 'verdict') read.verdicts += 1;
       else if (record.policy !== undefined) read.policies.push({ leafIndex: leaf.leaf_index, changeId: record.id, policy: record.policy });
       earn(read.coverage, record.controls, record.earnedMs);
     }
@@ -790,6 +826,7 @@ export async function auditLog(options: AuditOptions): Promise<AuditReport> {
     records: read.evidence + read.attestations,
     evidence: read.evidence,
     attestations: read.attestations,
+    verdicts: read.verdicts,
     gate_policy_changes: read.policies.length,
     client_sig_unchecked: read.clientSigUnchecked,
     logged_after_checkpoint: loggedAfter,

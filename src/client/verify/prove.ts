@@ -12,6 +12,9 @@ import { isPlainObject } from '../../core/canonical-json.js';
 import { readStoredRecord, recordDigest, storedRecord, type ReadRecord } from './records.js';
 import { readReply, shown } from './untrusted.js';
 
+/** Where the service returns a logged record of each kind by id (a policy change is read from the policy log). */
+const RECORD_PATHS = { evidence: 'grc/evidence', attestation: 'attestations', verdict: 'gates/verdicts' } as const;
+
 /** What `ledger prove` established. */
 export interface Proven {
   id: string;
@@ -63,7 +66,7 @@ export async function proveRecord(api: ServiceApi, log: Ed25519NoteVerifier, id:
     if (change === undefined) throw deleted();
     read = storedRecord(change, kind);
   } else {
-    const path = kind === 'attestation' ? `attestations/${encodeURIComponent(id)}` : `grc/evidence/${encodeURIComponent(id)}`;
+    const path = `${RECORD_PATHS[kind]}/${encodeURIComponent(id)}`;
     let text: string;
     try {
       text = (await api.workspaceText('GET', path)).body;

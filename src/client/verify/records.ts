@@ -5,6 +5,7 @@
  * - evidence: `client_sig` with the workspace's signing key (HMAC, so only with that key);
  * - attestations: `witness_sig` against the record's own `verifying_key_hex` (or keys an auditor
  *   pins), and the service's claims about it (form, signed text, fingerprint, trust tier).
+ * - gate verdicts: only the digest here (`gates verify-attestation` checks an envelope's signature).
  * `govctl evidence verify`, `govctl attest verify`, `govctl ledger prove` and `ledger audit` share these.
  */
 import { canonicalize, isPlainObject, parseJsonLossless, type JsonValue } from '../../core/canonical-json.js';
@@ -44,11 +45,17 @@ export const POLICY_CHANGE_SHAPE: Shape = {
   required: ['action', 'change_id', 'changed_at', 'changed_by', 'framework', 'policy', 'workspace_id'],
 };
 
+/** The members of a stored gate verdict (GET gates/verdicts/{id}, each item of the list). */
+export const VERDICT_SHAPE: Shape = {
+  required: ['envelope', 'exit_code', 'issued_at', 'subjects', 'verdict_id', 'workspace_id'],
+};
+
 /** The kinds of logged record (a leaf's `kind`), by the member that holds their id. */
 export const RECORD_KINDS = {
   evidence: { idMember: 'record_id', shape: EVIDENCE_SHAPE },
   attestation: { idMember: 'attestation_id', shape: ATTESTATION_SHAPE },
   gate_policy: { idMember: 'change_id', shape: POLICY_CHANGE_SHAPE },
+  verdict: { idMember: 'verdict_id', shape: VERDICT_SHAPE },
 } as const;
 
 export type RecordKind = keyof typeof RECORD_KINDS;

@@ -1,9 +1,10 @@
 /**
  * The leaf entry of govctl's evidence log, version 1: the canonical JSON (core's Python-compatible
- * form, wire.md §4) of exactly
- * `{"id", "kind": "evidence" | "attestation" | "gate_policy", "received_at", "sha256", "workspace_id"}`,
+ * form, docs/wire-format.md) of exactly
+ * `{"id", "kind": "evidence" | "attestation" | "gate_policy" | "verdict", "received_at", "sha256", "workspace_id"}`,
  * where `sha256` is the lower-case hex SHA-256 of the canonical JSON of the complete stored record
- * as the service returns it by id (for `gate_policy`, the policy change record, docs/ledger.md). Old leaves commit to these bytes forever: a change of members or
+ * as the service returns it by id (for `gate_policy`, the policy change record; for `verdict`, the
+ * stored gate verdict; docs/ledger.md). Old leaves commit to these bytes forever: a change of members or
  * of the record's representation is a new version, marked by a `"v"` member that version 1 lacks.
  */
 import { canonicalize, parseJsonLossless } from '../canonical-json.js';
@@ -14,8 +15,8 @@ import { isValidKeyName } from './note.js';
 /** The entry format this module writes and reads. */
 export const LEDGER_ENTRY_VERSION = 1;
 
-/** What a leaf commits to: an evidence record, an attestation, or a change of the gate policy. */
-export const LEDGER_ENTRY_KINDS = ['evidence', 'attestation', 'gate_policy'] as const;
+/** What a leaf commits to: an evidence record, an attestation, a change of the gate policy, or a gate verdict. */
+export const LEDGER_ENTRY_KINDS = ['evidence', 'attestation', 'gate_policy', 'verdict'] as const;
 export type LedgerEntryKind = (typeof LEDGER_ENTRY_KINDS)[number];
 
 export interface LedgerEntry {

@@ -28,7 +28,7 @@ import { isoFromMs, WORKSPACE_PREFIX, type RouteDeps } from './deps.js';
  * Each gate as the extension lists show it: the policy and where the framework stands. `gates` is
  * core's judgement of `byFramework` (same order), so pass or fail is decided in one place.
  */
-function gateStatuses(byFramework: readonly FrameworkCoverage[], gates: readonly Gate[], policy: GatePolicy) {
+export function gateStatuses(byFramework: readonly FrameworkCoverage[], gates: readonly Gate[], policy: GatePolicy) {
   return byFramework.map((entry, index) => ({
     framework: entry.framework,
     mode: (policy[entry.framework] ?? DEFAULT_GATE_POLICY[entry.framework]).mode,
@@ -39,20 +39,33 @@ function gateStatuses(byFramework: readonly FrameworkCoverage[], gates: readonly
 }
 
 /** `passed`: false when any blocking gate fails (advisory gates never fail the check). */
-function allBlockingPass(gates: readonly Gate[]): boolean {
+export function allBlockingPass(gates: readonly Gate[]): boolean {
   return gates.every((gate) => gate.passing || !gate.blocking);
 }
 
-/** The coverage of every framework now, and the workspace's gate policy. */
-async function standing(store: Store, workspaceId: string, nowMs: number) {
-  // The policy in force is the latest logged change's (docs/ledger.md), never a row the log does not hold.
+/**
+ * The coverage of every framework now, and the workspace's gate policy: the latest logged change's
+ * (docs/ledger.md), never a row the log does not hold. A signed verdict is made from it too (verdicts.ts).
+ */
+export async function gateStanding(store: Store, workspaceId: string, nowMs: number): Promise<{ byFramework: FrameworkCoverage[]; policy: GatePolicy }> {
   const [lastEarned, latest] = await Promise.all([store.lastEarned(workspaceId), store.gatePolicy.latest(workspaceId, nowMs)]);
   return { byFramework: coverageByFramework(lastEarned, nowMs), policy: policyOf(latest) };
 }
 
+/** The body of GET grc/gates/check, which the signed form (POST, verdicts.ts) answers with too. */
+export function gatesCheckBody(byFramework: readonly FrameworkCoverage[], policy: GatePolicy) {
+  const gates = gatesFrom(byFramework, policy);
+  return {
+    gates,
+    // extensions
+    passed: allBlockingPass(gates),
+    results: gateStatuses(byFramework, gates, policy),
+  };
+}
+
 /** Each gate as `GET grc/gates` lists it: the rule in force, where the framework stands, and whether the workspace set it. */
 export async function gateListing(store: Store, workspaceId: string, nowMs: number) {
-  const { byFramework, policy } = await standing(store, workspaceId, nowMs);
+  const { byFramework, policy } = await gateStanding(store, workspaceId, nowMs);
   const sources = gatePolicySources(await store.gatePolicy.changes(workspaceId, nowMs));
   return gateStatuses(byFramework, gatesFrom(byFramework, policy), policy).map((status) => ({
     id: gateId(status.framework),
@@ -63,12 +76,12 @@ export async function gateListing(store: Store, workspaceId: string, nowMs: numb
 }
 
 export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: RouteDeps): void {
-  const standingOf = (workspaceId: string) => standing(store, workspaceId, nowMs());
+  const standing = (workspaceId: string) => gateStanding(store, workspaceId, nowMs());
 
   app.get(`${WORKSPACE_PREFIX}/grc/posture-brief`, async (request: FastifyRequest) => {
     const { workspaceId } = authOf(request);
     // One coverage pass feeds both the scores and the gates.
-    const { byFramework, policy } = await standingOf(workspaceId);
+    const { byFramework, policy } = await standing(workspaceId);
     const scores = scoresFrom(byFramework);
     const gates = gatesFrom(byFramework, policy);
     return {
@@ -81,7 +94,7 @@ export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: Ro
 
   // Extension: the scores with the control counts behind them.
   app.get(`${WORKSPACE_PREFIX}/grc/readiness`, async (request: FastifyRequest) => {
-    const { byFramework } = await standingOf(authOf(request).workspaceId);
+    const { byFramework } = await standing(authOf(request).workspaceId);
     return {
       overall_pct: scoresFrom(byFramework).overall_pct,
       frameworks: byFramework.map((entry) => ({
@@ -125,13 +138,7 @@ export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: Ro
   }));
 
   app.get(`${WORKSPACE_PREFIX}/grc/gates/check`, async (request: FastifyRequest) => {
-    const { byFramework, policy } = await standingOf(authOf(request).workspaceId);
-    const gates = gatesFrom(byFramework, policy);
-    return {
-      gates,
-      // extensions
-      passed: allBlockingPass(gates),
-      results: gateStatuses(byFramework, gates, policy),
-    };
+    const { byFramework, policy } = await standing(authOf(request).workspaceId);
+    return gatesCheckBody(byFramework, policy);
   });
 }

@@ -399,3 +399,22 @@ export function witnessInfo(row: WitnessRow): WitnessInfo {
     revoked_at: isoOrNull(row.revoked_ms),
   };
 }
+
+/**
+ * A gate verdict as stored (docs/service.md "Gate verdicts"): `record` is the canonical JSON of
+ * what GET gates/verdicts/{id} returns, the bytes its log leaf commits to.
+ */
+export interface VerdictRow {
+  verdict_id: string;
+  workspace_id: string;
+  issued_ms: number;
+  exit_code: number;
+  record: string;
+}
+
+/** A page of verdicts: newest first, those before `beforeId` when given. */
+export interface VerdictListQuery {
+  workspaceId: string;
+  limit: number;
+  beforeId?: string;
+}

@@ -316,6 +316,16 @@ function tables(nowMs: number): TableCopy[] {
         ['revoked_ms', B],
       ],
     },
+    {
+      table: 'gate_verdicts',
+      columns: [
+        ['workspace_id', T],
+        ['verdict_id', T],
+        ['issued_ms', B],
+        ['exit_code', I],
+        ['record', T],
+      ],
+    },
   ];
 }
 

@@ -14,6 +14,7 @@ import type { AttestationListQuery, AttestationRow, StoredAttestationRow } from 
 import type { EvidenceListItem, EvidenceListQuery, EvidenceRow, ExportQuery, ExportRow, ListPosition } from './rows.js';
 import type { ApiKeyInfo, ApiKeyRole, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from './rows.js';
 import type { IdempotencyClaim, IdempotencyHit, InclusionAnswer, KeyPolicy, SigningKeyInfo, SystemRow, WitnessInfo } from './rows.js';
+import type { VerdictListQuery, VerdictRow } from './rows.js';
 
 /** An evidence record to store, with what it earns. */
 export interface EvidenceWrite {
@@ -164,6 +165,14 @@ export interface LedgerStore {
   revokeWitness(workspaceId: string, name: string, nowMs: number): Promise<WitnessInfo | null>;
 }
 
+/** Signed gate verdicts (docs/ci.md): each stored with its log leaf (kind `verdict`) in one transaction. */
+export interface VerdictStore {
+  /** Stores a verdict and appends its leaf; resolves after the commit with the leaf index. */
+  record(row: VerdictRow): Promise<number>;
+  get(workspaceId: string, verdictId: string): Promise<VerdictRow | undefined>;
+  list(query: VerdictListQuery): Promise<VerdictRow[]>;
+}
+
 export interface Store {
   /** `sqlite` or `postgres`: for health output and logs, never for branching above the store */
   readonly backend: string;
@@ -175,6 +184,7 @@ export interface Store {
   readonly gatePolicy: GatePolicyStore;
   readonly signingKeys: SigningKeyStore;
   readonly ledger: LedgerStore;
+  readonly verdicts: VerdictStore;
   /**
    * Checks a request's API key and counts its budgets (AdmitQuery): revocation and expiry apply to
    * the next request at every replica; counts are exact across replicas.

@@ -35,6 +35,7 @@ import { createPool } from './pool.js';
 import { PgAttestationReads, PgEvidenceReads } from './records.js';
 import { PgGatePolicyLog } from './gate-policy.js';
 import { PgSigningKeyStore, PgSystemReads } from './settings.js';
+import { PgVerdictStore } from './verdicts.js';
 import { WorkspaceKeys } from './workspace-keys.js';
 import { Deferred, Group, PgGroupCommitWriter } from './writer.js';
 
@@ -102,6 +103,7 @@ export class PostgresStore implements Store {
   readonly signingKeys: PgSigningKeyStore;
   readonly ledger: PgLedgerStore;
   readonly writer: PgGroupCommitWriter;
+  readonly verdicts: PgVerdictStore;
   readonly #ids: IdGenerator;
   #lastPruneMs = 0;
 
@@ -130,6 +132,7 @@ export class PostgresStore implements Store {
       },
     });
     this.gatePolicy = new PgGatePolicyLog(pool, this.writer, this.keys, this.ledger);
+    this.verdicts = new PgVerdictStore(pool, this.keys, this.writer, this.ledger);
   }
 
   async admit(query: AdmitQuery): Promise<Admission> {

@@ -64,10 +64,10 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX api_keys_by_workspace ON api_keys (workspace_id);
 
-      -- Append-only. payload is the canonical JSON text of the payload as sent (wire.md §4).
+      -- Append-only. payload is the canonical JSON text of the payload as sent (docs/wire-format.md).
       -- seq is the order stored within a workspace: a write takes its workspace's ledger_heads
       -- row lock before it inserts, so a workspace's seqs are handed out in commit order.
-      -- record_id orders the list's ties (wire.md §5) byte by byte (COLLATE "C"), as SQLite does,
+      -- record_id orders the list's ties byte by byte (COLLATE "C"), as SQLite does,
       -- whatever the database's locale: with replicas, ids are not handed out in storage order.
       CREATE TABLE evidence (
         seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -490,6 +490,21 @@ export const MIGRATIONS: readonly Migration[] = [
         END IF;
       END
       $$;
+    `,
+  },
+  {
+    version: 6,
+    name: 'signed gate verdicts (issue 33)',
+    // record is the canonical JSON the verdict's log leaf commits to, returned as stored.
+    sql: `
+      CREATE TABLE gate_verdicts (
+        workspace_id text NOT NULL REFERENCES workspaces (workspace_id),
+        verdict_id   text NOT NULL,
+        issued_ms    bigint NOT NULL,
+        exit_code    integer NOT NULL,
+        record       text NOT NULL,
+        PRIMARY KEY (workspace_id, verdict_id)
+      );
     `,
   },
 ];

@@ -1,4 +1,4 @@
--- The PostgreSQL backend's schema as migrations.ts leaves it (schema version 3), for reading.
+-- The PostgreSQL backend's schema as migrations.ts leaves it (schema version 6), for reading.
 -- migrations.ts is the source; test/server/postgres/schema.test.ts checks that migrating an empty
 -- database yields exactly this schema.
 
@@ -328,3 +328,14 @@ BEGIN
   END IF;
 END
 $$;
+
+-- Signed gate verdicts (docs/ci.md); record is the canonical JSON the verdict's log leaf commits
+-- to, returned as stored. Verdict ids are UUIDv7s: newest first is descending id order.
+CREATE TABLE gate_verdicts (
+  workspace_id text NOT NULL REFERENCES workspaces (workspace_id),
+  verdict_id   text NOT NULL,
+  issued_ms    bigint NOT NULL,
+  exit_code    integer NOT NULL,
+  record       text NOT NULL,
+  PRIMARY KEY (workspace_id, verdict_id)
+);

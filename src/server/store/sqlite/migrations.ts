@@ -52,7 +52,7 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX api_keys_by_workspace ON api_keys (workspace_id);
 
       -- Append-only: no statement in the service updates or deletes a row.
-      -- payload is the canonical JSON text of the payload as sent (wire.md §4).
+      -- payload is the canonical JSON text of the payload as sent (docs/wire-format.md).
       CREATE TABLE evidence (
         seq             INTEGER PRIMARY KEY,
         record_id       TEXT NOT NULL UNIQUE,
@@ -432,6 +432,21 @@ export const MIGRATIONS: readonly Migration[] = [
     // A key's role (docs/security.md, "API key roles"); keys made before are writers.
     sql: `
       ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'writer' CHECK (role IN ('reader', 'writer', 'admin'));
+    `,
+  },
+  {
+    version: 12,
+    name: 'signed gate verdicts (issue 33)',
+    // record is the canonical JSON the verdict's log leaf commits to, returned as stored.
+    sql: `
+      CREATE TABLE gate_verdicts (
+        workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
+        verdict_id   TEXT NOT NULL,
+        issued_ms    INTEGER NOT NULL,
+        exit_code    INTEGER NOT NULL,
+        record       TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, verdict_id)
+      ) STRICT, WITHOUT ROWID;
     `,
   },
 ];

@@ -1,4 +1,4 @@
--- The SQLite store's schema as it stands today (schema version 8): what migrating an empty database
+-- The SQLite store's schema as it stands today (schema version 12): what migrating an empty database
 -- with migrations.ts yields, written out as one file to read (test/server/schema.test.ts proves the
 -- two the same). migrations.ts stays the source a database is built from; change the schema there
 -- (a new migration) and here together.
@@ -284,3 +284,14 @@ CREATE TABLE ledger_witnesses (
 -- leaves on open and deletes it (ledger.ts). Migrating leaves it there, also on an empty database.
 CREATE TABLE ledger_backfill (pending INTEGER NOT NULL) STRICT;
 INSERT INTO ledger_backfill (pending) VALUES (1);
+
+-- Signed gate verdicts (docs/ci.md); record is the canonical JSON the verdict's log leaf commits
+-- to, returned as stored. Verdict ids are UUIDv7s: newest first is descending id order.
+CREATE TABLE gate_verdicts (
+  workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
+  verdict_id   TEXT NOT NULL,
+  issued_ms    INTEGER NOT NULL,
+  exit_code    INTEGER NOT NULL,
+  record       TEXT NOT NULL,
+  PRIMARY KEY (workspace_id, verdict_id)
+) STRICT, WITHOUT ROWID;

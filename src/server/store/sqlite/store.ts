@@ -28,6 +28,7 @@ import { IdentityStore } from './identity.js';
 import { LedgerStore } from './ledger.js';
 import { SigningKeyStore } from './signing-keys.js';
 import { SystemStore } from './systems.js';
+import { SqliteVerdictStore } from './verdicts.js';
 import { WitnessStore } from './witnesses.js';
 import { GroupCommitWriter } from './writer.js';
 
@@ -68,6 +69,7 @@ export class SqliteStore implements Store {
   readonly gatePolicy: GatePolicyLog;
   readonly signingKeys: Interface.SigningKeyStore;
   readonly ledger: Interface.LedgerStore;
+  readonly verdicts: Interface.VerdictStore;
   readonly #ids: IdGenerator;
 
   constructor(
@@ -167,6 +169,7 @@ export class SqliteStore implements Store {
       listWitnesses: async (workspaceId) => witnesses.list(workspaceId),
       revokeWitness: async (workspaceId, name, nowMs) => witnesses.revoke(workspaceId, name, nowMs),
     };
+    this.verdicts = new SqliteVerdictStore(db, this.writer, ledger);
   }
 
   newId(prefix: 'rec' | 'att'): string {
