@@ -53,7 +53,7 @@ describe('on the embedded store', () => {
     const home = makeHome();
     const check = await runCli(['gates', 'check', '--subject', `ghcr.io/acme/app=sha256:${IMAGE}`, '--attest', 'verdict.json'], { home });
     expect(check.exitCode).toBe(2);
-    expect(check.stderr).toMatch(/verdict vrd_\S+ \(exit 2\) signed and logged at leaf 0; envelope written to .*verdict\.json/);
+    expect(check.stderr).toMatch(/verdict vrd_\S+ \(exit 2\) signed and logged at leaf 1; envelope written to .*verdict\.json/);
     const envelope = readFileSync(join(home, 'verdict.json'), 'utf8');
 
     const pem = await runCli(['gates', 'verdict-key', '--format', 'pem'], { home });

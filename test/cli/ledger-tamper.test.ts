@@ -581,3 +581,63 @@ describe('govctl ledger audit and a gate policy weakened behind the log (issue 2
     expect(problems).toContain('gates: the service states passed true, the verified records false');
   });
 });
+
+describe('govctl ledger audit and signed gate verdicts (issue 33)', () => {
+  const IMAGE = 'a'.repeat(64);
+
+  async function signVerdict(service: Service): Promise<{ verdictId: string; ledgerIndex: number }> {
+    const reply = await call(service, 'POST', wsPath(service.workspaceId, 'grc/gates/check'), {
+      body: { subjects: [{ name: 'ghcr.io/acme/app', digest: { sha256: IMAGE } }] },
+    });
+    expect(reply.status, reply.text).toBe(200);
+    await service.server.service.store.ledger.integrate();
+    return { verdictId: reply.json.verdict_id as string, ledgerIndex: reply.json.ledger_index as number };
+  }
+
+  it('passes over a log holding verdicts, proves one, and names a verdict edited in the database (2)', async () => {
+    const service = await newService();
+    await writeEvidence(service, 2);
+    const { verdictId, ledgerIndex } = await signVerdict(service);
+    await signVerdict(service);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const honest = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(honest.code, honest.stdout).toBe(0);
+    expect(JSON.parse(honest.stdout)).toMatchObject({ verdicts: 2, evidence: 2, problems: [] });
+    expect(JSON.parse((await govctl(service, ['ledger', 'prove', verdictId, '--json'], env)).stdout)).toMatchObject({
+      kind: 'verdict',
+      leaf_index: ledgerIndex,
+      verified: true,
+    });
+
+    // the stored verdict rewritten to say the gates passed
+    const db = new Database(service.dbPath);
+    expect(db.prepare("UPDATE gate_verdicts SET record = json_set(record, '$.exit_code', 0) WHERE verdict_id = ?").run(verdictId).changes).toBe(1);
+    db.close();
+    const prove = await govctl(service, ['ledger', 'prove', verdictId], env);
+    expect(prove.code).toBe(2);
+    expect(prove.stderr).toContain(`verdict ${verdictId} as the service returns it is not what the log committed to at leaf ${ledgerIndex}`);
+    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    const report = JSON.parse(audit.stdout) as { problems: string[]; verdicts: number };
+    expect(report.problems).toEqual([`leaf ${ledgerIndex}: verdict ${verdictId} as returned is not what the log committed to (changed in storage)`]);
+    expect(report.verdicts).toBe(1);
+  });
+
+  it('names a verdict put into the database without a leaf (2)', async () => {
+    const service = await newService();
+    await writeEvidence(service, 1);
+    const { verdictId } = await signVerdict(service);
+    const env = { GOVCTL_LEDGER_KEY: await logKey(service) };
+    const forged = 'vrd_01900000-0000-7000-8000-0000000000bb';
+    const db = new Database(service.dbPath);
+    db.prepare(
+      `INSERT INTO gate_verdicts (workspace_id, verdict_id, issued_ms, exit_code, record)
+       SELECT workspace_id, ?, issued_ms, 0, json_set(record, '$.verdict_id', ?, '$.exit_code', 0) FROM gate_verdicts WHERE verdict_id = ?`,
+    ).run(forged, forged, verdictId);
+    db.close();
+
+    const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
+    expect(audit.code).toBe(2);
+    expect(JSON.parse(audit.stdout).problems).toEqual([`verdict ${forged} is stored but the log holds no entry for it (stored without being logged)`]);
+  });
+});

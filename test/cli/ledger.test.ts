@@ -536,9 +536,10 @@ describe('govctl ledger audit in bulk', () => {
       expect(clean.code, clean.stderr).toBe(0);
       expect(JSON.parse(clean.stdout)).toMatchObject({ tree_size: 304, records: 303, evidence: 300, attestations: 3, problems: [] });
       // checkpoint, two entry bundles (256 + 47 leaves), one export page, one attestation page,
-      // posture brief, gates — and whatever resolves the workspace — never a GET per record
+      // one verdict page, the gate policy log, posture brief, gates — and whatever resolves the
+      // workspace — never a GET per record
       expect(proxy.paths.filter((p) => /grc\/evidence\/rec_|attestations\/att_/.test(p))).toEqual([]);
-      expect(proxy.paths.length).toBeLessThanOrEqual(10);
+      expect(proxy.paths.length).toBeLessThanOrEqual(11);
 
       // A record put into storage behind the log's back: a copy of a stored one under a new id.
       const db = new Database(service.dbPath);

@@ -1,15 +1,26 @@
 /**
- * `govctl serve` in-process on 127.0.0.1 over a new database file with a log key, integrating only
+ * `govctl serve` in-process on 127.0.0.1 over a new database file with a log key and a verdict
+ * key beside it, integrating only
  * when a test says so (`integration: 'manual'`): the fixture of the ledger command tests. Every
  * service, directory and extra resource a test makes is stopped or removed after it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
-import { createLedgerKey, ledgerKeyPath, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
+import {
+  createLedgerKey,
+  createVerdictKey,
+  ledgerKeyPath,
+  provision,
+  readLedgerKey,
+  readVerdictKey,
+  startServer,
+  verdictKeyPath,
+  type RunningServer,
+} from '../../src/server/index.js';
 import { call, wsPath } from './service-requests.js';
 
 export interface LedgerService {
@@ -66,12 +77,15 @@ export function ledgerServices(prefix: string): LedgerServices {
     return dir;
   };
   const serve = async (dbPath: string, identity: Identity, keyFile = ledgerKeyPath(dbPath)): Promise<LedgerService> => {
+    const verdictKeyFile = verdictKeyPath(dbPath);
+    if (!existsSync(verdictKeyFile)) createVerdictKey(verdictKeyFile);
     const server = await startServer({
       host: '127.0.0.1',
       port: 0,
       db: dbPath,
       verifyWorkers: 0,
       ledger: { key: readLedgerKey(keyFile), integration: 'manual' },
+      verdictKey: readVerdictKey(verdictKeyFile),
     });
     running.push(server);
     return { url: server.url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, server };

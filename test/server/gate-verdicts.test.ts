@@ -123,8 +123,10 @@ describe('POST grc/gates/check with subjects', () => {
     expect(statement.predicate.verificationResult).toBe('PASSED');
     expect(statement.predicate.govctlVerdict).toMatchObject({ verdict_id: reply.json.verdict_id, system: 'loan-scorer', exit_code: 0 });
     expect(statement.predicate.govctlVerdict.gates[0]).toMatchObject({ gate_id: 'gate_eu_ai_act', mode: 'advisory', threshold_pct: 0, passing: true });
-    // the log's checkpoint at that moment: the empty tree (nothing was logged before)
-    expect(statement.predicate.govctlVerdict.checkpoint).toMatchObject({ tree_size: 0 });
+    // the log's checkpoint at that moment: one signed before the verdict's own leaf (after the
+    // gate policy changes, leaves 0 to 5)
+    expect(reply.json.ledger_index).toBe(6);
+    expect(statement.predicate.govctlVerdict.checkpoint.tree_size).toBeLessThanOrEqual(6);
     // the product's verifier agrees
     expect(verifyVerdict(envelopeText, { key: pem, subjectSha256: IMAGE }).verdictId).toBe(reply.json.verdict_id);
     // and the independent reading rejects another artifact
@@ -149,7 +151,7 @@ describe('POST grc/gates/check with subjects', () => {
     const { service, send, workspaceId } = await start();
     const first = await send('POST', 'grc/gates/check', { subjects: [{ name: 'a', digest: { sha256: IMAGE } }] });
     const second = await send('POST', 'grc/gates/check', { subjects: [{ name: 'b', digest: { sha256: OTHER } }] });
-    expect([first.json.ledger_index, second.json.ledger_index]).toEqual([0, 1]);
+    expect([first.json.ledger_index, second.json.ledger_index]).toEqual([1, 2]); // leaf 0: the gate policy's defaults, logged at provisioning
     await service.store.ledger.integrate();
     const proof = await send('GET', `ledger/proof/inclusion?id=${second.json.verdict_id}`);
     expect(proof.status).toBe(200);

@@ -245,6 +245,7 @@ describe.skipIf(sqliteOnly)('migration 9: log leaves keyed by rowid', () => {
         ALTER TABLE old_leaves RENAME TO ledger_leaves;
         CREATE UNIQUE INDEX ledger_leaves_by_record ON ledger_leaves (ws_key, record_id);
         DROP TABLE gate_policy_changes; -- migration 10's, which a schema-8 database does not have yet
+        ALTER TABLE api_keys DROP COLUMN role; -- migration 11's, likewise
         DROP TABLE gate_verdicts; -- migration 12's, likewise
         PRAGMA user_version = 8;
       `);
