@@ -161,9 +161,10 @@ describe('POST grc/gates/check with subjects', () => {
     expect(sha(stored.text)).toBe(entry.sha256);
     expect(stored.json).toMatchObject({ verdict_id: second.json.verdict_id, exit_code: 2, subjects: [{ name: 'b', digest: { sha256: OTHER } }] });
     expect(stored.json.envelope).toEqual(second.json.envelope);
-    // the second verdict names the checkpoint that held the first
+    // the second verdict names the checkpoint signed before it: the gate policy's leaf only (the
+    // verdicts were integrated after both)
     const payload = JSON.parse(Buffer.from(second.json.envelope.payload, 'base64').toString('utf8'));
-    expect(payload.predicate.govctlVerdict.checkpoint.tree_size).toBe(0); // integrated only after both
+    expect(payload.predicate.govctlVerdict.checkpoint.tree_size).toBe(1);
 
     const list = await send('GET', 'gates/verdicts?limit=1');
     expect(list.json.verdicts.map((v: { verdict_id: string }) => v.verdict_id)).toEqual([second.json.verdict_id]);
