@@ -113,6 +113,7 @@ async function runAudit(factory: Factory): Promise<void> {
       ['tree_size', report.tree_size],
       ['root_hash', report.root_hash],
       ['records', `${report.records} (${report.evidence} evidence, ${plural(report.attestations, 'attestation')})`],
+      ['verdicts', report.verdicts],
       ['client_sig_unchecked', report.client_sig_unchecked === 0 ? 0 : `${report.client_sig_unchecked} (configure the signing key to check them)`],
       ['logged_after_checkpoint', report.logged_after_checkpoint],
       ['policy', report.policy],
