@@ -1,6 +1,14 @@
 import { defineConfig } from 'vitest/config';
 import SmallerProjectFirst from './test/sequencer.js';
 
+/** Each store's schema.sql is imported as its text, as the bundle does (scripts/build.mjs). */
+const sqlAsText = {
+  name: 'sql-as-text',
+  transform(code: string, id: string) {
+    return id.endsWith('.sql') ? { code: `export default ${JSON.stringify(code)};`, map: null } : undefined;
+  },
+};
+
 /** What every project shares. */
 const shared = {
   // end-to-end tests spawn processes and servers; two cores on CI
@@ -16,6 +24,8 @@ const shared = {
 };
 
 export default defineConfig({
+  // the global setup (test/postgres-setup.ts) creates the template database's schema too
+  plugins: [sqlAsText],
   test: {
     // Build the bundle once, before any test file runs (end-to-end tests spawn bin/govctl.js), and
     // meanwhile start the run's throw-away PostgreSQL cluster, one for every file of both projects
@@ -40,9 +50,11 @@ export default defineConfig({
     // PostgreSQL-only already and runs once, in `default`.
     projects: [
       {
+        plugins: [sqlAsText],
         test: { ...shared, name: 'default', include: ['test/**/*.test.ts'] },
       },
       {
+        plugins: [sqlAsText],
         test: {
           ...shared,
           name: 'server-postgres',

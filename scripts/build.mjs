@@ -75,6 +75,8 @@ const library = await build({
   keepNames: true,
   // Bundled CommonJS dependencies call require(); give ESM chunks one.
   banner: { js: "import { createRequire as __govctlCreateRequire } from 'node:module'; const require = __govctlCreateRequire(import.meta.url);" },
+  // each store's schema.sql is imported as its text (src/sql.d.ts)
+  loader: { '.sql': 'text' },
   logLevel: 'warning',
 });
 
@@ -146,6 +148,8 @@ const commandLine = await build({
   banner: { js: `${CJS_WRAPPER}var __govctlFileUrl = require('node:url').pathToFileURL(__filename).href;` },
   // The build id names the code caches made for exactly these files (bin/govctl.js).
   footer: { js: `})\n// govctl-build ${randomBytes(12).toString('hex')}` },
+  // each store's schema.sql is imported as its text (src/sql.d.ts)
+  loader: { '.sql': 'text' },
   logLevel: 'warning',
 });
 // bin/govctl.js reads the files as Latin-1, which gives V8 their bytes as they are: UTF-8 would be

@@ -6,7 +6,7 @@
  * database (freshDatabase) and never from this one.
  */
 import pg from 'pg';
-import { migrate } from '../../src/server/store/postgres/migrations.js';
+import { migrate } from '../../src/server/store/postgres/migrate.js';
 
 /** Creates `name` on the cluster at `url` (a superuser's URL) and migrates it; no session stays on it. */
 export async function createTemplateDatabase(url: string, name: string): Promise<void> {

@@ -4,17 +4,11 @@
  * `reason`), the MCP server's tools (check_gates, list_systems, derive_controls) and its live-server
  * test (health). Each test is built from what those clients read; the specification's members stay.
  */
-import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalize, parseJsonLossless, RECORD_TYPES, type RecordType } from '../../src/core/index.js';
-import { MIGRATIONS } from '../../src/server/store/sqlite/migrations.js';
+import { RECORD_TYPES, type RecordType } from '../../src/core/index.js';
 import { setGatePolicy } from '../../src/server/index.js';
-import { sqliteOnly } from '../helpers/backend.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
-import { attestation, call, evidenceRecord, PAYLOADS, wsPath } from '../helpers/service-requests.js';
+import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
 let server: TestServer;
 const clockMs = Date.parse('2026-06-01T12:00:00.000Z');
@@ -159,40 +153,5 @@ describe('GET grc/systems: what list_systems reads', () => {
     expect(await names('?system_name=loan')).toEqual(['loan-scorer']);
     expect(await names('?name=chat')).toEqual(['chatbot']);
     expect((await ws.get('grc/systems?system_name=nothing')).total).toBe(0);
-  });
-
-  // SQLite-only: SQLite's migration 5 upgrading an old file; PostgreSQL's schema has the members
-  // from its first migration (test/server/postgres/schema.test.ts).
-  it.skipIf(sqliteOnly)('fills the new members for systems stored before they existed (migration 5)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'govctl-migration-5-'));
-    const own = await startTestServer({ dbPath: join(dir, 'old.db'), now: () => new Date(clockMs) });
-    try {
-      const path = (rest: string) => wsPath(own.workspaceId, rest);
-      await call(own, 'POST', path('grc/evidence'), { body: evidenceRecord('change_event', { system_name: 'old' }) });
-      await call(own, 'POST', path('grc/evidence'), { body: evidenceRecord('vendor_risk', { system_name: 'old' }) });
-      const before = (await call(own, 'GET', path('grc/systems'))).json.systems[0];
-      expect(before.record_count).toBe(2);
-      await own.stop();
-      // The systems table as schema 4 had it (without the three columns), then migration 5 itself.
-      const db = new Database(own.dbPath);
-      try {
-        db.exec('ALTER TABLE systems DROP COLUMN record_count; ALTER TABLE systems DROP COLUMN record_types; ALTER TABLE systems DROP COLUMN controls;');
-        db.exec(MIGRATIONS.find((migration) => migration.version === 5)!.sql);
-        const row = db.prepare("SELECT record_count, record_types, controls FROM systems WHERE workspace_id = ? AND name = 'old'").get(own.workspaceId) as {
-          record_count: number;
-          record_types: string;
-          controls: string;
-        };
-        expect({ record_count: row.record_count, record_types: JSON.parse(row.record_types), controls: JSON.parse(row.controls) }).toEqual({
-          record_count: 2,
-          record_types: before.record_types,
-          controls: before.controls,
-        });
-      } finally {
-        db.close();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

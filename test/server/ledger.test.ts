@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CosignatureSigner, Ed25519NoteVerifier, leafHash, openCheckpoint, SigningKey, verifyConsistency, verifyInclusion } from '../../src/core/index.js';
 import { addWitness, createLedgerKey, provision, readLedgerKey, startServer, type RunningServer } from '../../src/server/index.js';
-import { sqliteOnly, storedRows, testStoreLocation } from '../helpers/backend.js';
+import { storedRows, testStoreLocation } from '../helpers/backend.js';
 import { runPythonJson } from '../helpers/python.js';
 import { attestation, call, evidenceRecord, wsPath } from '../helpers/service-requests.js';
 
@@ -221,46 +221,6 @@ describe('integration on a timer', () => {
     } finally {
       vi.useRealTimers(); // the graceful close sweeps idle connections on a real interval
       await service.server.close();
-      rmSync(service.dir, { recursive: true, force: true });
-    }
-  });
-});
-
-// SQLite-only: what SQLite's migration 6 finds in a file from before the log (the back-fill
-// marker). PostgreSQL databases have had the log from their first migration.
-describe.skipIf(sqliteOnly)('a database from before the log', () => {
-  it('appends every stored record in storage order, and the first integration signs', async () => {
-    const service = await startLedgerService();
-    const path = (rest: string) => wsPath(service.workspaceId, rest);
-    const written: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      written.push((await call(service, 'POST', path('grc/evidence'), { body: evidenceRecord() })).json.record_id);
-      written.push((await call(service, 'POST', path('attestations/external'), { body: attestation() })).json.attestation_id);
-    }
-    await service.server.close();
-    // What migration 6 finds in an existing database: records, no log, the back-fill marker.
-    const { default: Database } = await import('better-sqlite3');
-    const db = new Database(service.dbPath);
-    db.exec(
-      'DELETE FROM ledger_leaves; DELETE FROM ledger_nodes; DELETE FROM ledger_state; DELETE FROM ledger_checkpoints; INSERT INTO ledger_backfill VALUES (1);',
-    );
-    db.close();
-    const again = await startServer({
-      host: '127.0.0.1',
-      port: 0,
-      db: service.dbPath,
-      verifyWorkers: 0,
-      ledger: { key: readLedgerKey(service.keyFile), integration: 'manual' },
-    });
-    try {
-      await again.service.store.ledger.integrate();
-      const s = { url: again.url, apiKey: service.apiKey };
-      const indexes = [];
-      for (const id of written) indexes.push((await call(s, 'GET', path(`ledger/proof/inclusion?id=${id}`))).json.leaf_index);
-      expect(indexes).toEqual([0, 1, 2, 3, 4, 5]);
-      expect((await call(s, 'GET', path('ledger/checkpoint'))).text.split('\n')[1]).toBe('6');
-    } finally {
-      await again.close();
       rmSync(service.dir, { recursive: true, force: true });
     }
   });

@@ -1,5 +1,5 @@
 /**
- * The evidence list tables, written in batches (migration 4): a list merges the batched entries
+ * The evidence list tables, written in batches: a list merges the batched entries
  * with the records stored after them, so it must give exactly what one index would, with every
  * filter, on either side of a batch, across pages, after a restart and for a second workspace.
  */
@@ -25,7 +25,7 @@ interface Stored {
 const SYSTEMS = ['loan-scorer', 'chat-assistant', 'fraud-model', 'rare-one'];
 const TYPES = ['change_event', 'access_review'];
 
-// SQLite-only: SQLite's evidence list tables written in batches (migration 4). PostgreSQL lists
+// SQLite-only: SQLite's evidence list tables written in batches. PostgreSQL lists
 // page by page alike with SQLite: test/server/postgres/parity.test.ts.
 describe.skipIf(sqliteOnly)('evidence list tables written in batches', () => {
   let dir: string;

@@ -5,8 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sqliteOnly } from '../helpers/backend.js';
 import { SchemaVersionError } from '../../src/server/index.js';
-import { openDatabase } from '../../src/server/store/sqlite/database.js';
-import { SCHEMA_VERSION } from '../../src/server/store/sqlite/migrations.js';
+import { openDatabase, SCHEMA_VERSION } from '../../src/server/store/sqlite/database.js';
 import { GroupCommitWriter } from '../../src/server/store/sqlite/writer.js';
 
 let dir: string;
@@ -20,19 +19,19 @@ afterEach(() => {
 // SQLite-only: SQLite's connection (WAL, synchronous, migrations) and GroupCommitWriter.
 // PostgreSQL's: test/server/postgres/schema.test.ts and group-commit.test.ts.
 describe.skipIf(sqliteOnly)('openDatabase', () => {
-  it('opens in WAL mode with synchronous=FULL and applies the migrations once', () => {
+  it('opens in WAL mode with synchronous=FULL and creates the schema once', () => {
     const path = join(dir, 'a.db');
     const db = openDatabase(path);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
     expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     db.close();
-    const again = openDatabase(path); // no error: nothing left to migrate
+    const again = openDatabase(path); // no error: the schema is there
     expect(again.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     again.close();
   });
 
-  it('refuses a database written by a newer schema', () => {
+  it('refuses a database of a schema version it does not know', () => {
     const path = join(dir, 'b.db');
     const raw = new Database(path);
     raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, SigningKey, signWitness } from '../../src/core/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
-import { sqliteOnly, storedRow } from '../helpers/backend.js';
+import { storedRow } from '../helpers/backend.js';
 import { provisionWorkspace, startTestServer, type TestServer } from '../helpers/server.js';
 import { attestation, call, countRows, wsPath } from '../helpers/service-requests.js';
 
@@ -170,62 +170,5 @@ describe('the legacy form', () => {
     expect(row.witness_form).toBe('legacy');
     expect(row.record).toBe(canonicalize(moved));
     expect(row.key_fingerprint).toMatch(/^[0-9a-f]{64}$/);
-  });
-});
-
-// SQLite-only: SQLite's migration 5 upgrading an old file. PostgreSQL has no such upgrade (its
-// schema starts with the unique index); its schema is checked by test/server/postgres/schema.test.ts.
-describe.skipIf(sqliteOnly)('migration 5 on a database that already holds a replay', () => {
-  it('keeps the first copy of each stored signature under the unique index, and later replays are refused', async () => {
-    const { mkdtempSync, rmSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const { MIGRATIONS } = await import('../../src/server/store/sqlite/migrations.js');
-    const { openDatabase } = await import('../../src/server/store/sqlite/database.js');
-    const { default: Database } = await import('better-sqlite3');
-    const dir = mkdtempSync(join(tmpdir(), 'govctl-migrate-'));
-    try {
-      const path = join(dir, 'old.db');
-      // A schema-4 database, as the previous version left it, holding one signature stored twice.
-      const old = new Database(path);
-      for (const migration of MIGRATIONS.filter((m) => m.version <= 4)) old.exec(migration.sql);
-      old.pragma('user_version = 4');
-      const record = fresh('ws_old');
-      const text = canonicalize(record);
-      const insert = old.prepare(
-        `INSERT INTO attestations (attestation_id, workspace_id, system_name, agent_name, tool_name, input_hash, output_hash, executed_at, executed_ms, record, witness_form, trust_tier, source, received_at, received_ms)
-         VALUES (?, 'ws_old', 'chatbot', 'chatbot', 'search', ?, ?, ?, 0, ?, ?, 'witnessed', 'sdk', ?, 0)`,
-      );
-      for (const id of ['att_first', 'att_replay'])
-        insert.run(id, record.input_hash, record.output_hash, record.executed_at, text, 'canonical', record.executed_at);
-      insert.run('att_unsigned', 'a'.repeat(64), 'b'.repeat(64), record.executed_at, canonicalize(attestation()), null, record.executed_at);
-      old.close();
-
-      const db = openDatabase(path);
-      try {
-        const rowsNow = db
-          .prepare(
-            'SELECT attestation_id, CASE WHEN witness_sig IS NULL THEN NULL ELSE hex(witness_sig) END AS sig, witness_form, key_fingerprint FROM attestations ORDER BY seq',
-          )
-          .all();
-        expect(rowsNow).toEqual([
-          { attestation_id: 'att_first', sig: (record.witness_sig as string).toUpperCase(), witness_form: 'canonical', key_fingerprint: null },
-          { attestation_id: 'att_replay', sig: null, witness_form: 'canonical', key_fingerprint: null },
-          { attestation_id: 'att_unsigned', sig: null, witness_form: null, key_fingerprint: null },
-        ]);
-        // the first copy's signature is under the unique index (its signed_ms: the executed_ms it was stored with)
-        expect(() =>
-          db
-            .prepare(
-              "INSERT INTO attestations (attestation_id, workspace_id, system_name, agent_name, tool_name, input_hash, output_hash, executed_at, executed_ms, record, trust_tier, source, received_at, received_ms, witness_sig, signed_ms) VALUES ('att_x', 'ws_old', 's', 's', 't', 'a', 'b', 'x', 0, '{}', 'witnessed', 'sdk', 'x', 0, unhex(?), 0)",
-            )
-            .run(record.witness_sig),
-        ).toThrow(/UNIQUE/);
-      } finally {
-        db.close();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

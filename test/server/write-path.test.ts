@@ -4,14 +4,12 @@
  *   template (payload and mapped controls spliced in as stored when canonical);
  * - a stored attestation's log leaf commits to the canonical JSON of its view (what GET returns),
  *   now written directly instead of writing the view, parsing it back and canonicalising it;
- * - the log's leaves, moved by migration 9 into a rowid table, keep their proofs;
  * - a system's record types and controls, unioned in SQL only when a group brings one not yet
- *   stored, equal the union over every stored record (what migration 5 computes from scratch).
+ *   stored, equal the union over every stored record (what a query over every record computes from scratch).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   buildAttestation,
@@ -25,10 +23,9 @@ import {
 } from '../../src/core/index.js';
 import { provision } from '../../src/server/index.js';
 import type { AttestationRow } from '../../src/server/store/rows.js';
-import { openSqliteStore } from '../../src/server/store/sqlite/store.js';
 import { openStore } from '../../src/server/store/open-store.js';
 import type { Store } from '../../src/server/store/store.js';
-import { sqliteOnly, testStoreLocation } from '../helpers/backend.js';
+import { testStoreLocation } from '../helpers/backend.js';
 import {
   attestationCanonical,
   attestationSha256,
@@ -213,60 +210,5 @@ describe('systems aggregates across group commits', () => {
         .map(([name, s]) => ({ name, record_count: s.record_count, record_types: sorted(s.types), controls: sorted(s.controls) })),
     );
     expect(stored.length).toBe(3);
-  });
-});
-
-// SQLite-only: SQLite's migration 9 upgrading a schema-8 file (PostgreSQL's log tables are today's
-// from its first migration: test/server/postgres/schema.test.ts).
-describe.skipIf(sqliteOnly)('migration 9: log leaves keyed by rowid', () => {
-  it('keeps every leaf of a schema-8 database: the same proofs after, and the next write takes the next index', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'govctl-leaves-'));
-    try {
-      const db = join(dir, 'a.db');
-      const { workspace_id: workspaceId } = await provision(db, {});
-      let store = openSqliteStore(db, { ledger: {} });
-      const ids: string[] = [];
-      for (let n = 0; n < 300; n++) {
-        const recordId = `rec_${String(n).padStart(8, '0')}`;
-        ids.push(recordId);
-        await store.recordEvidence({ row: storedEvidenceRow({ workspaceId, recordId, occurredMs: 1_790_000_000_000 + n }), controls: [] });
-      }
-      await store.ledger.integrate();
-      const before = await Promise.all(ids.map((id) => store.ledger.inclusion(workspaceId, id)));
-      await store.close();
-
-      // The same leaves in the schema-8 layout (migration 6's table, WITHOUT ROWID).
-      const raw = new Database(db);
-      raw.exec(`
-        CREATE TABLE old_leaves (ws_key INTEGER NOT NULL, leaf_index INTEGER NOT NULL, kind TEXT NOT NULL, record_id TEXT NOT NULL, entry BLOB NOT NULL,
-          PRIMARY KEY (ws_key, leaf_index)) STRICT, WITHOUT ROWID;
-        INSERT INTO old_leaves SELECT ws_key, leaf_index, kind, record_id, entry FROM ledger_leaves;
-        DROP TABLE ledger_leaves;
-        ALTER TABLE old_leaves RENAME TO ledger_leaves;
-        CREATE UNIQUE INDEX ledger_leaves_by_record ON ledger_leaves (ws_key, record_id);
-        PRAGMA user_version = 8;
-      `);
-      raw.close();
-
-      store = openSqliteStore(db, { ledger: {} });
-      expect(store.db.prepare('SELECT count(*) FROM ledger_leaves WHERE leaf_key = (ws_key << 40) + leaf_index').pluck().get()).toBe(300);
-      expect(await Promise.all(ids.map((id) => store.ledger.inclusion(workspaceId, id)))).toEqual(before);
-      const next = await store.recordEvidence({
-        row: storedEvidenceRow({ workspaceId, recordId: 'rec_99999999', occurredMs: 1_790_000_001_000 }),
-        controls: [],
-      });
-      expect(next.leafIndex).toBe(300);
-      await store.ledger.integrate();
-      expect(await store.ledger.size(workspaceId)).toBe(301);
-      // every writer keeps to the key rule
-      expect(() =>
-        store.db
-          .prepare('INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES (7, 1, 301, ?, ?, ?)')
-          .run('evidence', 'rec_x', Buffer.from('{}')),
-      ).toThrow(/CHECK/);
-      await store.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

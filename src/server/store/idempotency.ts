@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (docs/service.md "Idempotency"; migration 5). A write that carries a key
+ * Idempotency keys (docs/service.md "Idempotency"). A write that carries a key
  * leaves it here in the same transaction as its record, with a hash of the content sent and the
  * result the write got. A repeat of the key with the same content is answered with that result
  * and stores nothing; with other content it is refused. Keys are per workspace and are kept for

@@ -170,7 +170,7 @@ export interface AttestationRow {
   witness_sig: Buffer | null;
   /**
    * with witness_sig: the executed_at its message covers, epoch ms, or 0 when the attestation
-   * has none; null when unsigned. Leads the signature's unique index (migration 8).
+   * has none; null when unsigned. Leads the signature's unique index.
    */
   signed_ms: number | null;
   /** hex SHA-256 of the verifying key's bytes; null when unsigned (or stored before schema 8) */

@@ -22,7 +22,7 @@ import type pg from 'pg';
 import { CompactTree, leafHash } from '../../core/index.js';
 import { IDEMPOTENCY_RETENTION_MS } from './idempotency.js';
 import { MigrationSideError, MigrationTargetNotEmptyError } from './errors.js';
-import { migrate as migratePostgres } from './postgres/migrations.js';
+import { migrate as migratePostgres } from './postgres/migrate.js';
 import { createPool } from './postgres/pool.js';
 import { acquireServeLock, openDatabase, type Db } from './sqlite/database.js';
 import { openSqliteStore } from './sqlite/store.js';
@@ -150,7 +150,6 @@ function tables(nowMs: number): TableCopy[] {
         ['received_at', T],
         ['received_ms', B],
       ],
-      // rows stored before workspace_keys existed may lack their ws_key (SQLite migration 5)
       select: `SELECT e.seq, e.record_id, e.workspace_id, coalesce(e.ws_key, k.ws_key), e.record_type, e.system_name, e.identity, e.resource,
           e.environment, e.occurred_at, e.occurred_ms, e.payload, e.client_sig, e.client_sig_algo, e.source,
           e.mapped_controls, e.received_at, e.received_ms

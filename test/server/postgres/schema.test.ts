@@ -1,12 +1,12 @@
 /**
- * The PostgreSQL schema: migrating an empty database yields exactly schema.sql, replicas starting
- * at once migrate it once, and a database migrated by a newer govctl is refused.
+ * The PostgreSQL schema: creating it in an empty database yields exactly schema.sql, replicas
+ * starting at once create it once, and a database of a version this code does not know is refused.
  */
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { SchemaVersionError } from '../../../src/server/store/errors.js';
-import { migrate, MIGRATIONS, SCHEMA_VERSION } from '../../../src/server/store/postgres/migrations.js';
+import { migrate, SCHEMA_VERSION } from '../../../src/server/store/postgres/migrate.js';
 import { freshDatabase, withClient } from '../../helpers/postgres.js';
 
 const SCHEMA_SQL = readFileSync(new URL('../../../src/server/store/postgres/schema.sql', import.meta.url), 'utf8');
@@ -31,8 +31,8 @@ async function catalog(url: string): Promise<unknown> {
   });
 }
 
-describe('PostgreSQL migrations', () => {
-  it('turn an empty database into exactly schema.sql', async () => {
+describe('the PostgreSQL schema', () => {
+  it('is created in an empty database as exactly schema.sql', async () => {
     const [migrated, written] = await Promise.all([freshDatabase('schema migrated'), freshDatabase('schema written')]);
     await withClient(migrated, (client) => migrate(client));
     await withClient(written, (client) => client.query(SCHEMA_SQL));
@@ -42,48 +42,28 @@ describe('PostgreSQL migrations', () => {
     expect(await catalog(migrated)).toEqual(expected);
   });
 
-  it('run once when three replicas start at the same time', async () => {
+  it('is created once when three replicas start at the same time', async () => {
     const url = await freshDatabase('schema race');
     const clients = Array.from({ length: 3 }, () => new pg.Client({ connectionString: url }));
     await Promise.all(clients.map((client) => client.connect()));
     try {
       const applied = await Promise.all(clients.map((client) => migrate(client)));
-      const versions = MIGRATIONS.map((migration) => migration.version);
-      expect(applied.flat()).toEqual(versions);
+      expect(applied.flat()).toEqual([SCHEMA_VERSION]);
       const { rows } = await clients[0].query('SELECT version FROM schema_migrations ORDER BY version');
-      expect(rows).toEqual(versions.map((version) => ({ version })));
+      expect(rows).toEqual([{ version: SCHEMA_VERSION }]);
     } finally {
       await Promise.all(clients.map((client) => client.end()));
     }
   });
 
-  it('bring a database of an earlier version up to date, keeping its rows', async () => {
-    const url = await freshDatabase('schema upgrade');
-    await withClient(url, async (client) => {
-      const [first] = MIGRATIONS;
-      await client.query(first.sql);
-      await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_ms bigint NOT NULL)');
-      await client.query("INSERT INTO schema_migrations VALUES (1, 'initial', 0)");
-      await client.query("INSERT INTO orgs VALUES ('org_1', 'o', 0)");
-      expect(await migrate(client)).toEqual(MIGRATIONS.slice(1).map((migration) => migration.version));
-      const { rows } = await client.query('SELECT org_id FROM orgs');
-      expect(rows).toEqual([{ org_id: 'org_1' }]);
-      // the admission function exists and answers an unknown key with no row
-      const admitted = await client.query(
-        "SELECT * FROM govctl_admit(ARRAY['\\x00'::bytea], ARRAY[0::bigint], ARRAY[NULL::text], ARRAY[0::bigint], 60000, ARRAY[1::bigint], ARRAY[0::bigint], ARRAY[1::bigint])",
-      );
-      expect(admitted.rows).toEqual([]);
-    });
-  });
-
-  it('refuse a database migrated by a newer govctl, changing nothing', async () => {
+  it('refuses a database of a version it does not know, changing nothing', async () => {
     const url = await freshDatabase('schema newer');
     await withClient(url, async (client) => {
       await migrate(client);
       await client.query("INSERT INTO schema_migrations (version, name, applied_ms) VALUES ($1, 'from the future', 0)", [SCHEMA_VERSION + 1]);
       await expect(migrate(client)).rejects.toThrow(SchemaVersionError);
       const { rows } = await client.query('SELECT count(*)::int AS n FROM schema_migrations');
-      expect(rows[0].n).toBe(MIGRATIONS.length + 1);
+      expect(rows[0].n).toBe(2);
     });
   });
 });

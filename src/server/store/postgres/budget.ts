@@ -1,7 +1,7 @@
 /**
  * Per-workspace budgets shared by every replica: one row per workspace holding its current fixed
  * window (start, requests, records). A request's count (and the records of a single-record write)
- * is taken by the admission function (govctl_admit, migrations.ts version 3) for a batch of
+ * is taken by the admission function (govctl_admit, schema.sql) for a batch of
  * requests at once, right after their API keys are read: it locks each workspace's row, counts
  * that workspace's requests one by one in variables, and writes the row once. A batch endpoint's
  * records are charged by a statement of their own (CHARGE: one `INSERT … ON CONFLICT … DO UPDATE
@@ -43,7 +43,7 @@ const CHARGE = `
     last_ok  = (CASE WHEN ${ENDED} THEN 0 ELSE w.records END) + $4 <= $5
   RETURNING start_ms, records, last_ok`;
 
-/** The admission function's row for one request whose key was found (migrations.ts, version 3). */
+/** The admission function's row for one request whose key was found (schema.sql). */
 interface AdmitRow {
   ord: number;
   key_id: string;

@@ -30,7 +30,7 @@ import { PgBudgetStore } from './budget.js';
 import { derivedStatements, lastEarned, type DerivedEvent } from './derived.js';
 import { PgIdentityStore } from './identity.js';
 import { PgLedgerStore, type PgLedgerOptions } from './ledger.js';
-import { migrate } from './migrations.js';
+import { migrate } from './migrate.js';
 import { createPool } from './pool.js';
 import { PgAttestationReads, PgEvidenceReads } from './records.js';
 import { PgGatePolicyStore, PgSigningKeyStore, PgSystemReads } from './settings.js';
@@ -416,8 +416,8 @@ const INSERT_ATTESTATIONS = `INSERT INTO attestations (${ATTESTATION_INSERT_COLU
   RETURNING attestation_id`;
 
 /**
- * Opens the store on `url` (postgres://…), migrating the database first (safe when several
- * replicas start at once: migrations.ts).
+ * Opens the store on `url` (postgres://…), creating the schema first in an empty database (safe when several
+ * replicas start at once: migrate.ts).
  */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const pool = createPool(url, { max: options.poolSize ?? POOL_SIZE });

@@ -1,8 +1,10 @@
--- The PostgreSQL backend's schema as migrations.ts leaves it (schema version 3), for reading.
--- migrations.ts is the source; test/server/postgres/schema.test.ts checks that migrating an empty
--- database yields exactly this schema.
+-- The PostgreSQL store's schema: the one migration, applied to an empty database by migrate.ts,
+-- which records it as version 1 in schema_migrations. A database of any other version is refused.
+-- The same tables as the SQLite schema, in PostgreSQL's types: bigint for epoch milliseconds and
+-- positions, bytea for hashes and signatures, text for canonical JSON (never jsonb: a record's
+-- bytes stay exactly as stored, its signature and its log entry cover them).
 
--- The versions applied (migrations.ts, migrate()).
+-- The version created (migrate.ts).
 CREATE TABLE schema_migrations (
   version    integer PRIMARY KEY,
   name       text NOT NULL,

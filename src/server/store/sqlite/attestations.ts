@@ -2,7 +2,7 @@
  * Attestation records (spec §2.5, §4.4, §4.5). Append-only. Each keeps the attestation exactly
  * as sent, signature included, as canonical JSON text, which message form its `witness_sig`
  * verified under (wire.md §4), the signature's bytes (accepted once in the whole service: a unique
- * index, migration 8) and the verifying key's fingerprint.
+ * index) and the verifying key's fingerprint.
  */
 import type Database from 'better-sqlite3';
 import { ATTESTATION_INSERT_COLUMNS, attestationInsertValues, type AttestationListQuery, type AttestationRow, type StoredAttestationRow } from '../rows.js';

@@ -1,5 +1,5 @@
 /**
- * Opening the service database: pragmas for durability, then the migrations of migrations.ts.
+ * Opening the service database: pragmas for durability, then the schema (schema.sql) on a new one.
  *
  * Durability (docs/service.md): WAL with `synchronous=FULL`, so a transaction that has
  * committed survives a crash or power loss, and readers never block the writer.
@@ -9,9 +9,12 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DatabaseFileChangedError, DatabaseInUseError, DatabaseReadOnlyError, SchemaVersionError } from '../errors.js';
-import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import SCHEMA_SQL from './schema.sql';
 
 export type Db = Database.Database;
+
+/** The schema version schema.sql creates, kept as SQLite's `user_version`. */
+export const SCHEMA_VERSION = 1;
 
 let addon: string | undefined;
 
@@ -126,15 +129,15 @@ export function acquireServeLock(path: string): ServeLock {
 }
 
 /**
- * Opens (creating it if needed) and migrates a service database.
+ * Opens (creating it if needed) a service database, creating its schema when it is empty.
  * @param path a file path, or `:memory:` for a throw-away database (tests, dry tools)
- * @throws SchemaVersionError when the file's schema is newer than this code
+ * @throws SchemaVersionError when the file's schema is of a version this code does not know
  */
 export function openDatabase(path: string): Db {
   const isNew = path !== ':memory:' && !existsSync(path);
   const db = connect(path);
   try {
-    // busy_timeout first: the switch to WAL and the migrations may wait for another process
+    // busy_timeout first: the switch to WAL and creating the schema may wait for another process
     // (`govctl admin` beside a running `govctl serve`).
     db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
@@ -158,20 +161,23 @@ export function openDatabase(path: string): Db {
   }
 }
 
-/** Applies every migration newer than the database's `user_version`, in one immediate transaction. */
+/**
+ * Creates the schema in an empty database (`user_version` 0), in one immediate transaction; a
+ * database of the current version is left as it is, and any other version is refused.
+ */
 export function migrate(db: Db): void {
   const version = () => db.pragma('user_version', { simple: true }) as number;
   if (version() === SCHEMA_VERSION) return;
   db.transaction(() => {
-    // Read again under the write lock: another process may have migrated meanwhile.
+    // Read again under the write lock: another process may have created the schema meanwhile.
     const current = version();
-    if (current > SCHEMA_VERSION) {
-      throw new SchemaVersionError(`the database has schema version ${current}, newer than this govctl understands (${SCHEMA_VERSION}); upgrade govctl`);
+    if (current === SCHEMA_VERSION) return;
+    if (current !== 0) {
+      throw new SchemaVersionError(
+        `the database has schema version ${current}, which this govctl does not know (it writes version ${SCHEMA_VERSION}); use the govctl that created it`,
+      );
     }
-    for (const migration of MIGRATIONS) {
-      if (migration.version <= current) continue;
-      db.exec(migration.sql);
-      db.pragma(`user_version = ${migration.version}`);
-    }
+    db.exec(SCHEMA_SQL);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

@@ -26,7 +26,7 @@ export class UnknownWorkspaceError extends Error {
 }
 
 /**
- * The list tables (migration 4) trail the records by at most this many before a batch writes their
+ * The list tables trail the records by at most this many before a batch writes their
  * entries. A batch touches each leaf once instead of once per record; a list reads the records not
  * yet in a batch from the end of the evidence table, at most this many rows.
  */
@@ -110,7 +110,7 @@ export class EvidenceStore {
   readonly #indexBatch: Database.Statement<[number]>[];
   readonly #advance: Database.Statement<[number]>;
   /**
-   * Workspace id → its integer key (migration 3), for the indexes. Keys are never changed or
+   * Workspace id → its integer key, for the indexes. Keys are never changed or
    * deleted, and every key this connection can read has committed: keys are added only by
    * provisioning, in a transaction of its own that has ended before any write or read runs.
    */
@@ -222,7 +222,7 @@ export class EvidenceStore {
 
   /**
    * Newest first by occurred_at (epoch ms), ties by record_id, both descending (wire.md §5): ties
-   * are ordered by seq, the order records were stored, which is record_id order (migration 3).
+   * are ordered by seq, the order records were stored, which is record_id order.
    * @returns the page and, when more records follow, the position to continue from; null when
    *   `afterRecordId` names no record of the workspace (a cursor this service did not issue)
    */

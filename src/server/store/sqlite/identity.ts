@@ -44,7 +44,7 @@ export class IdentityStore {
   constructor(private readonly db: Db) {
     this.#insertOrg = db.prepare('INSERT INTO orgs (org_id, name, created_ms) VALUES (?, ?, ?)');
     this.#insertWorkspace = db.prepare('INSERT INTO workspaces (workspace_id, org_id, name, created_ms) VALUES (?, ?, ?, ?)');
-    // the workspace's integer key for the evidence indexes (migration 3)
+    // the workspace's integer key for the evidence indexes
     this.#insertWorkspaceKey = db.prepare('INSERT INTO workspace_keys (workspace_id) VALUES (?)');
     this.#insertUser = db.prepare('INSERT INTO users (user_id, org_id, email, created_ms) VALUES (?, ?, ?, ?)');
     this.#insertKey = db.prepare(

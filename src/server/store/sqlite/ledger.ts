@@ -90,7 +90,7 @@ export class LedgerStore {
     this.#nowMs = options.nowMs ?? Date.now;
     this.#keyOf = db.prepare<[string], number>('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck();
     this.#idOf = db.prepare<[number], string>('SELECT workspace_id FROM workspace_keys WHERE ws_key = ?').pluck();
-    // A leaf's rowid is (ws_key << 40) + leaf_index (migration 9): reads by index are rowid reads.
+    // A leaf's rowid is (ws_key << 40) + leaf_index: reads by index are rowid reads.
     this.#maxLeaf = db
       .prepare<[number, number], number | null>(
         'SELECT leaf_index FROM ledger_leaves WHERE leaf_key >= (? << 40) AND leaf_key < ((? + 1) << 40) ORDER BY leaf_key DESC LIMIT 1',
@@ -122,7 +122,6 @@ export class LedgerStore {
     );
     this.#witnesses = db.prepare('SELECT name, vkey FROM ledger_witnesses WHERE ws_key = ? AND revoked_ms IS NULL ORDER BY name');
 
-    this.#backfill();
     // Every workspace may have leaves a previous process stored but did not integrate.
     for (const key of db.prepare<[], number>('SELECT ws_key FROM workspace_keys').pluck().all()) this.#dirty.add(key);
   }
@@ -205,34 +204,6 @@ export class LedgerStore {
   /** {@link append} for a stored attestation row. */
   appendAttestation(row: AttestationRow): number {
     return this.append('attestation', row.attestation_id, row.workspace_id, row.received_at, attestationSha256(row));
-  }
-
-  /**
-   * Appends every record stored before the log existed, once (migration 6 leaves a marker): in
-   * storage order, evidence and attestations interleaved by the time they were received.
-   */
-  #backfill(): void {
-    const db = this.#db;
-    const pending = db.prepare<[], number>('SELECT count(*) FROM ledger_backfill').pluck().get()!;
-    if (pending === 0) return;
-    db.transaction(() => {
-      const order = db
-        .prepare<[], { kind: 'evidence' | 'attestation'; seq: number }>(
-          `SELECT kind, seq FROM (
-             SELECT 'evidence' AS kind, seq, received_ms FROM evidence
-             UNION ALL SELECT 'attestation' AS kind, seq, received_ms FROM attestations)
-           ORDER BY received_ms, kind DESC, seq`,
-        )
-        .all();
-      const evidence = db.prepare<[number], EvidenceRow>('SELECT * FROM evidence WHERE seq = ?');
-      const attestation = db.prepare<[number], AttestationRow>('SELECT * FROM attestations WHERE seq = ?');
-      for (const { kind, seq } of order) {
-        if (kind === 'evidence') this.appendEvidence(evidence.get(seq)!);
-        else this.appendAttestation(attestation.get(seq)!);
-      }
-      db.prepare('DELETE FROM ledger_backfill').run();
-    })();
-    this.#next = new Map();
   }
 
   // ---- integration ------------------------------------------------------------------------

@@ -1,7 +1,5 @@
--- The SQLite store's schema as it stands today (schema version 8): what migrating an empty database
--- with migrations.ts yields, written out as one file to read (test/server/schema.test.ts proves the
--- two the same). migrations.ts stays the source a database is built from; change the schema there
--- (a new migration) and here together.
+-- The SQLite store's schema: the one migration, applied to an empty database when it is opened
+-- (database.ts, which records it as `user_version` 1). A database of any other version is refused.
 --
 -- Conventions: every table is STRICT. Times are kept twice where they are sorted or compared: the
 -- text as the client sent it (returned unchanged; signatures cover it) and epoch milliseconds
@@ -267,8 +265,3 @@ CREATE TABLE ledger_witnesses (
   revoked_ms INTEGER,
   PRIMARY KEY (ws_key, name)
 ) STRICT;
-
--- A row while records stored before the log existed still need leaves; the store gives them
--- leaves on open and deletes it (ledger.ts). Migrating leaves it there, also on an empty database.
-CREATE TABLE ledger_backfill (pending INTEGER NOT NULL) STRICT;
-INSERT INTO ledger_backfill (pending) VALUES (1);

@@ -1,5 +1,5 @@
 /**
- * The SQLite backend of the store (store.ts): one database file (database.ts, migrations.ts,
+ * The SQLite backend of the store (store.ts): one database file (database.ts,
  * schema.sql), a module per mechanism, and the group-commit writer every write goes through
  * (writer.ts). A write that arrives updates the evidence or attestation table, its leaf in the
  * transparency log, the control coverage and the systems table in the same transaction, so the
