@@ -20,12 +20,12 @@ let identity: IdentityStore;
 let workspaceId: string;
 let apiKey: string;
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'govctl-key-cache-'));
   dbPath = join(dir, 'keys.db');
   db = openDatabase(dbPath);
   identity = new IdentityStore(db);
-  ({ workspace_id: workspaceId, api_key: apiKey } = identity.provision({}, Date.now()));
+  ({ workspace_id: workspaceId, api_key: apiKey } = await identity.provision({}, Date.now()));
 });
 afterEach(() => {
   db.close();
@@ -35,55 +35,54 @@ afterEach(() => {
 // SQLite-only: the cache of SQLite's IdentityStore and PRAGMA data_version. PostgreSQL's key
 // revocation and expiry at every replica: test/server/postgres/identity-and-budget.test.ts.
 describe.skipIf(sqliteOnly)('API key cache', () => {
-  it('answers a known key from the cache while no other connection has written', () => {
-    const first = identity.authenticate(apiKey, Date.now());
+  it('answers a known key from the cache while no other connection has written', async () => {
+    const first = await identity.authenticate(apiKey, Date.now());
     expect(first).toMatchObject({ workspaceId });
     // A change made behind the store's back on its OWN connection does not move data_version:
     // the cached identity is still answered after the next check, which shows the cache is in use.
     db.prepare('UPDATE api_keys SET revoked_ms = 1').run();
-    expect(identity.authenticate(apiKey, Date.now())).toEqual(first);
+    expect(await identity.authenticate(apiKey, Date.now())).toEqual(first);
   });
 
   it('drops the cache when another connection revokes a key: 401 on the very next request', async () => {
     const key = await createApiKey(dbPath, { workspaceId, name: 'other connection' });
-    expect(identity.authenticate(key.api_key, Date.now())).not.toBeNull();
+    expect(await identity.authenticate(key.api_key, Date.now())).not.toBeNull();
     await revokeApiKey(dbPath, key.key_id); // opens its own connection, as `govctl admin api-key revoke` does
-    expect(identity.authenticate(key.api_key, Date.now())).toBeNull();
-    expect(identity.authenticate(apiKey, Date.now())).not.toBeNull();
+    expect(await identity.authenticate(key.api_key, Date.now())).toBeNull();
+    expect(await identity.authenticate(apiKey, Date.now())).not.toBeNull();
   });
 
   it('drops the cache when another process revokes a key', async () => {
     const key = await createApiKey(dbPath, { workspaceId, name: 'other process' });
-    expect(identity.authenticate(key.api_key, Date.now())).not.toBeNull();
+    expect(await identity.authenticate(key.api_key, Date.now())).not.toBeNull();
     const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000');
       db.prepare('UPDATE api_keys SET revoked_ms = ? WHERE key_id = ?').run(Date.now(), process.argv[2]); db.close();`;
     execFileSync(process.execPath, ['-e', script, dbPath, key.key_id], { cwd: process.cwd(), stdio: 'pipe' });
-    expect(identity.authenticate(key.api_key, Date.now())).toBeNull();
+    expect(await identity.authenticate(key.api_key, Date.now())).toBeNull();
   });
 
-  it('a revocation through the same store takes effect at once', () => {
-    const key = identity.createApiKey(workspaceId, 'same store', null, Date.now())!;
-    expect(identity.authenticate(key.api_key, Date.now())).not.toBeNull();
-    identity.revokeApiKey(key.key_id, Date.now());
-    expect(identity.authenticate(key.api_key, Date.now())).toBeNull();
+  it('a revocation through the same store takes effect at once', async () => {
+    const key = (await identity.createApiKey(workspaceId, 'same store', null, Date.now()))!;
+    expect(await identity.authenticate(key.api_key, Date.now())).not.toBeNull();
+    await identity.revokeApiKey(key.key_id, Date.now());
+    expect(await identity.authenticate(key.api_key, Date.now())).toBeNull();
   });
 
-  it('a cached key stops working when it expires', () => {
+  it('a cached key stops working when it expires', async () => {
     const now = Date.now();
-    const key = identity.createApiKey(workspaceId, 'expiring', now + 60_000, now)!;
-    expect(identity.authenticate(key.api_key, now)).not.toBeNull(); // cached now
-    expect(identity.authenticate(key.api_key, now + 59_999)).not.toBeNull();
-    expect(identity.authenticate(key.api_key, now + 60_000)).toBeNull();
-    expect(identity.authenticate(key.api_key, now + 120_000)).toBeNull();
+    const key = (await identity.createApiKey(workspaceId, 'expiring', now + 60_000, now))!;
+    expect(await identity.authenticate(key.api_key, now)).not.toBeNull(); // cached now
+    expect(await identity.authenticate(key.api_key, now + 59_999)).not.toBeNull();
+    expect(await identity.authenticate(key.api_key, now + 60_000)).toBeNull();
+    expect(await identity.authenticate(key.api_key, now + 120_000)).toBeNull();
   });
 
-  it('never caches unknown keys and stays bounded with many valid ones', () => {
-    for (let i = 0; i < 50; i += 1) expect(identity.authenticate(`gk_unknown${i}`, Date.now())).toBeNull();
-    const keys = db.transaction(() =>
-      Array.from({ length: KEY_CACHE_SIZE + 5 }, (_, i) => identity.createApiKey(workspaceId, `k${i}`, null, Date.now())!.api_key),
-    )();
-    for (const key of keys) expect(identity.authenticate(key, Date.now())).toMatchObject({ workspaceId });
-    for (const key of keys) expect(identity.authenticate(key, Date.now())).toMatchObject({ workspaceId });
-    expect(identity.authenticate(`${apiKey}x`, Date.now())).toBeNull();
+  it('never caches unknown keys and stays bounded with many valid ones', async () => {
+    for (let i = 0; i < 50; i += 1) expect(await identity.authenticate(`gk_unknown${i}`, Date.now())).toBeNull();
+    const created = db.transaction(() => Array.from({ length: KEY_CACHE_SIZE + 5 }, (_, i) => identity.createApiKey(workspaceId, `k${i}`, null, Date.now())))();
+    const keys = (await Promise.all(created)).map((key) => key!.api_key);
+    for (const key of keys) expect(await identity.authenticate(key, Date.now())).toMatchObject({ workspaceId });
+    for (const key of keys) expect(await identity.authenticate(key, Date.now())).toMatchObject({ workspaceId });
+    expect(await identity.authenticate(`${apiKey}x`, Date.now())).toBeNull();
   });
 });

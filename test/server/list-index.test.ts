@@ -45,11 +45,11 @@ describe.skipIf(sqliteOnly)('evidence list tables written in batches', () => {
   }
 
   /** The whole list, read page by page. */
-  function listed(s: Store, ws: string, system: string | undefined, type: string | undefined, limit: number, sinceMs = 0): string[] {
+  async function listed(s: Store, ws: string, system: string | undefined, type: string | undefined, limit: number, sinceMs = 0): Promise<string[]> {
     const ids: string[] = [];
     let after: string | undefined;
     for (let pages = 0; pages < 1000; pages++) {
-      const page = s.tables.evidence.list({
+      const page = await s.tables.evidence.list({
         workspaceId: ws,
         ...(system !== undefined ? { systemName: system } : {}),
         ...(type !== undefined ? { recordType: type } : {}),
@@ -73,8 +73,8 @@ describe.skipIf(sqliteOnly)('evidence list tables written in batches', () => {
     dir = mkdtempSync(join(tmpdir(), 'govctl-sysindex-'));
     path = join(dir, 'e.db');
     store = openStore(path, { listIndexBatch: 7 });
-    wsA = store.tables.identity.provision({}, Date.now()).workspace_id;
-    wsB = store.tables.identity.provision({}, Date.now()).workspace_id;
+    wsA = (await store.tables.identity.provision({}, Date.now())).workspace_id;
+    wsB = (await store.tables.identity.provision({}, Date.now())).workspace_id;
     const random = prng(42);
     const add = (ws: string, system: string, type: string, occurredMs: number): Promise<unknown> => {
       const id = `rec_${uuidv7()}`;
@@ -115,16 +115,16 @@ describe.skipIf(sqliteOnly)('evidence list tables written in batches', () => {
     expect(last).toBeGreaterThan(through);
   });
 
-  it('lists exactly as one index would, with every filter, across the batch boundary and pages', () => {
+  it('lists exactly as one index would, with every filter, across the batch boundary and pages', async () => {
     for (const ws of [wsA, wsB]) {
       for (const system of [undefined, ...SYSTEMS]) {
         for (const type of [undefined, ...TYPES]) {
           for (const limit of [1, 3, 200]) {
-            expect(listed(store, ws, system, type, limit), `${ws} ${system} ${type} ${limit}`).toEqual(expected(ws, system, type));
+            expect(await listed(store, ws, system, type, limit), `${ws} ${system} ${type} ${limit}`).toEqual(expected(ws, system, type));
           }
         }
         const since = t0 + 20 * 60_000;
-        expect(listed(store, ws, system, undefined, 4, since)).toEqual(expected(ws, system, undefined, since));
+        expect(await listed(store, ws, system, undefined, 4, since)).toEqual(expected(ws, system, undefined, since));
       }
     }
     expect(expected(wsA, 'loan-scorer').length).toBeGreaterThan(10);
@@ -135,7 +135,7 @@ describe.skipIf(sqliteOnly)('evidence list tables written in batches', () => {
     store = openStore(path);
     const through = throughSeq(store);
     expect(through).toBeLessThan(stored.length); // nothing is written by opening
-    for (const system of [undefined, ...SYSTEMS]) expect(listed(store, wsA, system, undefined, 5)).toEqual(expected(wsA, system));
-    expect(listed(store, wsB, undefined, 'access_review', 2)).toEqual(expected(wsB, undefined, 'access_review'));
+    for (const system of [undefined, ...SYSTEMS]) expect(await listed(store, wsA, system, undefined, 5)).toEqual(expected(wsA, system));
+    expect(await listed(store, wsB, undefined, 'access_review', 2)).toEqual(expected(wsB, undefined, 'access_review'));
   });
 });

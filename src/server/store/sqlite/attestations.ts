@@ -7,11 +7,12 @@
 import type Database from 'better-sqlite3';
 import { ATTESTATION_INSERT_COLUMNS, attestationInsertValues, type AttestationListQuery, type AttestationRow, type StoredAttestationRow } from '../rows.js';
 import type { Db } from './database.js';
+import type * as Interface from '../store.js';
 
 const READ_COLUMNS =
   'seq, attestation_id, system_name, tool_name, executed_at, executed_ms, record, witness_form, key_fingerprint, trust_tier, tier_reason, source, received_at, received_ms';
 
-export class AttestationStore {
+export class AttestationStore implements Interface.AttestationReads {
   readonly #insert: Database.Statement;
   readonly #get: Database.Statement<[string, string], StoredAttestationRow>;
   readonly #position: Database.Statement<[string, string], { executed_ms: number; seq: number }>;
@@ -34,7 +35,7 @@ export class AttestationStore {
   }
 
   /** One attestation of a workspace, or undefined. */
-  get(workspaceId: string, attestationId: string): StoredAttestationRow | undefined {
+  async get(workspaceId: string, attestationId: string): Promise<StoredAttestationRow | undefined> {
     return this.#get.get(workspaceId, attestationId);
   }
 
@@ -42,7 +43,7 @@ export class AttestationStore {
    * A page of a workspace's attestations, newest first (executed time, then order stored), one
    * more than `limit` when there are more; null when `afterId` is not one of the workspace's.
    */
-  list(query: AttestationListQuery): StoredAttestationRow[] | null {
+  async list(query: AttestationListQuery): Promise<StoredAttestationRow[] | null> {
     let after: { executed_ms: number; seq: number } | undefined;
     if (query.afterId !== undefined) {
       after = this.#position.get(query.workspaceId, query.afterId);

@@ -17,6 +17,7 @@ import {
   type ListPosition,
 } from '../rows.js';
 import type { Db } from './database.js';
+import type * as Interface from '../store.js';
 
 type ListRow = EvidenceListRow & { signed: number; seq: number };
 
@@ -96,7 +97,7 @@ function newerFirst(a: ListRow, b: ListRow): number {
   return b.occurred_ms - a.occurred_ms || b.seq - a.seq;
 }
 
-export class EvidenceStore {
+export class EvidenceStore implements Interface.EvidenceReads {
   readonly #insert: Database.Statement;
   readonly #get: Database.Statement<[string, string], EvidenceRow>;
   readonly #position: Database.Statement<[string, string], { occurred_ms: number; seq: number }>;
@@ -173,7 +174,7 @@ export class EvidenceStore {
     this.#insert.run(evidenceInsertValues(row, key));
   }
 
-  get(workspaceId: string, recordId: string): EvidenceRow | undefined {
+  async get(workspaceId: string, recordId: string): Promise<EvidenceRow | undefined> {
     return this.#get.get(recordId, workspaceId);
   }
 
@@ -182,7 +183,7 @@ export class EvidenceStore {
    * first), filtered, at most `limit`. Pages are read one at a time (no statement stays open
    * between them), so an export holds one page in memory and never blocks the writer.
    */
-  exportPage(query: ExportQuery): ExportRow[] {
+  async exportPage(query: ExportQuery): Promise<ExportRow[]> {
     const key = this.#key(query.workspaceId);
     if (key === undefined) return [];
     return this.#exportPage.all({
@@ -197,12 +198,12 @@ export class EvidenceStore {
   }
 
   /** Where a record stands in the order stored; undefined when it is not one of the workspace's. */
-  seqOf(workspaceId: string, recordId: string): number | undefined {
+  async seqOf(workspaceId: string, recordId: string): Promise<number | undefined> {
     return this.#seqOf.get(recordId, workspaceId);
   }
 
   /** How many records a list query matches in all, whatever its page and cursor (the list's `total`). */
-  count(query: Omit<EvidenceListQuery, 'limit' | 'afterRecordId'>): number {
+  async count(query: Omit<EvidenceListQuery, 'limit' | 'afterRecordId'>): Promise<number> {
     const key = this.#key(query.workspaceId);
     if (key === undefined) return 0;
     const shape = { system: query.systemName !== undefined, type: query.recordType !== undefined };
@@ -226,7 +227,7 @@ export class EvidenceStore {
    * @returns the page and, when more records follow, the position to continue from; null when
    *   `afterRecordId` names no record of the workspace (a cursor this service did not issue)
    */
-  list(query: EvidenceListQuery): { records: EvidenceListItem[]; next: ListPosition | null } | null {
+  async list(query: EvidenceListQuery): Promise<{ records: EvidenceListItem[]; next: ListPosition | null } | null> {
     const key = this.#key(query.workspaceId);
     let after: { occurred_ms: number; seq: number } | undefined;
     if (query.afterRecordId !== undefined) {

@@ -5,8 +5,9 @@
 import type Database from 'better-sqlite3';
 import { DEFAULT_GATE_POLICY, mergeGatePolicy, type Framework, type GateMode, type GatePolicy, type GateRule } from '../../../core/index.js';
 import type { Db } from './database.js';
+import type * as Interface from '../store.js';
 
-export class GatePolicyStore {
+export class GatePolicyStore implements Interface.GatePolicyStore {
   readonly #set: Database.Statement;
   readonly #clear: Database.Statement;
   readonly #read: Database.Statement<[string], { framework: Framework; mode: GateMode; threshold: number }>;
@@ -20,24 +21,24 @@ export class GatePolicyStore {
     this.#read = db.prepare('SELECT framework, mode, threshold FROM gate_policy WHERE workspace_id = ?');
   }
 
-  set(workspaceId: string, framework: Framework, rule: GateRule, nowMs: number): void {
+  async set(workspaceId: string, framework: Framework, rule: GateRule, nowMs: number): Promise<void> {
     this.#set.run(workspaceId, framework, rule.mode, rule.threshold, nowMs);
   }
 
   /** Back to the default for one framework. */
-  clear(workspaceId: string, framework: Framework): void {
+  async clear(workspaceId: string, framework: Framework): Promise<void> {
     this.#clear.run(workspaceId, framework);
   }
 
   /** The frameworks this workspace has set. */
-  overrides(workspaceId: string): Partial<Record<Framework, GateRule>> {
+  async overrides(workspaceId: string): Promise<Partial<Record<Framework, GateRule>>> {
     const out: Partial<Record<Framework, GateRule>> = {};
     for (const row of this.#read.all(workspaceId)) out[row.framework] = { mode: row.mode, threshold: row.threshold };
     return out;
   }
 
   /** The workspace's whole policy: its own rules over the defaults. */
-  policy(workspaceId: string): GatePolicy {
-    return mergeGatePolicy(DEFAULT_GATE_POLICY, this.overrides(workspaceId));
+  async policy(workspaceId: string): Promise<GatePolicy> {
+    return mergeGatePolicy(DEFAULT_GATE_POLICY, await this.overrides(workspaceId));
   }
 }

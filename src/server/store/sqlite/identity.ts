@@ -9,6 +9,7 @@ import { newId } from '../../ids.js';
 import { apiKeyInfo, authContext, hashApiKey, newApiKeyRow, type ApiKeyRow } from '../api-keys.js';
 import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
 import type { Db } from './database.js';
+import type * as Interface from '../store.js';
 
 /** Keys remembered by {@link IdentityStore.authenticate}; beyond this many the cache starts again. */
 export const KEY_CACHE_SIZE = 1024;
@@ -18,7 +19,7 @@ interface CachedKey {
   expiresMs: number | null;
 }
 
-export class IdentityStore {
+export class IdentityStore implements Interface.IdentityStore {
   /**
    * Valid keys by hash (hex), as last read from the database. The cache holds only while the
    * database is unchanged by any other connection: `PRAGMA data_version` changes whenever another
@@ -61,7 +62,7 @@ export class IdentityStore {
   }
 
   /** A new organisation with one workspace, one user and one API key, in one transaction. */
-  provision(options: ProvisionOptions, nowMs: number): Provisioned {
+  async provision(options: ProvisionOptions, nowMs: number): Promise<Provisioned> {
     return this.db.transaction(() => {
       const orgId = newId('org');
       const workspaceId = newId('ws');
@@ -79,7 +80,7 @@ export class IdentityStore {
    * A new key for a workspace, owned by the workspace organisation's first user.
    * @returns null when the workspace does not exist
    */
-  createApiKey(workspaceId: string, name: string | null, expiresMs: number | null, nowMs: number): CreatedApiKey | null {
+  async createApiKey(workspaceId: string, name: string | null, expiresMs: number | null, nowMs: number): Promise<CreatedApiKey | null> {
     const owner = this.#workspaceOwner.get(workspaceId);
     if (!owner || owner.user_id === null) return null;
     return this.#addKey(workspaceId, owner.user_id, name, expiresMs, nowMs);
@@ -91,7 +92,7 @@ export class IdentityStore {
     return { ...apiKeyInfo(row), api_key: apiKey };
   }
 
-  listApiKeys(workspaceId?: string): ApiKeyInfo[] {
+  async listApiKeys(workspaceId?: string): Promise<ApiKeyInfo[]> {
     const rows = (
       workspaceId === undefined
         ? this.db.prepare('SELECT * FROM api_keys ORDER BY created_ms, key_id').all()
@@ -104,19 +105,19 @@ export class IdentityStore {
    * Revokes a key from now on; revoking a revoked key changes nothing.
    * @returns the key as it now stands, or null when there is no such key
    */
-  revokeApiKey(keyId: string, nowMs: number): ApiKeyInfo | null {
+  async revokeApiKey(keyId: string, nowMs: number): Promise<ApiKeyInfo | null> {
     this.#keyCache.clear();
     this.#revoke.run(nowMs, keyId);
     const row = this.#keyById.get(keyId);
     return row ? apiKeyInfo(row) : null;
   }
 
-  workspaceExists(workspaceId: string): boolean {
+  async workspaceExists(workspaceId: string): Promise<boolean> {
     return this.#workspaceOwner.get(workspaceId) !== undefined;
   }
 
   /** Every workspace's id, in the order they were created. */
-  workspaceIds(): string[] {
+  async workspaceIds(): Promise<string[]> {
     return this.db.prepare<[], string>('SELECT workspace_id FROM workspace_keys ORDER BY ws_key').pluck().all();
   }
 
@@ -124,7 +125,7 @@ export class IdentityStore {
    * The identity behind a presented key, or null when the key is unknown, revoked or expired
    * (spec §5.2). Looked up by its hash, then compared in constant time.
    */
-  authenticate(apiKey: string, nowMs: number): AuthContext | null {
+  async authenticate(apiKey: string, nowMs: number): Promise<AuthContext | null> {
     const hash = hashApiKey(apiKey);
     const version = this.#dataVersion.get()!;
     if (version !== this.#cachedDataVersion) {

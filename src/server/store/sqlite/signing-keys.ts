@@ -7,8 +7,9 @@
 import type Database from 'better-sqlite3';
 import { signingKeyInfo, type KeyPolicy, type SigningKeyInfo, type SigningKeyRow } from '../rows.js';
 import type { Db } from './database.js';
+import type * as Interface from '../store.js';
 
-export class SigningKeyStore {
+export class SigningKeyStore implements Interface.SigningKeyStore {
   readonly #policy: Database.Statement<[string], string>;
   readonly #key: Database.Statement<[string, string], SigningKeyRow>;
 
@@ -18,11 +19,11 @@ export class SigningKeyStore {
   }
 
   /** The workspace's key policy (`open` unless set). */
-  policy(workspaceId: string): KeyPolicy {
+  async policy(workspaceId: string): Promise<KeyPolicy> {
     return (this.#policy.get(workspaceId) as KeyPolicy | undefined) ?? 'open';
   }
 
-  setPolicy(workspaceId: string, policy: KeyPolicy, nowMs: number): void {
+  async setPolicy(workspaceId: string, policy: KeyPolicy, nowMs: number): Promise<void> {
     this.db
       .prepare(
         `INSERT INTO witness_policy (workspace_id, policy, updated_ms) VALUES (?, ?, ?)
@@ -32,30 +33,30 @@ export class SigningKeyStore {
   }
 
   /** A key of the workspace by fingerprint: `active`, `revoked`, or `unregistered`. */
-  status(workspaceId: string, fingerprint: string): 'active' | 'revoked' | 'unregistered' {
+  async status(workspaceId: string, fingerprint: string): Promise<'active' | 'revoked' | 'unregistered'> {
     const row = this.#key.get(workspaceId, fingerprint);
     return row === undefined ? 'unregistered' : row.revoked_ms === null ? 'active' : 'revoked';
   }
 
-  get(workspaceId: string, fingerprint: string): SigningKeyInfo | undefined {
+  async get(workspaceId: string, fingerprint: string): Promise<SigningKeyInfo | undefined> {
     const row = this.#key.get(workspaceId, fingerprint);
     return row === undefined ? undefined : signingKeyInfo(row);
   }
 
-  add(workspaceId: string, fingerprint: string, publicKey: string, name: string | null, nowMs: number): void {
+  async add(workspaceId: string, fingerprint: string, publicKey: string, name: string | null, nowMs: number): Promise<void> {
     this.db
       .prepare('INSERT INTO signing_keys (workspace_id, fingerprint, public_key, name, created_ms) VALUES (?, ?, ?, ?, ?)')
       .run(workspaceId, fingerprint, publicKey, name, nowMs);
   }
 
   /** Marks a key revoked (the first revocation's time stays). */
-  revoke(workspaceId: string, fingerprint: string, nowMs: number): void {
+  async revoke(workspaceId: string, fingerprint: string, nowMs: number): Promise<void> {
     this.db
       .prepare('UPDATE signing_keys SET revoked_ms = coalesce(revoked_ms, ?) WHERE workspace_id = ? AND fingerprint = ?')
       .run(nowMs, workspaceId, fingerprint);
   }
 
-  list(workspaceId: string): SigningKeyInfo[] {
+  async list(workspaceId: string): Promise<SigningKeyInfo[]> {
     return (this.db.prepare('SELECT * FROM signing_keys WHERE workspace_id = ? ORDER BY created_ms, fingerprint').all(workspaceId) as SigningKeyRow[]).map(
       signingKeyInfo,
     );

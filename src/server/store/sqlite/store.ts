@@ -5,9 +5,10 @@
  * transparency log, the control coverage and the systems table in the same transaction, so the
  * derived tables can never disagree with the records.
  *
- * The modules are synchronous (better-sqlite3): SqliteStore answers the asynchronous interface
- * around them, so that a group commit's transaction never awaits. Their synchronous forms stay
- * reachable here (`db`, `writer`, `idempotency`, `tables`) for this backend's own tests.
+ * Each module implements its part of the interface itself (async methods over better-sqlite3's
+ * synchronous calls); what a group commit's transaction calls (inserts, log appends, idempotency
+ * keys, derived rows) stays synchronous, so that the transaction never awaits. `db`, `writer`,
+ * `idempotency` and `tables` stay reachable for this backend's own tests.
  */
 import type { Tile } from '../../../core/index.js';
 import { IdGenerator } from '../../ids.js';
@@ -15,7 +16,7 @@ import { countsFromMs } from '../derived.js';
 import { attestationResult, evidenceResult } from '../idempotency.js';
 import type { LedgerOptions } from '../ledger-common.js';
 import { FixedWindowLimiter } from '../memory-budget.js';
-import type { AttestationRow, AuthContext, IdempotencyClaim } from '../rows.js';
+import type { AttestationRow, IdempotencyClaim } from '../rows.js';
 import type * as Interface from '../store.js';
 import type { EvidenceWrite, Store, Stored } from '../store.js';
 import { AttestationStore } from './attestations.js';
@@ -59,15 +60,15 @@ export class SqliteStore implements Store {
   readonly writer: GroupCommitWriter;
   readonly idempotency: IdempotencyStore;
   readonly tables: SqliteTables;
-  readonly identity: Interface.IdentityStore;
-  readonly budget: Interface.BudgetStore;
+  readonly identity: IdentityStore;
+  /** One process serves every request of a SQLite database (the serve lock): counting in memory is exact. */
+  readonly budget: Interface.BudgetStore = this;
   readonly #limiter = new FixedWindowLimiter();
-  readonly #authenticate: (apiKey: string, nowMs: number) => AuthContext | null;
-  readonly evidence: Interface.EvidenceReads;
-  readonly attestations: Interface.AttestationReads;
-  readonly systems: Interface.SystemReads;
-  readonly gatePolicy: Interface.GatePolicyStore;
-  readonly signingKeys: Interface.SigningKeyStore;
+  readonly evidence: EvidenceStore;
+  readonly attestations: AttestationStore;
+  readonly systems: SystemStore;
+  readonly gatePolicy: GatePolicyStore;
+  readonly signingKeys: SigningKeyStore;
   readonly ledger: Interface.LedgerStore;
   readonly #ids: IdGenerator;
 
@@ -108,53 +109,13 @@ export class SqliteStore implements Store {
     const lastAttestationId = db.prepare<[], string>('SELECT attestation_id FROM attestations ORDER BY seq DESC LIMIT 1').pluck().get();
     this.#ids = new IdGenerator([lastRecordId, lastAttestationId]);
 
-    const { identity, attestations, gatePolicy, signingKeys, witnesses } = tables;
-    const limiter = this.#limiter;
-    this.#authenticate = (apiKey, nowMs) => identity.authenticate(apiKey, nowMs);
-    this.identity = {
-      provision: async (options, nowMs) => identity.provision(options, nowMs),
-      createApiKey: async (workspaceId, name, expiresMs, nowMs) => identity.createApiKey(workspaceId, name, expiresMs, nowMs),
-      listApiKeys: async (workspaceId) => identity.listApiKeys(workspaceId),
-      revokeApiKey: async (keyId, nowMs) => identity.revokeApiKey(keyId, nowMs),
-      workspaceExists: async (workspaceId) => identity.workspaceExists(workspaceId),
-      workspaceIds: async () => identity.workspaceIds(),
-      authenticate: async (apiKey, nowMs) => identity.authenticate(apiKey, nowMs),
-    };
-    // One process serves every request of a SQLite database (the serve lock): counting in memory is exact.
-    this.budget = {
-      chargeRecords: async (workspaceId, n, maxRecords, nowMs) => limiter.chargeRecords(workspaceId, n, maxRecords, nowMs),
-    };
-    this.evidence = {
-      get: async (workspaceId, recordId) => evidence.get(workspaceId, recordId),
-      list: async (query) => evidence.list(query),
-      count: async (query) => evidence.count(query),
-      exportPage: async (query) => evidence.exportPage(query),
-      seqOf: async (workspaceId, recordId) => evidence.seqOf(workspaceId, recordId),
-    };
-    this.attestations = {
-      get: async (workspaceId, attestationId) => attestations.get(workspaceId, attestationId),
-      list: async (query) => attestations.list(query),
-    };
-    this.systems = {
-      list: async (workspaceId, nameContains) => systems.list(workspaceId, nameContains),
-      get: async (workspaceId, name) => systems.get(workspaceId, name),
-      countUnattestedSince: async (workspaceId, sinceMs) => systems.countUnattestedSince(workspaceId, sinceMs),
-    };
-    this.gatePolicy = {
-      set: async (workspaceId, framework, rule, nowMs) => gatePolicy.set(workspaceId, framework, rule, nowMs),
-      clear: async (workspaceId, framework) => gatePolicy.clear(workspaceId, framework),
-      overrides: async (workspaceId) => gatePolicy.overrides(workspaceId),
-      policy: async (workspaceId) => gatePolicy.policy(workspaceId),
-    };
-    this.signingKeys = {
-      policy: async (workspaceId) => signingKeys.policy(workspaceId),
-      setPolicy: async (workspaceId, policy, nowMs) => signingKeys.setPolicy(workspaceId, policy, nowMs),
-      status: async (workspaceId, fingerprint) => signingKeys.status(workspaceId, fingerprint),
-      get: async (workspaceId, fingerprint) => signingKeys.get(workspaceId, fingerprint),
-      add: async (workspaceId, fingerprint, publicKey, name, nowMs) => signingKeys.add(workspaceId, fingerprint, publicKey, name, nowMs),
-      revoke: async (workspaceId, fingerprint, nowMs) => signingKeys.revoke(workspaceId, fingerprint, nowMs),
-      list: async (workspaceId) => signingKeys.list(workspaceId),
-    };
+    this.identity = tables.identity;
+    this.evidence = tables.evidence;
+    this.attestations = tables.attestations;
+    this.systems = tables.systems;
+    this.gatePolicy = tables.gatePolicy;
+    this.signingKeys = tables.signingKeys;
+    const { witnesses } = tables;
     this.ledger = {
       get signing() {
         return ledger.signing;
@@ -181,13 +142,17 @@ export class SqliteStore implements Store {
 
   /** The key from the cached identity store, then the counts in memory: no database write per request. */
   async admit(query: Interface.AdmitQuery): Promise<Interface.Admission> {
-    const auth = this.#authenticate(query.apiKey, query.nowMs);
+    const auth = await this.identity.authenticate(query.apiKey, query.nowMs);
     if (auth === null) return { auth: null };
     if (query.pathWorkspaceId !== undefined && query.pathWorkspaceId !== auth.workspaceId) return { auth, counted: false };
     const requests = this.#limiter.hit(auth.workspaceId, query.maxRequests, query.budgetNowMs);
     const records =
       query.records > 0 && !requests.exceeded ? this.#limiter.chargeRecords(auth.workspaceId, query.records, query.maxRecords, query.budgetNowMs) : null;
     return { auth, counted: true, requests, records };
+  }
+
+  async chargeRecords(workspaceId: string, n: number, maxRecords: number, nowMs: number): Promise<Interface.BudgetState> {
+    return this.#limiter.chargeRecords(workspaceId, n, maxRecords, nowMs);
   }
 
   async findIdempotent(workspaceId: string, claim: IdempotencyClaim, nowMs: number) {

@@ -10,6 +10,7 @@ import type { SystemRow } from '../rows.js';
 import type { Db } from './database.js';
 import { byCodePoint } from '../../../core/controls/mapping.js';
 import { mergeSystemEvent, pendingOf, type PendingSystem, type SystemEvent } from '../derived.js';
+import type * as Interface from '../store.js';
 
 export type { SystemEvent } from '../derived.js';
 
@@ -25,7 +26,7 @@ interface StoredAggregates {
 /** Parsed JSON arrays of stored aggregates, by their text (a few distinct texts recur): parsed once each. */
 const PARSED_LIMIT = 4096;
 
-export class SystemStore {
+export class SystemStore implements Interface.SystemReads {
   readonly #note: Database.Statement;
   readonly #aggregates: Database.Statement<[string, string], StoredAggregates>;
   readonly #parsed = new Map<string, ReadonlySet<string>>();
@@ -144,17 +145,17 @@ export class SystemStore {
   }
 
   /** Systems by name; `nameContains` keeps those whose name contains it, ignoring ASCII case. */
-  list(workspaceId: string, nameContains?: string): SystemRow[] {
+  async list(workspaceId: string, nameContains?: string): Promise<SystemRow[]> {
     return nameContains === undefined || nameContains === '' ? this.#list.all(workspaceId) : this.#listMatching.all(workspaceId, nameContains);
   }
 
   /** The system of exactly this name, or undefined. */
-  get(workspaceId: string, name: string): SystemRow | undefined {
+  async get(workspaceId: string, name: string): Promise<SystemRow | undefined> {
     return this.#byName.get(workspaceId, name);
   }
 
   /** Known systems with no attestation counted at or after `sinceMs`. */
-  countUnattestedSince(workspaceId: string, sinceMs: number): number {
+  async countUnattestedSince(workspaceId: string, sinceMs: number): Promise<number> {
     return this.#unattested.get(workspaceId, sinceMs)!.n;
   }
 }
