@@ -32,6 +32,7 @@ import type {
   EvidenceQuery,
   Gate,
   GatePolicyList,
+  GatePolicyLog,
   GrcWriteResult,
   Identity,
   PostureBrief,
@@ -178,6 +179,12 @@ export interface ServiceApi {
   gatesCheck(): Promise<{ gates: Gate[] }>;
   /** GET grc/gates: the gate policy in effect (the service's extension). */
   gatePolicies(): Promise<GatePolicyList>;
+  /**
+   * GET grc/gates/policy (the service's extension): the gate policy in force and every logged
+   * change of it, oldest first (docs/ledger.md, "Gate policy changes"). `workspaceId` defaults to
+   * the API's workspace (the key's).
+   */
+  gatePolicy(workspaceId?: string): Promise<GatePolicyLog>;
   /** POST grc/derive-controls (spec §4.9). */
   deriveControls(body: DeriveControlsRequest): Promise<{ recommendations: ControlRecommendation[] }>;
   /**
@@ -402,6 +409,11 @@ export function createServiceApi(options: ServiceApiOptions): ServiceApi {
     },
     async gatePolicies() {
       return send<GatePolicyList>('GET', await workspacePath('grc/gates'));
+    },
+    async gatePolicy(workspaceId) {
+      const path =
+        workspaceId === undefined ? await workspacePath('grc/gates/policy') : `/api/workspaces/${encodeURIComponent(workspaceId)}/governance/grc/gates/policy`;
+      return send<GatePolicyLog>('GET', path);
     },
     async deriveControls(body) {
       return send<{ recommendations: ControlRecommendation[] }>('POST', await workspacePath('grc/derive-controls'), body);

@@ -226,6 +226,33 @@ export interface GatePolicyList {
   unconfigured_frameworks: string[];
 }
 
+/** One framework's rule in a logged gate policy. */
+export interface GateRuleBody {
+  mode: string;
+  threshold: number;
+}
+
+/**
+ * One logged change of a workspace's gate policy (docs/ledger.md, "Gate policy changes"): its
+ * leaf's sha256 is that of the record's canonical JSON, as returned.
+ */
+export interface GatePolicyChangeBody {
+  action: 'defaults' | 'set' | 'unset';
+  change_id: string;
+  changed_at: string;
+  changed_by: string;
+  framework: string | null;
+  /** every framework's rule in force after the change */
+  policy: Record<string, GateRuleBody>;
+  workspace_id: string;
+}
+
+/** GET grc/gates/policy (the service's extension): the policy in force and every change, oldest first. */
+export interface GatePolicyLog {
+  policy: Record<string, GateRuleBody>;
+  changes: GatePolicyChangeBody[];
+}
+
 /** Body of POST grc/derive-controls (spec §4.9). */
 export interface DeriveControlsRequest {
   description: string;

@@ -7,7 +7,16 @@
  * closes it, so it is safe beside a running `govctl serve` on the same database (SQLite: WAL).
  * API keys appear in clear only in what `provision` and `createApiKey` return.
  */
-import { FRAMEWORKS, keyFingerprint, validateGatePolicy, type Framework, type GateMode } from '../core/index.js';
+import {
+  FRAMEWORKS,
+  gatePolicySources,
+  keyFingerprint,
+  validateGatePolicy,
+  type Framework,
+  type GateMode,
+  type GatePolicyChange,
+  type GatePolicyEdit,
+} from '../core/index.js';
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { DEFAULT_LOG_ORIGIN_PREFIX, Ed25519NoteSigner, generateSignerKey, ledgerOrigin, parseSignerKey } from '../core/index.js';
 import type { SigningKey } from '../core/signing/keys.js';
@@ -57,7 +66,13 @@ async function withStore<T>(location: string, work: (store: Store) => Promise<T>
  * @example const { workspace_id, api_key } = await provision('govctl.db', { orgName: 'Acme' });
  */
 export function provision(location: string, options: ProvisionOptions = {}): Promise<Provisioned> {
-  return withStore(location, (store) => store.identity.provision(options, Date.now()));
+  return withStore(location, async (store) => {
+    const now = Date.now();
+    const provisioned = await store.identity.provision(options, now);
+    // The policy it starts with, logged as its first gate_policy change.
+    await store.gatePolicy.latest(provisioned.workspace_id, now);
+    return provisioned;
+  });
 }
 
 export interface CreateApiKeyOptions {
@@ -120,20 +135,45 @@ export interface SetGatePolicyOptions {
   mode?: GateMode;
   /** percent from 0 to 100; default: the rule's current threshold */
   threshold?: number;
+  /** who makes the change, as the log records it (`changed_by`); default `admin` */
+  changedBy?: string;
 }
 
-async function policyEntries(store: Store, workspaceId: string): Promise<GatePolicyEntry[]> {
-  const own = await store.gatePolicy.overrides(workspaceId);
-  const policy = await store.gatePolicy.policy(workspaceId);
-  return FRAMEWORKS.map((framework) => ({ framework, ...policy[framework], source: own[framework] ? 'workspace' : 'default' }));
+/** Who an admin change is by when the caller does not say. */
+const ADMIN_CHANGED_BY = 'admin';
+
+/** Every framework's rule in force (the latest logged change's) and whether the workspace set it. */
+function policyEntries(changes: readonly GatePolicyChange[]): GatePolicyEntry[] {
+  const policy = changes[changes.length - 1].policy;
+  const sources = gatePolicySources(changes);
+  return FRAMEWORKS.map((framework) => ({ framework, ...policy[framework], source: sources[framework] }));
 }
 
 async function requireWorkspace(store: Store, workspaceId: string, field = 'workspaceId'): Promise<void> {
   if (!(await store.identity.workspaceExists(workspaceId))) throw new AdminError('not_found', `no workspace ${workspaceId} in this database`, field);
 }
 
+/** Logs a gate policy change (docs/ledger.md) and answers the workspace's whole policy afterwards. */
+async function changePolicy(location: string, workspaceId: string, edit: GatePolicyEdit): Promise<GatePolicyEntry[]> {
+  return withStore(location, async (store) => {
+    await requireWorkspace(store, workspaceId);
+    const now = Date.now();
+    if ((await store.gatePolicy.change(workspaceId, edit, now)) === null)
+      throw new AdminError('not_found', `no workspace ${workspaceId} in this database`, 'workspaceId');
+    return policyEntries(await store.gatePolicy.changes(workspaceId, now));
+  });
+}
+
+/** The `changed_by` of an admin change: a non-empty name of at most 256 characters. */
+function changedByOf(value: string | undefined): string {
+  const name = (value ?? ADMIN_CHANGED_BY).trim();
+  if (name.length === 0 || name.length > 256) throw new AdminError('invalid', 'who changes the policy is named in 1 to 256 characters', 'changedBy');
+  return name;
+}
+
 /**
- * Sets one framework's gate for a workspace (other frameworks keep theirs).
+ * Sets one framework's gate for a workspace (other frameworks keep theirs); the change is logged
+ * as a `gate_policy` leaf of the workspace's transparency log.
  * @returns the workspace's whole policy afterwards
  * @throws AdminError `invalid` for an unknown framework, mode or a threshold outside 0–100; `not_found` for an unknown workspace
  */
@@ -147,34 +187,31 @@ export async function setGatePolicy(location: string, options: SetGatePolicyOpti
     const last = issues[0].path.split('.').pop();
     throw new AdminError('invalid', describeIssues(issues), last === 'mode' || last === 'threshold' ? last : 'framework');
   }
-  return withStore(location, async (store) => {
-    await requireWorkspace(store, options.workspaceId);
-    const current = (await store.gatePolicy.policy(options.workspaceId))[options.framework];
-    await store.gatePolicy.set(
-      options.workspaceId,
-      options.framework,
-      { mode: options.mode ?? current.mode, threshold: options.threshold ?? current.threshold },
-      Date.now(),
-    );
-    return policyEntries(store, options.workspaceId);
-  });
+  return changePolicy(location, options.workspaceId, { action: 'set', changedBy: changedByOf(options.changedBy), framework: options.framework, rule });
 }
 
-/** Puts one framework's gate of a workspace back to the default. */
-export async function resetGatePolicy(location: string, options: { workspaceId: string; framework: Framework }): Promise<GatePolicyEntry[]> {
+/** Puts one framework's gate of a workspace back to the default; the change is logged as {@link setGatePolicy}'s. */
+export async function resetGatePolicy(
+  location: string,
+  options: { workspaceId: string; framework: Framework; changedBy?: string },
+): Promise<GatePolicyEntry[]> {
   if (!FRAMEWORKS.includes(options.framework)) throw new AdminError('invalid', `framework must be one of: ${FRAMEWORKS.join(', ')}`, 'framework');
-  return withStore(location, async (store) => {
-    await requireWorkspace(store, options.workspaceId);
-    await store.gatePolicy.clear(options.workspaceId, options.framework);
-    return policyEntries(store, options.workspaceId);
-  });
+  return changePolicy(location, options.workspaceId, { action: 'unset', changedBy: changedByOf(options.changedBy), framework: options.framework });
 }
 
 /** A workspace's gate policy: every framework, its own rule or the default. */
 export function getGatePolicy(location: string, options: { workspaceId: string }): Promise<GatePolicyEntry[]> {
   return withStore(location, async (store) => {
     await requireWorkspace(store, options.workspaceId);
-    return policyEntries(store, options.workspaceId);
+    return policyEntries(await store.gatePolicy.changes(options.workspaceId, Date.now()));
+  });
+}
+
+/** A workspace's logged gate policy changes, oldest first (what `GET …/grc/gates/policy` lists). */
+export function gatePolicyChanges(location: string, options: { workspaceId: string }): Promise<GatePolicyChange[]> {
+  return withStore(location, async (store) => {
+    await requireWorkspace(store, options.workspaceId);
+    return store.gatePolicy.changes(options.workspaceId, Date.now());
   });
 }
 

@@ -16,6 +16,7 @@ import { registerAttestationRoutes } from './routes/attestations.js';
 import type { RouteDeps } from './routes/deps.js';
 import { registerDeriveRoutes } from './routes/derive.js';
 import { registerEvidenceRoutes } from './routes/evidence.js';
+import { registerGatePolicyRoutes } from './routes/gate-policy.js';
 import { registerHealthRoute, registerIdentityRoutes } from './routes/identity.js';
 import { DEFAULT_LIMITS, resolveLimits, TurnTaker, type ServiceLimits } from './limits.js';
 import { registerPostureRoutes } from './routes/posture.js';
@@ -201,6 +202,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
       registerEvidenceRoutes(api, deps);
       registerAttestationRoutes(api, deps);
       registerPostureRoutes(api, deps);
+      registerGatePolicyRoutes(api, deps);
       registerDeriveRoutes(api, deps);
       registerLedgerRoutes(api, deps, { integrateOnRead: integration === 'on-read' });
     });

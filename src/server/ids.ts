@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 /** The id a dry run answers with (spec §2.3: "the all-zero nil UUID in dry-run"). */
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
-export type IdPrefix = 'usr' | 'ws' | 'org' | 'rec' | 'att' | 'sys' | 'key';
+export type IdPrefix = 'usr' | 'ws' | 'org' | 'rec' | 'att' | 'sys' | 'key' | 'gpc';
 
 /**
  * Random bytes are drawn from a pool refilled 4 KiB at a time: one `randomBytes` call per id

@@ -16,6 +16,7 @@ export {
   setGatePolicy,
   getGatePolicy,
   resetGatePolicy,
+  gatePolicyChanges,
   addSigningKey,
   revokeSigningKey,
   listSigningKeys,

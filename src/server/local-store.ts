@@ -186,7 +186,10 @@ async function ensureProvisioned(dataDir: string, store: Store): Promise<Provisi
   const file = join(dataDir, LOCAL_FILE);
   const existing = readCredentials(file);
   if (existing && (await store.identity.authenticate(existing.api_key, Date.now()))) return existing;
-  const created = await store.identity.provision({ orgName: 'local', workspaceName: 'local' }, Date.now());
+  const now = Date.now();
+  const created = await store.identity.provision({ orgName: 'local', workspaceName: 'local' }, now);
+  // The policy it starts with, logged as its first gate_policy change (docs/ledger.md).
+  await store.gatePolicy.latest(created.workspace_id, now);
   writeCredentials(file, created);
   return created;
 }

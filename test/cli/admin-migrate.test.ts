@@ -31,6 +31,7 @@ import {
   readLedgerKey,
   revokeApiKey,
   setGatePolicy,
+  gatePolicyChanges,
   addSigningKey,
   setSigningKeyPolicy,
   startServer,
@@ -127,6 +128,8 @@ beforeAll(async () => {
     return made.api_key;
   })();
   await setGatePolicy(db, { workspaceId: alpha.workspaceId, framework: 'eu_ai_act', mode: 'required', threshold: 80 });
+  // each workspace's log starts with its gate policy changes (its defaults; alpha's set)
+  for (const ws of workspaces) ws.ids.push(...(await gatePolicyChanges(db, { workspaceId: ws.workspaceId })).map((change) => change.change_id));
   await addSigningKey(db, { workspaceId: beta.workspaceId, publicKeyHex: 'cd'.repeat(32), name: 'ci' });
   await setSigningKeyPolicy(db, { workspaceId: beta.workspaceId, policy: 'registered' });
   await addWitness(db, { workspaceId: alpha.workspaceId, key: witness.verifierKey });
@@ -215,12 +218,12 @@ describe('govctl admin migrate', () => {
       workspaces: 2,
       evidence: 200 + 120 + 30 + 1,
       attestations: 15 + 10 + 5,
-      ledger_leaves: 381,
+      ledger_leaves: 384,
       idempotency_keys: 1,
       ledger_witnesses: 1,
       ledger_cosignatures: 1,
       signing_keys: 1,
-      gate_policy: 1,
+      gate_policy_changes: 3,
       witness_policy: 1,
     });
     expect(report.rows.api_keys).toBe(5);
@@ -421,8 +424,9 @@ describe('govctl admin migrate', () => {
       expect(init.exitCode, init.stderr).toBe(0);
       const added = JSON.parse(init.stdout) as { workspace_id: string; api_key: string };
       const fresh = { url, apiKey: added.api_key };
-      expect((await call(fresh, 'POST', wsPath(added.workspace_id, 'grc/evidence'), { body: evidenceRecord() })).json.ledger_index).toBe(0);
-      expect((await call(fresh, 'POST', wsPath(added.workspace_id, 'attestations/external'), { body: attestation() })).json.ledger_index).toBe(1);
+      // after its first leaf, its default gate policy
+      expect((await call(fresh, 'POST', wsPath(added.workspace_id, 'grc/evidence'), { body: evidenceRecord() })).json.ledger_index).toBe(1);
+      expect((await call(fresh, 'POST', wsPath(added.workspace_id, 'attestations/external'), { body: attestation() })).json.ledger_index).toBe(2);
       expect(
         (await call({ url, apiKey: alpha.apiKey }, 'POST', wsPath(alpha.workspaceId, 'attestations/external'), { body: attestation() })).json.ledger_index,
       ).toBe(alpha.ids.length + 1);

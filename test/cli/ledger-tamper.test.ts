@@ -115,7 +115,8 @@ describe('a record changed after it was logged, then logged again under the same
     const entry = JSON.parse(old.entry.toString()) as Record<string, string>;
     const forged = canonical({ ...entry, sha256: createHash('sha256').update(canonical(record)).digest('hex') });
     db.prepare("UPDATE ledger_leaves SET record_id = 'moved-aside' WHERE record_id = ?").run(target);
-    db.prepare("INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES ((? << 40) + 2, ?, 2, 'evidence', ?, ?)").run(
+    // leaf 0 is the workspace's default gate policy, 1 and 2 the records: the forged leaf is 3
+    db.prepare("INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES ((? << 40) + 3, ?, 3, 'evidence', ?, ?)").run(
       old.ws_key,
       old.ws_key,
       target,
@@ -126,13 +127,13 @@ describe('a record changed after it was logged, then logged again under the same
 
     const prove = await govctl(service, ['ledger', 'prove', target, '--json'], env);
     expect(prove.code, prove.stderr).toBe(0);
-    expect(JSON.parse(prove.stdout)).toMatchObject({ leaf_index: 2, tree_size: 4 });
+    expect(JSON.parse(prove.stdout)).toMatchObject({ leaf_index: 3, tree_size: 5 });
     expect((await govctl(service, ['ledger', 'verify', '--state', state], env)).code).toBe(0);
     const audit = await govctl(service, ['ledger', 'audit', '--json'], env);
     expect(audit.code).toBe(2);
     expect(JSON.parse(audit.stdout).problems).toEqual([
-      `leaf 2: evidence ${target} is logged again (first at leaf 0)`,
-      `leaf 0: evidence ${target} as returned is not what the log committed to (changed in storage)`,
+      `leaf 3: evidence ${target} is logged again (first at leaf 1)`,
+      `leaf 1: evidence ${target} as returned is not what the log committed to (changed in storage)`,
     ]);
   });
 });
@@ -162,7 +163,7 @@ describe('govctl ledger checkpoint and the signature lines of a note, judged as 
         ['a line that is not base64', `${note}\u2014 witness.example/w9 not-base64\n`, false],
         ['a line without its newline', note.slice(0, -1), false],
         ['carriage returns', note.replace(/\n/g, '\r\n'), false],
-        ['the text changed (size)', note.replace(/\n3\n/, '\n2\n'), false],
+        ['the text changed (size)', note.replace(/\n4\n/, '\n3\n'), false],
       ];
       let served = note;
       const url = await rewritingProxy(service.url, (path, body) => (path.endsWith('ledger/checkpoint') ? served : body));
@@ -237,7 +238,7 @@ describe('logged leaves edited in the database and the tree rebuilt by a restart
     expect((await govctl(svc3, ['ledger', 'audit'], env)).code).toBe(0);
     const verify = await govctl(svc3, ['ledger', 'verify', '--state', st], env);
     expect(verify.code).toBe(2);
-    expect(verify.stderr).toMatch(/the tree of size 4 does not extend the one of size 3: the log's history was rewritten/);
+    expect(verify.stderr).toMatch(/the tree of size 5 does not extend the one of size 4: the log's history was rewritten/);
   });
 });
 

@@ -52,10 +52,11 @@ describe('govctl ledger prove', () => {
     const proved = await govctl(service, ['ledger', 'prove', rec, '--json'], env);
     expect(proved.stderr).toBe('');
     expect(proved.code).toBe(0);
-    expect(JSON.parse(proved.stdout)).toMatchObject({ id: rec, kind: 'evidence', leaf_index: 0, tree_size: 2, verified: true });
+    // leaf 0 is the workspace's default gate policy (docs/ledger.md, "Gate policy changes")
+    expect(JSON.parse(proved.stdout)).toMatchObject({ id: rec, kind: 'evidence', leaf_index: 1, tree_size: 3, verified: true });
     const attested = await govctl(service, ['ledger', 'prove', att], env);
     expect(attested.code).toBe(0);
-    expect(attested.stdout).toMatch(/kind\tattestation\nleaf_index\t1\ntree_size\t2\n/);
+    expect(attested.stdout).toMatch(/kind\tattestation\nleaf_index\t2\ntree_size\t3\n/);
   });
 
   it('needs a pinned log key (78)', async () => {
@@ -82,7 +83,7 @@ describe('govctl ledger prove', () => {
       tamper(service.dbPath, sql, rec);
       const result = await govctl(service, ['ledger', 'prove', rec], env);
       expect(result.code).toBe(2);
-      expect(result.stderr).toMatch(/is not what the log committed to at leaf 0 .*the stored record was changed/);
+      expect(result.stderr).toMatch(/is not what the log committed to at leaf 1 .*the stored record was changed/);
     });
   }
 
@@ -101,7 +102,7 @@ describe('govctl ledger prove', () => {
     tamper(service.dbPath, 'DELETE FROM evidence WHERE record_id = ?', rec);
     const result = await govctl(service, ['ledger', 'prove', rec], { GOVCTL_LEDGER_KEY: await logKey(service) });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/no longer returns evidence rec_\S+, which the log holds at leaf 0: the record was deleted/);
+    expect(result.stderr).toMatch(/no longer returns evidence rec_\S+, which the log holds at leaf 1: the record was deleted/);
   });
 
   it('exits 2 when the log entry was rewritten to match a changed record', async () => {
@@ -119,7 +120,7 @@ describe('govctl ledger prove', () => {
     db.close();
     const result = await govctl(service, ['ledger', 'prove', rec], { GOVCTL_LEDGER_KEY: await logKey(service) });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/inclusion proof of rec_\S+ \(leaf 0\) does not lead to the root of the signed checkpoint at size 3/);
+    expect(result.stderr).toMatch(/inclusion proof of rec_\S+ \(leaf 1\) does not lead to the root of the signed checkpoint at size 4/);
   });
 });
 
@@ -131,12 +132,13 @@ describe('govctl ledger verify --state', () => {
     const first = await govctl(service, ['ledger', 'verify', '--state', state, '--json']);
     expect(first.code).toBe(0);
     expect(first.stderr).toMatch(/pinned the log key govctl\.local\/ledger\/\S+ in/);
-    expect(JSON.parse(first.stdout)).toMatchObject({ tree_size: 3, previous_size: null, verified: true });
+    // the records' leaves after the workspace's first, its default gate policy
+    expect(JSON.parse(first.stdout)).toMatchObject({ tree_size: 4, previous_size: null, verified: true });
     await write(service, 2);
     const second = await govctl(service, ['ledger', 'verify', '--state', state, '--json']);
     expect(second.code).toBe(0);
-    expect(JSON.parse(second.stdout)).toMatchObject({ tree_size: 5, previous_size: 3 });
-    expect(JSON.parse(readFileSync(state, 'utf8')).checkpoint.split('\n')[1]).toBe('5');
+    expect(JSON.parse(second.stdout)).toMatchObject({ tree_size: 6, previous_size: 4 });
+    expect(JSON.parse(readFileSync(state, 'utf8')).checkpoint.split('\n')[1]).toBe('6');
   });
 
   it('exits 2 when the database was rolled back to an older copy, and keeps the state it had', async () => {
@@ -155,7 +157,7 @@ describe('govctl ledger verify --state', () => {
     const rolledBack = await serve(service.dbPath, service.identity);
     const result = await govctl(rolledBack, ['ledger', 'verify', '--state', state]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/the log shrank from 5 to 3 leaves: records were removed or the database was rolled back/);
+    expect(result.stderr).toMatch(/the log shrank from 6 to 4 leaves: records were removed or the database was rolled back/);
     expect(readFileSync(state, 'utf8')).toBe(kept);
   });
 
@@ -173,15 +175,15 @@ describe('govctl ledger verify --state', () => {
     expect((await govctl(service, ['ledger', 'verify', '--state', state])).code).toBe(0);
     const sameSize = join(service.dir, 'state-same.json');
     copyFileSync(state, sameSize);
-    await write(service, 1); // both copies now hold 4 leaves, with different third and fourth ones
+    await write(service, 1); // both copies now hold 5 leaves, with different fourth and fifth ones
     const growing = await govctl(fork, ['ledger', 'verify', '--state', state]);
     expect(growing.code).toBe(2);
-    expect(growing.stderr).toMatch(/the tree of size 4 does not extend the one of size 3: the log's history was rewritten .* or it forked/);
+    expect(growing.stderr).toMatch(/the tree of size 5 does not extend the one of size 4: the log's history was rewritten .* or it forked/);
     const forked = await govctl(fork, ['ledger', 'verify', '--state', join(service.dir, 'state2.json')]);
     expect(forked.code).toBe(0);
     const other = await govctl(service, ['ledger', 'verify', '--state', join(service.dir, 'state2.json')]);
     expect(other.code).toBe(2);
-    expect(other.stderr).toMatch(/two different roots for the same size 4: the log forked/);
+    expect(other.stderr).toMatch(/two different roots for the same size 5: the log forked/);
   });
 
   it('exits 2 when the checkpoint is signed by another key than the pinned one', async () => {
@@ -234,7 +236,7 @@ describe('govctl ledger key and checkpoint', () => {
     expect(key.stdout.trim()).toBe(await logKey(service));
     const checkpoint = await govctl(service, ['ledger', 'checkpoint', '--json'], { GOVCTL_LEDGER_KEY: key.stdout.trim() });
     expect(checkpoint.code).toBe(0);
-    expect(JSON.parse(checkpoint.stdout)).toMatchObject({ origin: `govctl.local/ledger/${service.workspaceId}`, tree_size: 1 });
+    expect(JSON.parse(checkpoint.stdout)).toMatchObject({ origin: `govctl.local/ledger/${service.workspaceId}`, tree_size: 2 });
     const malformed = await govctl(service, ['ledger', 'checkpoint'], { GOVCTL_LEDGER_KEY: 'not-a-key' });
     expect(malformed.code).toBe(78);
   });
@@ -272,11 +274,11 @@ describe('the embedded store', () => {
     ]);
     expect(added.code, added.stderr).toBe(0);
     const id = JSON.parse(added.stdout).record_id as string;
-    expect(JSON.parse(added.stdout).ledger_index).toBe(0);
+    expect(JSON.parse(added.stdout).ledger_index).toBe(1); // after the workspace's default gate policy
     const key = (await run(['ledger', 'key'])).stdout.trim();
     const proved = await run(['ledger', 'prove', id, '--json'], { GOVCTL_LEDGER_KEY: key });
     expect(proved.code, proved.stderr).toBe(0);
-    expect(JSON.parse(proved.stdout)).toMatchObject({ id, leaf_index: 0, tree_size: 1, verified: true });
+    expect(JSON.parse(proved.stdout)).toMatchObject({ id, leaf_index: 1, tree_size: 2, verified: true });
   });
 
   it('audits the embedded store in bulk, with progress on a terminal and none when piped', async () => {
@@ -395,12 +397,12 @@ describe('govctl ledger cosign', () => {
     const state = join(service.dir, 'witness-state.json');
     const first = await govctl(service, ['ledger', 'cosign', ...name, '--state', state, '--json']);
     expect(first.code, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ tree_size: 2, cosigned: true, witness_key: witnessKey });
+    expect(JSON.parse(first.stdout)).toMatchObject({ tree_size: 3, cosigned: true, witness_key: witnessKey });
     const copy = join(service.dir, 'old.db');
     await sqliteOf(service.server.service.store).db.backup(copy);
     await write(service, 1);
     const second = await govctl(service, ['ledger', 'cosign', ...name, '--state', state, '--json']);
-    expect(JSON.parse(second.stdout)).toMatchObject({ tree_size: 3, previous_size: 2 });
+    expect(JSON.parse(second.stdout)).toMatchObject({ tree_size: 4, previous_size: 3 });
     const verified = await govctl(service, ['ledger', 'verify', '--state', join(service.dir, 'auditor.json'), '--witness', witnessKey]);
     expect(verified.code, verified.stderr).toBe(0);
     await stop(service);
@@ -410,7 +412,7 @@ describe('govctl ledger cosign', () => {
     const rolledBack = await serve(service.dbPath, service.identity);
     const refused = await govctl(rolledBack, ['ledger', 'cosign', ...name, '--state', state]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/the log shrank from 3 to 2 leaves/);
+    expect(refused.stderr).toMatch(/the log shrank from 4 to 3 leaves/);
   });
 });
 

@@ -66,3 +66,28 @@ export async function storedRows<T = Record<string, unknown>>(location: string, 
 export async function storedRow<T = Record<string, unknown>>(location: string, sql: string, params: unknown[] = []): Promise<T | undefined> {
   return (await storedRows<T>(location, sql, params))[0];
 }
+
+/**
+ * Runs a statement (with `?` placeholders) on the stored tables at `location`, behind the service's
+ * back, on either backend: what a tamper test does to the database. Only portable SQL here.
+ */
+export async function changeStoredRows(location: string, sql: string, params: unknown[] = []): Promise<void> {
+  if (isPostgresLocation(location)) {
+    let n = 0;
+    const text = sql.replace(/\?/g, () => `$${++n}`);
+    const client = new pg.Client({ connectionString: location });
+    await client.connect();
+    try {
+      await client.query(text, params);
+    } finally {
+      await client.end();
+    }
+    return;
+  }
+  const db = new Database(location);
+  try {
+    db.prepare(sql).run(...params);
+  } finally {
+    db.close();
+  }
+}

@@ -38,6 +38,8 @@ async function startLedgerService(integration: 'manual' | 'timer' = 'manual'): P
   const identity = await provision(dbPath, { orgName: 'test', workspaceName: 'test' });
   createLedgerKey(keyFile);
   const server = await startServer({ host: '127.0.0.1', port: 0, db: dbPath, verifyWorkers: 0, ledger: { key: readLedgerKey(keyFile), integration } });
+  // The workspace's first leaf, its default gate policy (logged when it was provisioned), integrated on every backend.
+  await server.service.store.ledger.integrate();
   return { url: server.url, apiKey: identity.api_key, workspaceId: identity.workspace_id, dbPath, dir, keyFile, server };
 }
 
@@ -59,37 +61,47 @@ describe('the transparency log endpoints', () => {
 
   const path = (rest: string) => wsPath(service.workspaceId, rest);
 
-  it('returns each write its leaf index, in the order the writes were acknowledged', async () => {
+  it('returns each write its leaf index, in the order the writes were acknowledged, after the default gate policy', async () => {
+    const [defaults] = (await call(service, 'GET', path('grc/gates/policy'))).json.changes;
+    expect(defaults).toMatchObject({ action: 'defaults', changed_by: 'govctl', framework: null });
     const first = await call(service, 'POST', path('grc/evidence'), { body: evidenceRecord('change_event', { identity: 'alice', environment: 'production' }) });
     expect(first.status).toBe(201);
-    expect(first.json.ledger_index).toBe(0);
+    expect(first.json.ledger_index).toBe(1);
     const att = await call(service, 'POST', path('attestations/external'), { body: attestation() });
-    expect(att.json.ledger_index).toBe(1);
+    expect(att.json.ledger_index).toBe(2);
     const batch = await call(service, 'POST', path('attestations/batch'), {
       body: { records: [attestation(), { bad: true }, attestation({ tool_name: 'fetch' })] },
     });
-    expect(batch.json.results.map((r: { ledger_index?: number }) => r.ledger_index)).toEqual([2, undefined, 3]);
+    expect(batch.json.results.map((r: { ledger_index?: number }) => r.ledger_index)).toEqual([3, undefined, 4]);
     const second = await call(service, 'POST', path('grc/evidence'), { body: evidenceRecord('change_event', { resource: 'github.com/acme/app' }) });
-    expect(second.json.ledger_index).toBe(4);
-    ids.push(first.json.record_id, att.json.attestation_id, batch.json.results[0].attestation_id, batch.json.results[2].attestation_id, second.json.record_id);
+    expect(second.json.ledger_index).toBe(5);
+    ids.push(
+      defaults.change_id,
+      first.json.record_id,
+      att.json.attestation_id,
+      batch.json.results[0].attestation_id,
+      batch.json.results[2].attestation_id,
+      second.json.record_id,
+    );
   });
 
   it('answers 202 with Retry-After for a record not yet integrated, and 404 for an unknown id', async () => {
-    const pending = await call(service, 'GET', path(`ledger/proof/inclusion?id=${ids[0]}`));
+    const pending = await call(service, 'GET', path(`ledger/proof/inclusion?id=${ids[1]}`));
     expect(pending.status).toBe(202);
     expect(pending.headers.get('retry-after')).toBe('1');
-    expect(pending.json).toMatchObject({ id: ids[0], leaf_index: 0, detail: 'not_integrated' });
+    expect(pending.json).toMatchObject({ id: ids[1], leaf_index: 1, detail: 'not_integrated' });
     expect((await call(service, 'GET', path('ledger/proof/inclusion?id=rec_nope'))).status).toBe(404);
   });
 
   it('serves a checkpoint signed by the log key, proofs and tiles that the Python reference verifies', async () => {
     expect(await service.server.service.store.ledger.integrate()).toBe(5);
+    const changes: { change_id: string }[] = (await call(service, 'GET', path('grc/gates/policy'))).json.changes;
     const key = (await call(service, 'GET', path('ledger/key'))).text.trim();
     expect(key.startsWith(`govctl.local/ledger/${service.workspaceId}+`)).toBe(true);
     const checkpoint = await call(service, 'GET', path('ledger/checkpoint'));
     expect(checkpoint.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     const opened = openCheckpoint(checkpoint.text, Ed25519NoteVerifier.fromVerifierKey(key));
-    expect(opened.checkpoint.size).toBe(5);
+    expect(opened.checkpoint.size).toBe(6);
 
     const inclusion = [];
     for (const id of ids) {
@@ -100,6 +112,11 @@ describe('the transparency log endpoints', () => {
       );
       inclusion.push(proof.json);
       const kind = JSON.parse(proof.json.entry).kind;
+      if (kind === 'gate_policy') {
+        // a policy change's body: the change as the policy endpoint lists it
+        bodies[id] = JSON.stringify(changes.find((change) => change.change_id === id));
+        continue;
+      }
       const record = await call(service, 'GET', path(kind === 'evidence' ? `grc/evidence/${id}` : `attestations/${id}`));
       expect(record.status).toBe(200);
       bodies[id] = record.text;
@@ -113,33 +130,34 @@ describe('the transparency log endpoints', () => {
       [3, 5],
       [4, 5],
       [2, 3],
-      [5, 5],
+      [5, 6],
+      [6, 6],
     ]) {
       const proof = await call(service, 'GET', path(`ledger/proof/consistency?from=${from}&to=${to}`));
       expect(proof.status).toBe(200);
       consistency.push(proof.json);
     }
     const tiles: Record<string, string> = {};
-    for (const tile of ['tile/0/000.p/5', 'tile/entries/000.p/5', 'tile/0/000.p/3']) {
+    for (const tile of ['tile/0/000.p/6', 'tile/entries/000.p/6', 'tile/0/000.p/3']) {
       const reply = await fetch(`${service.url}${path(`ledger/${tile}`)}`, { headers: { authorization: `Bearer ${service.apiKey}` } });
       expect(reply.status).toBe(200);
       expect(reply.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       tiles[tile] = Buffer.from(await reply.arrayBuffer()).toString('base64');
     }
     const entries = inclusion
-      .slice(0, 5)
+      .slice(0, 6)
       .sort((a, b) => a.leaf_index - b.leaf_index)
       .map((p) => p.entry as string);
     const checked = await runServiceCheck<Record<string, any>>({ vkey: key, note: checkpoint.text, entries, records: bodies, inclusion, consistency, tiles });
-    expect(checked).toMatchObject({ key_id_ok: true, signature_ok: true, root_ok: true, size: 5, origin: `govctl.local/ledger/${service.workspaceId}` });
+    expect(checked).toMatchObject({ key_id_ok: true, signature_ok: true, root_ok: true, size: 6, origin: `govctl.local/ledger/${service.workspaceId}` });
     expect(checked.inclusion_ok).toEqual(inclusion.map(() => true));
     expect(checked.consistency_ok).toEqual(consistency.map(() => true));
     expect(Object.values(checked.records_ok)).toEqual(ids.map(() => true));
-    expect(checked.tiles_ok).toEqual({ 'tile/0/000.p/5': true, 'tile/entries/000.p/5': true, 'tile/0/000.p/3': true });
+    expect(checked.tiles_ok).toEqual({ 'tile/0/000.p/6': true, 'tile/entries/000.p/6': true, 'tile/0/000.p/3': true });
   });
 
   it('404s tiles past the tree and refuses sizes beyond it', async () => {
-    expect((await call(service, 'GET', path('ledger/tile/0/000.p/6'))).status).toBe(404);
+    expect((await call(service, 'GET', path('ledger/tile/0/000.p/7'))).status).toBe(404);
     expect((await call(service, 'GET', path('ledger/tile/0/000'))).status).toBe(404);
     expect((await call(service, 'GET', path('ledger/tile/0/0'))).status).toBe(404);
     expect((await call(service, 'GET', path('ledger/proof/consistency?from=2&to=9'))).status).toBe(404);
@@ -215,9 +233,9 @@ describe('integration on a timer', () => {
         proof = await call(service, 'GET', path(`ledger/proof/inclusion?id=${write.json.record_id}`));
       }
       expect(proof.status).toBe(200);
-      expect(proof.json.tree_size).toBe(1);
+      expect(proof.json.tree_size).toBe(2);
       const note = (await call(service, 'GET', path('ledger/checkpoint'))).text;
-      expect(note.split('\n')[1]).toBe('1');
+      expect(note.split('\n')[1]).toBe('2');
     } finally {
       vi.useRealTimers(); // the graceful close sweeps idle connections on a real interval
       await service.server.close();
@@ -235,7 +253,7 @@ describe('the log key and origin', () => {
     try {
       const s = { url: server.url, apiKey: identity.api_key };
       const write = await call(s, 'POST', wsPath(identity.workspace_id, 'grc/evidence'), { body: evidenceRecord() });
-      expect(write.json.ledger_index).toBe(0);
+      expect(write.json.ledger_index).toBe(1); // after the workspace's default gate policy
       await server.service.store.ledger.integrate();
       for (const path of ['ledger/checkpoint', 'ledger/key']) {
         const reply = await call(s, 'GET', wsPath(identity.workspace_id, path));
@@ -244,7 +262,7 @@ describe('the log key and origin', () => {
         expect(reply.json.error).toBe('service_unavailable');
         expect(reply.headers.get('retry-after')).toBe('3600');
       }
-      expect((await call(s, 'GET', wsPath(identity.workspace_id, `ledger/proof/inclusion?id=${write.json.record_id}`))).json.tree_size).toBe(1);
+      expect((await call(s, 'GET', wsPath(identity.workspace_id, `ledger/proof/inclusion?id=${write.json.record_id}`))).json.tree_size).toBe(2);
     } finally {
       await server.close();
       rmSync(dir, { recursive: true, force: true });
@@ -266,6 +284,7 @@ describe('the log key and origin', () => {
       ledger: { key: readLedgerKey(keyFile), originPrefix: 'audit.example.com/govctl', integration: 'manual' },
     });
     try {
+      await server.service.store.ledger.integrate();
       const keyOf = async (id: { api_key: string; workspace_id: string }) =>
         (await call({ url: server.url, apiKey: id.api_key }, 'GET', wsPath(id.workspace_id, 'ledger/key'))).text.trim();
       const [k1, k2] = [await keyOf(one), await keyOf(two)];
@@ -275,7 +294,7 @@ describe('the log key and origin', () => {
       const note = (await call({ url: server.url, apiKey: two.api_key }, 'GET', wsPath(two.workspace_id, 'ledger/checkpoint'))).text;
       expect(openCheckpoint(note, Ed25519NoteVerifier.fromVerifierKey(k2)).checkpoint).toMatchObject({
         origin: `audit.example.com/govctl/${two.workspace_id}`,
-        size: 0,
+        size: 1, // the workspace's default gate policy
       });
       expect(() => openCheckpoint(note, Ed25519NoteVerifier.fromVerifierKey(k1))).toThrow();
     } finally {

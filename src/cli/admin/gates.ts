@@ -1,7 +1,9 @@
 /**
- * `govctl admin gates set|show --db FILE --workspace WS`: a workspace's gate policy (docs/controls.md
- * "Gates"): per framework a mode, `required` (blocking, exit code 2 when failing) or `advisory`
- * (exit code 1), and a threshold percent. Unset frameworks keep the default policy.
+ * `govctl admin gates set|unset|show --db FILE --workspace WS`: a workspace's gate policy
+ * (docs/controls.md "Gates"): per framework a mode, `required` (blocking, exit code 2 when failing)
+ * or `advisory` (exit code 1), and a threshold percent. Unset frameworks keep the default policy.
+ * Each change is logged in the workspace's transparency log with who made it (`--by`, default the
+ * login name) and when (docs/ledger.md, "Gate policy changes").
  */
 import { Argument, Command, Option } from 'commander';
 import { FRAMEWORKS, GATE_MODES, type Framework, type GateMode } from '../../core/index.js';
@@ -21,6 +23,16 @@ export interface AdminGatesSetOptions {
   framework: Framework;
   mode?: GateMode;
   threshold?: number;
+  /** who makes the change, as logged */
+  changedBy?: string;
+}
+
+export interface AdminGatesUnsetOptions {
+  json: boolean;
+  db?: string | undefined;
+  workspaceId: string;
+  framework: Framework;
+  changedBy?: string;
 }
 
 export interface AdminGatesShowOptions {
@@ -63,8 +75,9 @@ export function createAdminGatesSetCommand(factory: Factory): Command {
     .addArgument(new Argument('<framework>', 'the framework').choices(FRAMEWORKS))
     .addOption(new Option('--mode <mode>', 'required (blocking: exit code 2 when failing) or advisory (exit code 1)').choices(GATE_MODES))
     .addOption(new Option('--threshold <percent>', 'the score that passes, 0–100 (equal passes)').argParser(wholeNumber('--threshold', { min: 0, max: 100 })))
+    .addOption(byOption())
     .addOption(dbOption())
-    .action(async (framework: Framework, flags: { db?: string; mode?: GateMode; threshold?: number }) =>
+    .action(async (framework: Framework, flags: { db?: string; mode?: GateMode; threshold?: number; by?: string }) =>
       runSet(
         {
           json: factory.globals.json === true,
@@ -73,6 +86,7 @@ export function createAdminGatesSetCommand(factory: Factory): Command {
           framework,
           ...(flags.mode !== undefined ? { mode: flags.mode } : {}),
           ...(flags.threshold !== undefined ? { threshold: flags.threshold } : {}),
+          ...changedBy(flags.by, factory),
         },
         factory,
       ),
@@ -95,6 +109,53 @@ export async function runSet(options: AdminGatesSetOptions, deps: Factory): Prom
       framework: options.framework,
       ...(options.mode !== undefined ? { mode: options.mode } : {}),
       ...(options.threshold !== undefined ? { threshold: options.threshold } : {}),
+      ...(options.changedBy !== undefined ? { changedBy: options.changedBy } : {}),
+    }),
+  );
+  await printPolicy(deps, options.json, options.workspaceId, gates);
+}
+
+/** `--by NAME`: who makes a change, as the log records it. */
+function byOption(): Option {
+  return new Option('--by <name>', 'who makes the change, as the transparency log records it (default: $USER)');
+}
+
+/** The change's author: `--by`, else the login name of the environment, else the service's default. */
+function changedBy(by: string | undefined, factory: Factory): { changedBy?: string } {
+  const name = by ?? factory.env.USER ?? factory.env.LOGNAME;
+  return name !== undefined && name.trim() !== '' ? { changedBy: name } : {};
+}
+
+export function createAdminGatesUnsetCommand(factory: Factory): Command {
+  const command = new Command('unset')
+    .description("put one framework's gate of a workspace back to the default")
+    .usage('<framework> --db FILE --workspace WS')
+    .addArgument(new Argument('<framework>', 'the framework').choices(FRAMEWORKS))
+    .addOption(byOption())
+    .addOption(dbOption())
+    .action(async (framework: Framework, flags: { db?: string; by?: string }) =>
+      runUnset(
+        {
+          json: factory.globals.json === true,
+          db: flags.db,
+          workspaceId: adminWorkspace(factory, true, 'admin gates unset'),
+          framework,
+          ...changedBy(flags.by, factory),
+        },
+        factory,
+      ),
+    );
+  command.addHelpText('after', "\n--workspace WS is the global option. Prints the workspace's whole policy; --json prints {workspace_id, gates}.\n");
+  return addExamples(command, ['govctl admin gates unset soc2_type2 --db server.db --workspace ws_…']);
+}
+
+export async function runUnset(options: AdminGatesUnsetOptions, deps: Factory): Promise<void> {
+  const path = databaseLocation(options.db, deps, true, 'admin gates unset');
+  const gates = await withDatabaseErrors(path, (server) =>
+    server.resetGatePolicy(path, {
+      workspaceId: options.workspaceId,
+      framework: options.framework,
+      ...(options.changedBy !== undefined ? { changedBy: options.changedBy } : {}),
     }),
   );
   await printPolicy(deps, options.json, options.workspaceId, gates);

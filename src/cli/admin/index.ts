@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import { createApiKeyCreateCommand, createApiKeyListCommand, createApiKeyRevokeCommand } from './api-key.js';
-import { createAdminGatesSetCommand, createAdminGatesShowCommand } from './gates.js';
+import { createAdminGatesSetCommand, createAdminGatesShowCommand, createAdminGatesUnsetCommand } from './gates.js';
 import { createAdminInitCommand } from './init.js';
 import { createLedgerKeyCommand, createWitnessCommand } from './ledger.js';
 import { createAdminMigrateCommand } from './migrate.js';
@@ -22,6 +22,7 @@ export function createAdminCommand(factory: Factory): Command {
   const gates = new Command('gates')
     .description("a workspace's gate policy")
     .addCommand(createAdminGatesSetCommand(factory))
+    .addCommand(createAdminGatesUnsetCommand(factory))
     .addCommand(createAdminGatesShowCommand(factory));
   const signingKey = new Command('signing-key')
     .description("a workspace's verifying keys and key policy (which signatures earn `witnessed`)")

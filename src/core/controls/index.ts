@@ -4,3 +4,4 @@ export * from './mapping.js';
 export * from './posture.js';
 export * from './gates.js';
 export * from './derive.js';
+export * from './policy-changes.js';

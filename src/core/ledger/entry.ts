@@ -1,9 +1,9 @@
 /**
  * The leaf entry of govctl's evidence log, version 1: the canonical JSON (core's Python-compatible
  * form, wire.md §4) of exactly
- * `{"id", "kind": "evidence" | "attestation", "received_at", "sha256", "workspace_id"}`, where
- * `sha256` is the lower-case hex SHA-256 of the canonical JSON of the complete stored record as
- * the service returns it by id. Old leaves commit to these bytes forever: a change of members or
+ * `{"id", "kind": "evidence" | "attestation" | "gate_policy", "received_at", "sha256", "workspace_id"}`,
+ * where `sha256` is the lower-case hex SHA-256 of the canonical JSON of the complete stored record
+ * as the service returns it by id (for `gate_policy`, the policy change record, docs/ledger.md). Old leaves commit to these bytes forever: a change of members or
  * of the record's representation is a new version, marked by a `"v"` member that version 1 lacks.
  */
 import { canonicalize, parseJsonLossless } from '../canonical-json.js';
@@ -14,7 +14,9 @@ import { isValidKeyName } from './note.js';
 /** The entry format this module writes and reads. */
 export const LEDGER_ENTRY_VERSION = 1;
 
-export type LedgerEntryKind = 'evidence' | 'attestation';
+/** What a leaf commits to: an evidence record, an attestation, or a change of the gate policy. */
+export const LEDGER_ENTRY_KINDS = ['evidence', 'attestation', 'gate_policy'] as const;
+export type LedgerEntryKind = (typeof LEDGER_ENTRY_KINDS)[number];
 
 export interface LedgerEntry {
   readonly kind: LedgerEntryKind;
@@ -28,7 +30,8 @@ const MEMBERS = ['id', 'kind', 'received_at', 'sha256', 'workspace_id'];
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
 
 function check(entry: LedgerEntry): void {
-  if (entry.kind !== 'evidence' && entry.kind !== 'attestation') throw new LedgerFormatError('a ledger entry kind is "evidence" or "attestation"');
+  if (!LEDGER_ENTRY_KINDS.includes(entry.kind))
+    throw new LedgerFormatError(`a ledger entry kind is one of ${LEDGER_ENTRY_KINDS.map((kind) => `"${kind}"`).join(', ')}`);
   for (const member of ['id', 'workspace_id', 'received_at'] as const) {
     if (typeof entry[member] !== 'string' || entry[member].length === 0) throw new LedgerFormatError(`a ledger entry ${member} is a non-empty string`);
   }

@@ -11,6 +11,7 @@ import {
   DEFAULT_GATE_POLICY,
   failingGateFrameworks,
   gateId,
+  gatePolicySources,
   gatesFrom,
   scoresFrom,
   type FrameworkCoverage,
@@ -19,6 +20,7 @@ import {
 } from '../../core/index.js';
 import { authOf } from '../auth.js';
 import { textParam, type Query } from '../query.js';
+import { policyOf } from '../store/gate-policy-log.js';
 import { isoFromMs, WORKSPACE_PREFIX, type RouteDeps } from './deps.js';
 
 /**
@@ -43,8 +45,9 @@ function allBlockingPass(gates: readonly Gate[]): boolean {
 export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: RouteDeps): void {
   /** The coverage of every framework now, and the workspace's gate policy. */
   async function standing(workspaceId: string) {
-    const [lastEarned, policy] = await Promise.all([store.lastEarned(workspaceId), store.gatePolicy.policy(workspaceId)]);
-    return { byFramework: coverageByFramework(lastEarned, nowMs()), policy };
+    // The policy in force is the latest logged change's (docs/ledger.md), never a row the log does not hold.
+    const [lastEarned, latest] = await Promise.all([store.lastEarned(workspaceId), store.gatePolicy.latest(workspaceId, nowMs())]);
+    return { byFramework: coverageByFramework(lastEarned, nowMs()), policy: policyOf(latest) };
   }
 
   app.get(`${WORKSPACE_PREFIX}/grc/posture-brief`, async (request: FastifyRequest) => {
@@ -99,17 +102,17 @@ export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: Ro
     return { systems, total: systems.length };
   });
 
-  // Extension: the gate policy in effect, read-only (changing it is `govctl admin gates set`).
+  // Extension: the gate policy in effect (changing it: `govctl admin gates set`, or an admin key's PUT, gate-policy.ts).
   app.get(`${WORKSPACE_PREFIX}/grc/gates`, async (request: FastifyRequest) => {
     const { workspaceId } = authOf(request);
     const { byFramework, policy } = await standing(workspaceId);
-    const overrides = await store.gatePolicy.overrides(workspaceId);
+    const sources = gatePolicySources(await store.gatePolicy.changes(workspaceId, nowMs()));
     return {
       policies: gateStatuses(byFramework, gatesFrom(byFramework, policy), policy).map((status) => ({
         id: gateId(status.framework),
         ...status,
         scope: 'workspace',
-        source: overrides[status.framework] !== undefined ? 'workspace' : 'default',
+        source: sources[status.framework],
       })),
       // Every framework has a gate in effect (the defaults are a policy too): none is unconfigured.
       unconfigured_frameworks: [],

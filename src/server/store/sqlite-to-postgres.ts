@@ -217,6 +217,16 @@ function tables(nowMs: number): TableCopy[] {
       ],
     },
     {
+      table: 'gate_policy_changes',
+      columns: [
+        ['seq', B],
+        ['change_id', T],
+        ['workspace_id', T],
+        ['record', T],
+      ],
+      identity: 'seq',
+    },
+    {
       table: 'signing_keys',
       columns: [
         ['workspace_id', T],

@@ -9,8 +9,7 @@
  * resolves once the transaction holding it is durable.
  */
 import type { Tile } from '../../core/index.js';
-import type { Framework } from '../../core/records/types.js';
-import type { GatePolicy, GateRule } from '../../core/controls/gates.js';
+import type { GatePolicyChange, GatePolicyEdit } from '../../core/controls/policy-changes.js';
 import type { AttestationListQuery, AttestationRow, StoredAttestationRow } from './rows.js';
 import type { EvidenceListItem, EvidenceListQuery, EvidenceRow, ExportQuery, ExportRow, ListPosition } from './rows.js';
 import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from './rows.js';
@@ -112,11 +111,18 @@ export interface SystemReads {
   countUnattestedSince(workspaceId: string, sinceMs: number): Promise<number>;
 }
 
+/**
+ * A workspace's gate policy as logged (gate-policy-log.ts): every change is a record appended to
+ * its transparency log, and the policy in force is the latest change's. A workspace with none
+ * logged gets its defaults logged first, by whichever call comes first.
+ */
 export interface GatePolicyStore {
-  set(workspaceId: string, framework: Framework, rule: GateRule, nowMs: number): Promise<void>;
-  clear(workspaceId: string, framework: Framework): Promise<void>;
-  overrides(workspaceId: string): Promise<Partial<Record<Framework, GateRule>>>;
-  policy(workspaceId: string): Promise<GatePolicy>;
+  /** Logs a change (with the defaults before it when none is logged); null: no such workspace. */
+  change(workspaceId: string, edit: GatePolicyEdit, nowMs: number): Promise<GatePolicyChange | null>;
+  /** The latest change, whose `policy` is in force. @throws when the workspace does not exist */
+  latest(workspaceId: string, nowMs: number): Promise<GatePolicyChange>;
+  /** Every change, oldest first. @throws when the workspace does not exist */
+  changes(workspaceId: string, nowMs: number): Promise<GatePolicyChange[]>;
 }
 
 export interface SigningKeyStore {

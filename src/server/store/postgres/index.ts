@@ -33,7 +33,8 @@ import { PgLedgerStore, type PgLedgerOptions } from './ledger.js';
 import { migrate } from './migrate.js';
 import { createPool } from './pool.js';
 import { PgAttestationReads, PgEvidenceReads } from './records.js';
-import { PgGatePolicyStore, PgSigningKeyStore, PgSystemReads } from './settings.js';
+import { PgGatePolicyLog } from './gate-policy.js';
+import { PgSigningKeyStore, PgSystemReads } from './settings.js';
 import { WorkspaceKeys } from './workspace-keys.js';
 import { Deferred, Group, PgGroupCommitWriter } from './writer.js';
 
@@ -97,7 +98,7 @@ export class PostgresStore implements Store {
   readonly evidence: PgEvidenceReads;
   readonly attestations: PgAttestationReads;
   readonly systems: PgSystemReads;
-  readonly gatePolicy: PgGatePolicyStore;
+  readonly gatePolicy: PgGatePolicyLog;
   readonly signingKeys: PgSigningKeyStore;
   readonly ledger: PgLedgerStore;
   readonly writer: PgGroupCommitWriter;
@@ -117,7 +118,6 @@ export class PostgresStore implements Store {
     this.evidence = new PgEvidenceReads(pool, this.keys);
     this.attestations = new PgAttestationReads(pool);
     this.systems = new PgSystemReads(pool);
-    this.gatePolicy = new PgGatePolicyStore(pool);
     this.signingKeys = new PgSigningKeyStore(pool);
     this.ledger = new PgLedgerStore(pool, this.keys, options.ledger);
     this.writer = new PgGroupCommitWriter(pool, {
@@ -129,6 +129,7 @@ export class PostgresStore implements Store {
         await this.#prune(group);
       },
     });
+    this.gatePolicy = new PgGatePolicyLog(pool, this.writer, this.keys, this.ledger);
   }
 
   async admit(query: AdmitQuery): Promise<Admission> {

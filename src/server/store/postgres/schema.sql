@@ -133,6 +133,8 @@ CREATE TABLE systems (
   PRIMARY KEY (workspace_id, name)
 );
 
+-- Before migration 4, a workspace's own gate rules. No longer written: read once, for the first
+-- change logged for such a workspace (its defaults), which holds the rules it had.
 CREATE TABLE gate_policy (
   workspace_id text NOT NULL REFERENCES workspaces (workspace_id),
   framework    text NOT NULL,
@@ -141,6 +143,18 @@ CREATE TABLE gate_policy (
   updated_ms   bigint NOT NULL,
   PRIMARY KEY (workspace_id, framework)
 );
+
+-- Every change of a workspace's gate policy, in order, each a gate_policy leaf of its log
+-- (docs/ledger.md). record is the change record's canonical JSON exactly as logged; the policy in
+-- force is the latest change's. A change is written under its workspace's ledger_heads row lock,
+-- so a workspace's seqs follow commit order.
+CREATE TABLE gate_policy_changes (
+  seq          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  change_id    text NOT NULL UNIQUE,
+  workspace_id text NOT NULL REFERENCES workspaces (workspace_id),
+  record       text NOT NULL
+);
+CREATE INDEX gate_policy_changes_by_workspace ON gate_policy_changes (workspace_id, seq);
 
 -- Each workspace's verifying keys (public keys only), by fingerprint. Revoked keys stay listed.
 CREATE TABLE signing_keys (

@@ -1,12 +1,11 @@
 /**
  * The small per-workspace tables on PostgreSQL: systems (read; written by the group commit, see
- * derived.ts), gate policy and the verifying-key registry. Each statement stands alone: what one
+ * derived.ts) and the verifying-key registry (the gate policy is logged: gate-policy.ts). Each statement stands alone: what one
  * replica sets, the next request at any replica reads.
  */
 import type pg from 'pg';
-import { DEFAULT_GATE_POLICY, mergeGatePolicy, type Framework, type GateMode, type GatePolicy, type GateRule } from '../../../core/index.js';
 import { signingKeyInfo, type KeyPolicy, type SigningKeyInfo, type SigningKeyRow, type SystemRow } from '../rows.js';
-import type { GatePolicyStore, SigningKeyStore, SystemReads } from '../store.js';
+import type { SigningKeyStore, SystemReads } from '../store.js';
 import { holdsNul } from './pool.js';
 
 const SYSTEM_COLUMNS = 'system_id, name, registered, risk_tier, last_evidence_ms, last_attested_ms, record_count, record_types, controls';
@@ -43,36 +42,6 @@ export class PgSystemReads implements SystemReads {
       [workspaceId, sinceMs],
     );
     return rows[0].n;
-  }
-}
-
-export class PgGatePolicyStore implements GatePolicyStore {
-  constructor(private readonly pool: pg.Pool) {}
-
-  async set(workspaceId: string, framework: Framework, rule: GateRule, nowMs: number): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO gate_policy (workspace_id, framework, mode, threshold, updated_ms) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (workspace_id, framework) DO UPDATE SET mode = excluded.mode, threshold = excluded.threshold, updated_ms = excluded.updated_ms`,
-      [workspaceId, framework, rule.mode, rule.threshold, nowMs],
-    );
-  }
-
-  async clear(workspaceId: string, framework: Framework): Promise<void> {
-    await this.pool.query('DELETE FROM gate_policy WHERE workspace_id = $1 AND framework = $2', [workspaceId, framework]);
-  }
-
-  async overrides(workspaceId: string): Promise<Partial<Record<Framework, GateRule>>> {
-    const { rows } = await this.pool.query<{ framework: Framework; mode: GateMode; threshold: number }>(
-      'SELECT framework, mode, threshold FROM gate_policy WHERE workspace_id = $1',
-      [workspaceId],
-    );
-    const out: Partial<Record<Framework, GateRule>> = {};
-    for (const row of rows) out[row.framework] = { mode: row.mode, threshold: row.threshold };
-    return out;
-  }
-
-  async policy(workspaceId: string): Promise<GatePolicy> {
-    return mergeGatePolicy(DEFAULT_GATE_POLICY, await this.overrides(workspaceId));
   }
 }
 

@@ -1,44 +1,73 @@
 /**
- * Gate policy per workspace (wire.md §3): a row per framework the workspace has set; every other
- * framework follows core's DEFAULT_GATE_POLICY.
+ * The gate policy log on SQLite (../gate-policy-log.ts, docs/ledger.md): each change is a row of
+ * gate_policy_changes and a `gate_policy` leaf of the workspace's log, written in one group
+ * commit; the policy in force is the latest change's.
  */
 import type Database from 'better-sqlite3';
-import { DEFAULT_GATE_POLICY, mergeGatePolicy, type Framework, type GateMode, type GatePolicy, type GateRule } from '../../../core/index.js';
+import { DEFAULTS_CHANGED_BY, type GatePolicy, type GatePolicyChange, type GatePolicyEdit } from '../../../core/index.js';
+import { legacyPolicy, policyOf, prepareChange, storedChange, type LegacyGateRow } from '../gate-policy-log.js';
+import type { GatePolicyStore } from '../store.js';
 import type { Db } from './database.js';
-import type * as Interface from '../store.js';
+import type { LedgerStore } from './ledger.js';
+import type { GroupCommitWriter } from './writer.js';
 
-export class GatePolicyStore implements Interface.GatePolicyStore {
-  readonly #set: Database.Statement;
-  readonly #clear: Database.Statement;
-  readonly #read: Database.Statement<[string], { framework: Framework; mode: GateMode; threshold: number }>;
+export class GatePolicyLog implements GatePolicyStore {
+  readonly #latest: Database.Statement<[string], string>;
+  readonly #all: Database.Statement<[string], string>;
+  readonly #legacy: Database.Statement<[string], LegacyGateRow>;
+  readonly #insert: Database.Statement<[string, string, string]>;
+  readonly #exists: Database.Statement<[string], number>;
 
-  constructor(db: Db) {
-    this.#set = db.prepare(
-      `INSERT INTO gate_policy (workspace_id, framework, mode, threshold, updated_ms) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (workspace_id, framework) DO UPDATE SET mode = excluded.mode, threshold = excluded.threshold, updated_ms = excluded.updated_ms`,
+  constructor(
+    db: Db,
+    private readonly writer: GroupCommitWriter,
+    private readonly ledger: LedgerStore,
+  ) {
+    this.#latest = db.prepare<[string], string>('SELECT record FROM gate_policy_changes WHERE workspace_id = ? ORDER BY seq DESC LIMIT 1').pluck();
+    this.#all = db.prepare<[string], string>('SELECT record FROM gate_policy_changes WHERE workspace_id = ? ORDER BY seq').pluck();
+    this.#legacy = db.prepare('SELECT framework, mode, threshold FROM gate_policy WHERE workspace_id = ?');
+    this.#insert = db.prepare('INSERT INTO gate_policy_changes (change_id, workspace_id, record) VALUES (?, ?, ?)');
+    this.#exists = db.prepare<[string], number>('SELECT 1 FROM workspaces WHERE workspace_id = ?').pluck();
+  }
+
+  /** Inside a group's transaction: the latest change, after logging the defaults when there is none, then `edit`'s. */
+  #log(workspaceId: string, edit: GatePolicyEdit | null, nowMs: number): GatePolicyChange {
+    const text = this.#latest.get(workspaceId);
+    let latest = text === undefined ? undefined : storedChange(text);
+    latest ??= this.#append(
+      workspaceId,
+      null,
+      { action: 'defaults', changedBy: DEFAULTS_CHANGED_BY, policy: legacyPolicy(this.#legacy.all(workspaceId)) },
+      nowMs,
     );
-    this.#clear = db.prepare('DELETE FROM gate_policy WHERE workspace_id = ? AND framework = ?');
-    this.#read = db.prepare('SELECT framework, mode, threshold FROM gate_policy WHERE workspace_id = ?');
+    return edit === null ? latest : this.#append(workspaceId, policyOf(latest), edit, nowMs);
   }
 
-  async set(workspaceId: string, framework: Framework, rule: GateRule, nowMs: number): Promise<void> {
-    this.#set.run(workspaceId, framework, rule.mode, rule.threshold, nowMs);
+  #append(workspaceId: string, current: GatePolicy | null, edit: GatePolicyEdit, nowMs: number): GatePolicyChange {
+    const { record, text, sha256 } = prepareChange(workspaceId, current, edit, nowMs);
+    this.#insert.run(record.change_id, workspaceId, text);
+    this.ledger.append('gate_policy', record.change_id, workspaceId, record.changed_at, sha256);
+    return record;
   }
 
-  /** Back to the default for one framework. */
-  async clear(workspaceId: string, framework: Framework): Promise<void> {
-    this.#clear.run(workspaceId, framework);
+  #requireWorkspace(workspaceId: string): void {
+    if (this.#exists.get(workspaceId) === undefined) throw new Error(`no workspace ${workspaceId}`);
   }
 
-  /** The frameworks this workspace has set. */
-  async overrides(workspaceId: string): Promise<Partial<Record<Framework, GateRule>>> {
-    const out: Partial<Record<Framework, GateRule>> = {};
-    for (const row of this.#read.all(workspaceId)) out[row.framework] = { mode: row.mode, threshold: row.threshold };
-    return out;
+  async change(workspaceId: string, edit: GatePolicyEdit, nowMs: number): Promise<GatePolicyChange | null> {
+    if (this.#exists.get(workspaceId) === undefined) return null;
+    return this.writer.write(() => this.#log(workspaceId, edit, nowMs));
   }
 
-  /** The workspace's whole policy: its own rules over the defaults. */
-  async policy(workspaceId: string): Promise<GatePolicy> {
-    return mergeGatePolicy(DEFAULT_GATE_POLICY, await this.overrides(workspaceId));
+  async latest(workspaceId: string, nowMs: number): Promise<GatePolicyChange> {
+    const text = this.#latest.get(workspaceId);
+    if (text !== undefined) return storedChange(text);
+    this.#requireWorkspace(workspaceId);
+    return this.writer.write(() => this.#log(workspaceId, null, nowMs));
+  }
+
+  async changes(workspaceId: string, nowMs: number): Promise<GatePolicyChange[]> {
+    await this.latest(workspaceId, nowMs);
+    return this.#all.all(workspaceId).map(storedChange);
   }
 }

@@ -280,7 +280,10 @@ export class LedgerStore {
         const integrated = this.#integrated.get(wsKey) ?? 0;
         const size = (this.#maxLeaf.get(wsKey, wsKey) ?? -1) + 1;
         if (size <= integrated) continue;
-        const tree = (this.#trees.get(wsKey) ?? CompactTree.fromReader(integrated, this.#readerOf(wsKey))).clone();
+        // The tree kept is used only at the size stored: another connection (an admin command
+        // logging a gate policy change) may have integrated since.
+        const kept = this.#trees.get(wsKey);
+        const tree = (kept !== undefined && kept.size === integrated ? kept : CompactTree.fromReader(integrated, this.#readerOf(wsKey))).clone();
         // In slices read with .all (better-sqlite3 runs no other statement while one iterates),
         // so that a backlog (a migrated database) never sits in memory at once.
         for (let from = integrated; from < size; from += INTEGRATE_SLICE) {

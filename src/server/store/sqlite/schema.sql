@@ -164,7 +164,8 @@ CREATE TABLE systems (
 
 -- ---- Policy: gates and verifying keys (gate-policy.ts, signing-keys.ts) ------------------------
 
--- A workspace's own gate rules; a framework without a row has the default rule.
+-- Before migration 10, a workspace's own gate rules. No longer written: read once, for the first
+-- change logged for such a workspace (its defaults), which holds the rules it had.
 CREATE TABLE gate_policy (
   workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
   framework    TEXT NOT NULL,
@@ -173,6 +174,17 @@ CREATE TABLE gate_policy (
   updated_ms   INTEGER NOT NULL,
   PRIMARY KEY (workspace_id, framework)
 ) STRICT;
+
+-- Every change of a workspace's gate policy, in order, each a gate_policy leaf of its log
+-- (docs/ledger.md). record is the change record's canonical JSON exactly as logged; the policy in
+-- force is the latest change's.
+CREATE TABLE gate_policy_changes (
+  seq          INTEGER PRIMARY KEY,
+  change_id    TEXT NOT NULL UNIQUE,
+  workspace_id TEXT NOT NULL REFERENCES workspaces (workspace_id),
+  record       TEXT NOT NULL
+) STRICT;
+CREATE INDEX gate_policy_changes_by_workspace ON gate_policy_changes (workspace_id, seq);
 
 -- Each workspace's verifying keys (public keys only), by fingerprint. Revoked keys stay listed.
 CREATE TABLE signing_keys (

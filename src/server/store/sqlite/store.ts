@@ -23,7 +23,7 @@ import { AttestationStore } from './attestations.js';
 import { CoverageStore } from './coverage.js';
 import { checkDatabaseFile, openDatabase, type Db } from './database.js';
 import { EvidenceStore } from './evidence.js';
-import { GatePolicyStore } from './gate-policy.js';
+import { GatePolicyLog } from './gate-policy.js';
 import { IdempotencyStore } from './idempotency.js';
 import { IdentityStore } from './identity.js';
 import { LedgerStore } from './ledger.js';
@@ -49,7 +49,6 @@ export interface SqliteTables {
   attestations: AttestationStore;
   coverage: CoverageStore;
   systems: SystemStore;
-  gatePolicy: GatePolicyStore;
   signingKeys: SigningKeyStore;
   ledger: LedgerStore;
   witnesses: WitnessStore;
@@ -67,7 +66,7 @@ export class SqliteStore implements Store {
   readonly evidence: EvidenceStore;
   readonly attestations: AttestationStore;
   readonly systems: SystemStore;
-  readonly gatePolicy: GatePolicyStore;
+  readonly gatePolicy: GatePolicyLog;
   readonly signingKeys: SigningKeyStore;
   readonly ledger: Interface.LedgerStore;
   readonly #ids: IdGenerator;
@@ -82,7 +81,6 @@ export class SqliteStore implements Store {
       attestations: new AttestationStore(db),
       coverage: new CoverageStore(db),
       systems: new SystemStore(db),
-      gatePolicy: new GatePolicyStore(db),
       signingKeys: new SigningKeyStore(db),
       ledger: new LedgerStore(db, options.ledger),
       witnesses: new WitnessStore(db),
@@ -113,7 +111,8 @@ export class SqliteStore implements Store {
     this.evidence = tables.evidence;
     this.attestations = tables.attestations;
     this.systems = tables.systems;
-    this.gatePolicy = tables.gatePolicy;
+    // Changes go through the group commit: a change's leaf is appended like a record's.
+    this.gatePolicy = new GatePolicyLog(db, this.writer, ledger);
     this.signingKeys = tables.signingKeys;
     const { witnesses } = tables;
     this.ledger = {
