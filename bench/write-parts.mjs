@@ -173,7 +173,7 @@ for (let round = 0; round < rounds; round += 1) {
   for (let g = 0; g < 50; g++)
     await Promise.all(Array.from({ length: 10 }, () => store.recordEvidence({ row: evidenceRow(store.newId('rec')), controls: [] })));
   const before = process.cpuUsage();
-  const integrated = store.tables.ledger.integrate();
+  const integrated = await store.ledger.integrate();
   const used = process.cpuUsage(before);
   if (round >= 2) note('integration, per leaf (500 a tick, one checkpoint signed)', (used.user + used.system) / integrated);
 }

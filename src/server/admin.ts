@@ -21,7 +21,7 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { DEFAULT_LOG_ORIGIN_PREFIX, Ed25519NoteSigner, generateSignerKey, ledgerOrigin, parseSignerKey } from '../core/index.js';
 import type { SigningKey } from '../core/signing/keys.js';
 import { describeIssues } from './errors.js';
-import { checkWitnessKey } from './store/ledger-common.js';
+import { checkWitnessKey } from './ledger/notes.js';
 import { openStore } from './store/open-store.js';
 import {
   KEY_POLICIES,

@@ -47,7 +47,7 @@ export interface AppOptions {
    * checked in the request, as the embedded store does)
    */
   verifyWorkers?: number;
-  /** the transparency log (store/sqlite/ledger.ts, docs/ledger.md) */
+  /** the transparency log (ledger/log.ts, docs/ledger.md) */
   ledger?: AppLedgerOptions;
   /**
    * answer HEAD for every GET route (default true, as an HTTP service should). The embedded store

@@ -45,7 +45,7 @@ export {
   LedgerKeyError,
   type WitnessInfo,
 } from './admin.js';
-export { MAX_MERGE_DELAY_MS } from './store/ledger-common.js';
+export { MAX_MERGE_DELAY_MS } from './ledger/notes.js';
 export type { AppLedgerOptions } from './app.js';
 export { openLocalStore, type LocalStore, type LocalTransport, type LocalRequest, type LocalResponse } from './local-store.js';
 export { HttpError, ERROR_CODES, type ErrorBody, type ErrorCode, type LogLine } from './errors.js';

@@ -16,7 +16,7 @@ import { authOf } from '../auth.js';
 import { HttpError, invalidField, notFound } from '../errors.js';
 import { bodyObject } from '../json-body.js';
 import { integerParam, textParam, type Query } from '../query.js';
-import { LedgerQueryError } from '../store/ledger-common.js';
+import { LedgerQueryError } from '../ledger/notes.js';
 import type { LedgerStore } from '../store/store.js';
 import { WORKSPACE_PREFIX, type RouteDeps } from './deps.js';
 

@@ -4,14 +4,14 @@
  * `postgresql://` URL is a PostgreSQL database. A new backend is one folder beside sqlite/ and one
  * branch here.
  */
-import type { LedgerOptions } from './ledger-common.js';
+import type { LedgerOptions } from '../ledger/notes.js';
 import { isPostgresLocation } from './location.js';
 import { acquireServeLock, assertWritable, type ServeLock } from './sqlite/database.js';
 import { openSqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
 
 export interface StoreOptions {
-  /** the transparency log's key and origin (ledger-common.ts); without a key no checkpoint is signed */
+  /** the transparency log's key and origin (ledger/notes.ts); without a key no checkpoint is signed */
   ledger?: LedgerOptions;
 }
 

@@ -355,8 +355,8 @@ export async function copySqliteToPostgres(from: string, to: string, options: Co
   const nowMs = options.nowMs ?? Date.now();
   const lock = onSide('source', () => acquireServeLock(from));
   try {
-    // Opening the store once brings the file to the current schema and gives leaves to records
-    // stored before the log existed (sqlite/ledger.ts): what is copied is the log as served.
+    // Opening and closing the store once integrates every pending leaf: what is copied is the log
+    // as served.
     const db = await onSide('source', async () => {
       await openSqliteStore(from).close();
       return openDatabase(from);

@@ -137,7 +137,7 @@ export interface SigningKeyStore {
 
 /**
  * The transparency log (docs/ledger.md): leaves are appended by the record writes below. A read
- * that cannot be answered as asked throws LedgerQueryError (ledger-common.ts); the tree itself is
+ * that cannot be answered as asked throws LedgerQueryError (ledger/notes.ts); the tree itself is
  * core/ledger's (CompactTree, proofs from a HashReader over the stored subtrees).
  */
 export interface LedgerStore {

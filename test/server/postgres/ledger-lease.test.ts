@@ -58,7 +58,7 @@ describe('the log with several replicas', () => {
     expect(await b.ledger.integrate()).toBe(0);
     clock.ms += 1;
     expect(await b.ledger.integrate()).toBe(1);
-    expect(await b.ledger.lease.current()).toBe(b.ledger.lease.holder);
+    expect(await b.log.lease.current()).toBe(b.log.lease.holder);
     // the old holder, back, finds the lease taken and integrates nothing
     await write(c, 11);
     expect(await a.ledger.integrate()).toBe(0);
@@ -72,21 +72,21 @@ describe('the log with several replicas', () => {
     expect(await a.ledger.size(ws)).toBe(7);
     await write(a, 21);
     expect(await c.ledger.integrate()).toBe(1);
-    expect(await c.ledger.lease.current()).toBe(c.ledger.lease.holder);
+    expect(await c.log.lease.current()).toBe(c.log.lease.holder);
   });
 
   it('never lets a stale holder sign: the lease is re-checked inside the integrating transaction', async () => {
     // c holds the lease; a's row check (FOR SHARE) fails for any replica but the holder
     await withClient(url, async (client) => {
       await client.query('BEGIN');
-      expect(await a.ledger.lease.fence(client)).toBe(false);
-      expect(await c.ledger.lease.fence(client)).toBe(true);
+      expect(await a.log.lease.fence(client)).toBe(false);
+      expect(await c.log.lease.fence(client)).toBe(true);
       await client.query('ROLLBACK');
     });
     clock.ms += 5000; // c's lease has expired: c itself is fenced off until it renews
     await withClient(url, async (client) => {
       await client.query('BEGIN');
-      expect(await c.ledger.lease.fence(client)).toBe(false);
+      expect(await c.log.lease.fence(client)).toBe(false);
       await client.query('ROLLBACK');
     });
   });

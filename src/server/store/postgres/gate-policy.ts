@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { DEFAULTS_CHANGED_BY, type GatePolicy, type GatePolicyChange, type GatePolicyEdit } from '../../../core/index.js';
 import { legacyPolicy, policyOf, prepareChange, storedChange, type LegacyGateRow } from '../gate-policy-log.js';
 import type { GatePolicyStore } from '../store.js';
-import type { PgLedgerStore } from './ledger.js';
+import type { PgLogStorage } from './log-storage.js';
 import type { WorkspaceKeys } from './workspace-keys.js';
 import type { Group, PgGroupCommitWriter } from './writer.js';
 
@@ -19,7 +19,7 @@ export class PgGatePolicyLog implements GatePolicyStore {
     private readonly pool: pg.Pool,
     private readonly writer: PgGroupCommitWriter,
     private readonly keys: WorkspaceKeys,
-    private readonly ledger: PgLedgerStore,
+    private readonly ledger: PgLogStorage,
   ) {}
 
   /** Inside a group holding the workspace's head: the latest change, after logging the defaults when there is none, then `edit`'s. */

@@ -7,14 +7,14 @@
  *   applies at once everywhere;
  * - idempotency keys and a workspace's log indexes: written under the workspace's log-head row
  *   lock, taken by each group commit (writer.ts), the primary keys as the backstop;
- * - the log's integration: one replica at a time, under a lease row (lease.ts, ledger.ts).
+ * - the log's integration: one replica at a time, under a lease row (lease.ts, log-storage.ts).
  *
  * Writes are grouped per replica (writer.ts) and acknowledged after COMMIT with
  * `synchronous_commit` on (set for each group's transaction, whatever the server's default).
  */
 import type pg from 'pg';
 import { IdGenerator } from '../../ids.js';
-import { LedgerQueryError } from '../ledger-common.js';
+import { LedgerQueryError } from '../../ledger/notes.js';
 import { countsFromMs } from '../derived.js';
 import { attestationResult, evidenceResult, IDEMPOTENCY_RETENTION_MS } from '../idempotency.js';
 import {
@@ -29,7 +29,8 @@ import type { AdmitQuery, Admission, EvidenceWrite, Store, Stored } from '../sto
 import { PgBudgetStore } from './budget.js';
 import { derivedStatements, lastEarned, type DerivedEvent } from './derived.js';
 import { PgIdentityStore } from './identity.js';
-import { PgLedgerStore, type PgLedgerOptions } from './ledger.js';
+import { TransparencyLog } from '../../ledger/log.js';
+import { PgLogStorage, type PgLedgerOptions } from './log-storage.js';
 import { migrate } from './migrate.js';
 import { createPool } from './pool.js';
 import { PgAttestationReads, PgEvidenceReads } from './records.js';
@@ -100,7 +101,9 @@ export class PostgresStore implements Store {
   readonly systems: PgSystemReads;
   readonly gatePolicy: PgGatePolicyLog;
   readonly signingKeys: PgSigningKeyStore;
-  readonly ledger: PgLedgerStore;
+  readonly ledger: TransparencyLog;
+  /** the log's storage: its leaves are appended by the group commit, its lease decides who integrates */
+  readonly log: PgLogStorage;
   readonly writer: PgGroupCommitWriter;
   readonly #ids: IdGenerator;
   #lastPruneMs = 0;
@@ -119,17 +122,18 @@ export class PostgresStore implements Store {
     this.attestations = new PgAttestationReads(pool);
     this.systems = new PgSystemReads(pool);
     this.signingKeys = new PgSigningKeyStore(pool);
-    this.ledger = new PgLedgerStore(pool, this.keys, options.ledger);
+    this.log = new PgLogStorage(pool, this.keys, options.ledger);
+    this.ledger = new TransparencyLog(this.log, options.ledger);
     this.writer = new PgGroupCommitWriter(pool, {
       begin: (group) => this.#readClaims(group),
       settle: (group) => this.#settle(group),
       end: async (group) => {
         for (const { sql, params } of derivedStatements(group.derived as DerivedEvent[])) group.addStatement(sql, params);
-        this.ledger.advanceHeads(group);
+        this.log.advanceHeads(group);
         await this.#prune(group);
       },
     });
-    this.gatePolicy = new PgGatePolicyLog(pool, this.writer, this.keys, this.ledger);
+    this.gatePolicy = new PgGatePolicyLog(pool, this.writer, this.keys, this.log);
   }
 
   async admit(query: AdmitQuery): Promise<Admission> {
@@ -251,7 +255,7 @@ export class PostgresStore implements Store {
       if (hit !== null) return { hit };
     }
     group.add('evidence', INSERT_EVIDENCE, evidenceInsertValues(row, wsKey));
-    const leafIndex = this.ledger.appendEvidence(group, wsKey, row);
+    const leafIndex = this.log.appendEvidence(group, wsKey, row);
     if (claim !== undefined) this.#remember(group, row.workspace_id, claim, evidenceResult(row, write.controls, leafIndex), row.received_ms);
     const earnedMs = countsFromMs(row.occurred_ms, row.received_ms);
     group.derived.push(
@@ -299,7 +303,7 @@ export class PostgresStore implements Store {
               outcomes[i] = null;
               continue;
             }
-            const leafIndex = this.ledger.appendAttestation(group, keys.get(row.workspace_id)!, row);
+            const leafIndex = this.log.appendAttestation(group, keys.get(row.workspace_id)!, row);
             const claim = claims[i];
             if (claim !== undefined) this.#remember(group, row.workspace_id, claim, attestationResult(row, leafIndex), row.received_ms);
             const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
@@ -343,7 +347,7 @@ export class PostgresStore implements Store {
       entry.outcomes = entry.rows.map((row) => {
         if (!stored.has(row.attestation_id)) return null;
         stored.delete(row.attestation_id); // an id is stored once
-        const leafIndex = this.ledger.appendAttestation(group, entry.keys.get(row.workspace_id)!, row);
+        const leafIndex = this.log.appendAttestation(group, entry.keys.get(row.workspace_id)!, row);
         const countsFrom = countsFromMs(row.executed_ms, row.received_ms);
         group.derived.push({
           system: { workspaceId: row.workspace_id, name: row.system_name, evidenceMs: countsFrom, attestedMs: countsFrom },
@@ -437,7 +441,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       client.release();
     }
     const store = new PostgresStore(pool, options, lastIds);
-    await store.ledger.checkKey();
+    await store.log.checkKey();
     return store;
   } catch (error) {
     await pool.end().catch(() => {});

@@ -8,7 +8,7 @@ import { DEFAULTS_CHANGED_BY, type GatePolicy, type GatePolicyChange, type GateP
 import { legacyPolicy, policyOf, prepareChange, storedChange, type LegacyGateRow } from '../gate-policy-log.js';
 import type { GatePolicyStore } from '../store.js';
 import type { Db } from './database.js';
-import type { LedgerStore } from './ledger.js';
+import type { SqliteLogStorage } from './log-storage.js';
 import type { GroupCommitWriter } from './writer.js';
 
 export class GatePolicyLog implements GatePolicyStore {
@@ -21,7 +21,7 @@ export class GatePolicyLog implements GatePolicyStore {
   constructor(
     db: Db,
     private readonly writer: GroupCommitWriter,
-    private readonly ledger: LedgerStore,
+    private readonly ledger: SqliteLogStorage,
   ) {
     this.#latest = db.prepare<[string], string>('SELECT record FROM gate_policy_changes WHERE workspace_id = ? ORDER BY seq DESC LIMIT 1').pluck();
     this.#all = db.prepare<[string], string>('SELECT record FROM gate_policy_changes WHERE workspace_id = ? ORDER BY seq').pluck();

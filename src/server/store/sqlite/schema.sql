@@ -217,7 +217,7 @@ CREATE TABLE idempotency_keys (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX idempotency_keys_by_time ON idempotency_keys (created_ms);
 
--- ---- The transparency log (docs/ledger.md; ledger.ts, witnesses.ts) ----------------------------
+-- ---- The transparency log (docs/ledger.md; log-storage.ts, ../../ledger/log.ts) -----------------
 
 -- Per workspace: how many leaves are integrated into the tree (the rest are pending).
 CREATE TABLE ledger_state (

@@ -10,11 +10,11 @@
  * keys, derived rows) stays synchronous, so that the transaction never awaits. `db`, `writer`,
  * `idempotency` and `tables` stay reachable for this backend's own tests.
  */
-import type { Tile } from '../../../core/index.js';
 import { IdGenerator } from '../../ids.js';
 import { countsFromMs } from '../derived.js';
 import { attestationResult, evidenceResult } from '../idempotency.js';
-import type { LedgerOptions } from '../ledger-common.js';
+import { TransparencyLog } from '../../ledger/log.js';
+import type { LedgerOptions } from '../../ledger/notes.js';
 import { FixedWindowLimiter } from '../memory-budget.js';
 import type { AttestationRow, IdempotencyClaim } from '../rows.js';
 import type * as Interface from '../store.js';
@@ -26,10 +26,9 @@ import { EvidenceStore } from './evidence.js';
 import { GatePolicyLog } from './gate-policy.js';
 import { IdempotencyStore } from './idempotency.js';
 import { IdentityStore } from './identity.js';
-import { LedgerStore } from './ledger.js';
 import { SigningKeyStore } from './signing-keys.js';
 import { SystemStore } from './systems.js';
-import { WitnessStore } from './witnesses.js';
+import { SqliteLogStorage } from './log-storage.js';
 import { GroupCommitWriter } from './writer.js';
 
 export type { Db } from './database.js';
@@ -38,7 +37,7 @@ export type { Db } from './database.js';
 export interface SqliteStoreOptions {
   /** see LIST_INDEX_BATCH in evidence.ts */
   listIndexBatch?: number;
-  /** the transparency log's key and origin (ledger.ts); without a key no checkpoint is signed */
+  /** the transparency log's key and origin (ledger/log.ts); without a key no checkpoint is signed */
   ledger?: LedgerOptions;
 }
 
@@ -50,8 +49,8 @@ export interface SqliteTables {
   coverage: CoverageStore;
   systems: SystemStore;
   signingKeys: SigningKeyStore;
-  ledger: LedgerStore;
-  witnesses: WitnessStore;
+  /** the log's storage: its leaves are appended by the writes */
+  log: SqliteLogStorage;
 }
 
 export class SqliteStore implements Store {
@@ -68,7 +67,7 @@ export class SqliteStore implements Store {
   readonly systems: SystemStore;
   readonly gatePolicy: GatePolicyLog;
   readonly signingKeys: SigningKeyStore;
-  readonly ledger: Interface.LedgerStore;
+  readonly ledger: TransparencyLog;
   readonly #ids: IdGenerator;
 
   constructor(
@@ -82,17 +81,16 @@ export class SqliteStore implements Store {
       coverage: new CoverageStore(db),
       systems: new SystemStore(db),
       signingKeys: new SigningKeyStore(db),
-      ledger: new LedgerStore(db, options.ledger),
-      witnesses: new WitnessStore(db),
+      log: new SqliteLogStorage(db),
     };
     this.tables = tables;
     this.idempotency = new IdempotencyStore(db);
-    const { coverage, systems, evidence, ledger } = tables;
+    const { coverage, systems, evidence, log } = tables;
     // Coverage is written once per control and systems once per system per group commit (the
     // latest time wins either way); the list tables' entries a batch at a time.
     this.writer = new GroupCommitWriter(db, {
       begin: () => {
-        ledger.beginGroup();
+        log.beginGroup();
         coverage.discard();
         systems.discard();
       },
@@ -112,27 +110,9 @@ export class SqliteStore implements Store {
     this.attestations = tables.attestations;
     this.systems = tables.systems;
     // Changes go through the group commit: a change's leaf is appended like a record's.
-    this.gatePolicy = new GatePolicyLog(db, this.writer, ledger);
+    this.gatePolicy = new GatePolicyLog(db, this.writer, log);
+    this.ledger = new TransparencyLog(log, options.ledger);
     this.signingKeys = tables.signingKeys;
-    const { witnesses } = tables;
-    this.ledger = {
-      get signing() {
-        return ledger.signing;
-      },
-      origin: (workspaceId) => ledger.origin(workspaceId),
-      start: () => ledger.start(),
-      integrate: async () => ledger.integrate(),
-      size: async (workspaceId) => ledger.size(workspaceId),
-      verifierKey: async (workspaceId) => ledger.verifierKey(workspaceId),
-      checkpoint: async (workspaceId) => ledger.checkpoint(workspaceId),
-      inclusion: async (workspaceId, id, treeSize) => ledger.inclusion(workspaceId, id, treeSize),
-      consistency: async (workspaceId, from, to) => ledger.consistency(workspaceId, from, to),
-      tile: async (workspaceId, tile: Tile) => ledger.tile(workspaceId, tile),
-      addCosignatures: async (workspaceId, note) => ledger.addCosignatures(workspaceId, note),
-      addWitness: async (workspaceId, name, vkey, nowMs) => witnesses.add(workspaceId, name, vkey, nowMs),
-      listWitnesses: async (workspaceId) => witnesses.list(workspaceId),
-      revokeWitness: async (workspaceId, name, nowMs) => witnesses.revoke(workspaceId, name, nowMs),
-    };
   }
 
   newId(prefix: 'rec' | 'att'): string {
@@ -206,7 +186,7 @@ export class SqliteStore implements Store {
       if (hit !== null) return { hit };
     }
     this.tables.evidence.insert(row);
-    const leafIndex = this.tables.ledger.appendEvidence(row);
+    const leafIndex = this.tables.log.appendEvidence(row);
     if (claim !== undefined) this.idempotency.remember(row.workspace_id, claim, evidenceResult(row, write.controls, leafIndex), row.received_ms);
     return { hit: null, leafIndex };
   }
@@ -241,7 +221,7 @@ export class SqliteStore implements Store {
           if (hit !== null) return { hit };
         }
         if (!this.tables.attestations.insert(row)) return null;
-        const leafIndex = this.tables.ledger.appendAttestation(row);
+        const leafIndex = this.tables.log.appendAttestation(row);
         if (claim !== undefined) this.idempotency.remember(row.workspace_id, claim, attestationResult(row, leafIndex), row.received_ms);
         return { hit: null, leafIndex };
       });
@@ -258,7 +238,7 @@ export class SqliteStore implements Store {
   /** Commits queued writes and closes the database. */
   async close(): Promise<void> {
     await this.writer.close();
-    if (this.db.open) this.tables.ledger.close();
+    if (this.db.open) await this.ledger.close();
     if (this.db.open) this.db.close();
   }
 }

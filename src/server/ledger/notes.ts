@@ -1,9 +1,7 @@
 /**
- * What every backend's transparency log shares (docs/ledger.md): the promise on the merge delay,
- * the error a ledger read answers with, the log's options, and the checks on notes and witness
- * keys. The Merkle tree itself (compact tree, proofs from stored subtrees, tiles, checkpoint
- * signing) is in core/ledger; a backend stores leaves, complete subtrees and checkpoints and
- * hands core a HashReader over them (sqlite/ledger.ts).
+ * The transparency log's terms (docs/ledger.md): the promise on the merge delay, the error a ledger
+ * read answers with, the log's options, and the checks on checkpoint notes, cosignatures and
+ * witness keys (log.ts, admin.ts).
  */
 import {
   CosignatureVerifier,
