@@ -25,7 +25,7 @@ import {
   DatabaseUnreachableError,
   UsageError,
 } from './errors.js';
-import { GatesFailedError } from './gates/verdict.js';
+import { GatesFailedError } from './gate-verdict.js';
 import { NotAServiceError } from './service-check.js';
 
 /** Exit codes of the public contract (design/cli.md); the names follow sysexits.h. */
@@ -95,7 +95,7 @@ export function exitCodeSummary(): string {
  */
 export function exitCodeFor(error: unknown): ExitCode {
   // The CLI's own errors. Two carry an outcome decided from exit codes already: the gates'
-  // verdict (1 or 2, gates/verdict.ts) and the worst of several records' (results.ts).
+  // verdict (1 or 2, gate-verdict.ts) and the worst of several records' (results.ts).
   if (error instanceof GatesFailedError || error instanceof PartialFailureError) return error.exitCode;
   if (error instanceof UsageError) return EXIT.USAGE;
   if (error instanceof DataError) return EXIT.DATA_ERROR;

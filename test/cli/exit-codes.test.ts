@@ -11,7 +11,7 @@ import {
   UsageError,
 } from '../../src/cli/errors.js';
 import { EXIT, exitCodeFor } from '../../src/cli/exit-codes.js';
-import { GatesFailedError } from '../../src/cli/gates/verdict.js';
+import { GatesFailedError } from '../../src/cli/gate-verdict.js';
 
 describe('exitCodeFor', () => {
   it("gives each of the command line's errors its code of the contract", () => {

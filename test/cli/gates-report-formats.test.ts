@@ -8,7 +8,7 @@ import { NetworkError } from '../../src/client/errors.js';
 import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { escapeData, escapeProperty, githubAnnotations, githubSummary } from '../../src/cli/gates/github.js';
 import { junitReport, xmlEscape } from '../../src/cli/gates/junit.js';
-import { applyFailOn, checkGatesReply, gatesVerdict } from '../../src/cli/gates/verdict.js';
+import { applyFailOn, checkGatesReply, gatesVerdict } from '../../src/cli/gate-verdict.js';
 import { findAll, parseXml } from '../helpers/cli-fixtures.js';
 
 const pass = { gate_id: 'gate_nist_airf', name: 'NIST AI RMF readiness ≥ 70%', passing: true, blocking: false, exit_code: 0 };

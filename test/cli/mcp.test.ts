@@ -15,7 +15,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { execa, type ResultPromise } from 'execa';
 import { CATALOGUE, RECORD_TYPES } from '../../src/core/index.js';
-import { recordFlags } from '../../src/cli/evidence/record-flags.js';
+import { recordFlags } from '../../src/cli/record-flags.js';
 import { main } from '../../src/cli/main.js';
 import { createMemoryIO } from '../../src/cli/io.js';
 import { BIN, cleanEnv, codeCacheEnv, ensureBuilt, makeHome, REPO } from '../helpers/cli.js';

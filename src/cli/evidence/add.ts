@@ -26,7 +26,7 @@ import type { Factory } from '../factory.js';
 import { readJsonDocuments } from '../input.js';
 import { plural, printJson } from '../render.js';
 import { terminalText } from '../terminal-text.js';
-import { flagForPath, readFlags, recordFlags, type FlagValues, type RecordFlags } from './record-flags.js';
+import { flagForPath, readFlags, recordFlags, type FlagValues, type RecordFlags } from '../record-flags.js';
 
 /** Options of one `evidence add <type>` run. */
 export interface EvidenceAddOptions {

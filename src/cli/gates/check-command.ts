@@ -4,7 +4,7 @@ import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import { GATE_FORMATS, run } from './check.js';
 import { resolveFormat } from './resolve-format.js';
-import { FAIL_ON, type FailOn } from './verdict.js';
+import { FAIL_ON, type FailOn } from '../gate-verdict.js';
 
 export function createGatesCheckCommand(factory: Factory): Command {
   const command = new Command('check')

@@ -13,7 +13,7 @@ import { printJson, printTable, plural, type Column } from '../render.js';
 import { terminalText } from '../terminal-text.js';
 import { displayPath } from '../settings.js';
 import { wrapCell } from '../table-fit.js';
-import { applyFailOn, checkGatesReply, gatesVerdict, GatesFailedError, type CheckedGate, type FailOn, type GateStatus } from './verdict.js';
+import { applyFailOn, checkGatesReply, gatesVerdict, GatesFailedError, type CheckedGate, type FailOn, type GateStatus } from '../gate-verdict.js';
 
 export const GATE_FORMATS = ['table', 'json', 'junit', 'github'] as const;
 export type GateFormat = (typeof GATE_FORMATS)[number];

@@ -5,7 +5,7 @@
  * `GITHUB_STEP_SUMMARY` set, a Markdown table is appended to the job summary as well.
  * Escaping follows the runner's rules (actions/toolkit `command.ts`).
  */
-import type { CheckedGate, GateStatus } from './verdict.js';
+import type { CheckedGate, GateStatus } from '../gate-verdict.js';
 
 /** A workflow command's message: `%`, CR and LF escaped. */
 export function escapeData(text: string): string {

@@ -4,7 +4,7 @@
  * `<testsuite name="govctl gates">` with one `<testcase>` per gate, and a `<failure>` whose `type`
  * is `hard` (blocking) or `soft` on every failing gate.
  */
-import type { CheckedGate } from './verdict.js';
+import type { CheckedGate } from '../gate-verdict.js';
 
 /**
  * Text for XML content and attribute values: the five special characters escaped, line breaks and

@@ -1,6 +1,6 @@
 /**
  * The input schemas of the record tools, generated from the record-type catalogue through the very
- * bindings that generate the CLI's `evidence add <type>` flags (../evidence/record-flags.ts): the
+ * bindings that generate the CLI's `evidence add <type>` flags (../record-flags.ts): the
  * same names (wire names here, kebab-case there), kinds, enums, required members, descriptions and
  * defaults. An argument object is mapped back to the parts `buildRecord` takes, and a validation
  * issue's path back to the argument the agent gave.
@@ -14,7 +14,7 @@ import {
   type RecordTypeSpec,
   type TopInputSpec,
 } from '../../core/index.js';
-import { recordFlags, type FlagBinding } from '../evidence/record-flags.js';
+import { recordFlags, type FlagBinding } from '../record-flags.js';
 
 /** A JSON Schema object (draft 2020-12 keywords only), as MCP's `inputSchema` carries it. */
 export type JsonSchema = { [keyword: string]: unknown };

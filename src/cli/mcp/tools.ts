@@ -28,7 +28,7 @@ import { DataError, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { displayPath, LOCAL_BASE_URL } from '../settings.js';
 import { displayUrl } from '../terminal-text.js';
-import { applyFailOn, checkGatesReply, FAIL_ON, gatesVerdict, type FailOn } from '../gates/verdict.js';
+import { applyFailOn, checkGatesReply, FAIL_ON, gatesVerdict, type FailOn } from '../gate-verdict.js';
 import { verifyOne } from '../evidence/verify.js';
 import { createLedgerTools } from './ledger-tools.js';
 import {

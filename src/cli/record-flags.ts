@@ -8,8 +8,8 @@
  * reported together with the validation issues (65), with dotted paths mapped back to flags.
  */
 import { Option } from 'commander';
-import { ENVIRONMENTS, JsonFloat, parseJsonLossless, type FieldSpec, type RecordTypeSpec, type TopInputSpec, type ValidationIssue } from '../../core/index.js';
-import { collect, completeWith } from '../command-kit.js';
+import { ENVIRONMENTS, JsonFloat, parseJsonLossless, type FieldSpec, type RecordTypeSpec, type TopInputSpec, type ValidationIssue } from '../core/index.js';
+import { collect, completeWith } from './command-kit.js';
 
 /** `risk_level` → `risk-level`. */
 export function kebab(wire: string): string {

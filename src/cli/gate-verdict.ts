@@ -3,10 +3,10 @@
  * and pick the exit code. A gate check fails closed: a reply that is not a well-formed gate list
  * is treated like a service that cannot be reached (69, docs/exit-codes.md), never as a pass.
  */
-import { isJsonNumber, jsonNumberValue } from '../../core/canonical-json.js';
-import { NetworkError } from '../../client/errors.js';
-import type { Gate } from '../../client/wire-types.js';
-import { CliError } from '../errors.js';
+import { isJsonNumber, jsonNumberValue } from '../core/canonical-json.js';
+import { NetworkError } from '../client/errors.js';
+import type { Gate } from '../client/wire-types.js';
+import { CliError } from './errors.js';
 
 /** `--fail-on`: which failures fail the run. */
 export const FAIL_ON = ['soft', 'hard', 'never'] as const;
