@@ -83,6 +83,12 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     group: 'settings',
     what: "`serve` and `admin`: the transparency log's key file when --log-key is not given (required with PostgreSQL)",
   },
+  {
+    name: 'USER',
+    alias: 'LOGNAME',
+    group: 'settings',
+    what: '`admin gates set|unset`: who makes the change, as the transparency log records it, when --by is not given',
+  },
   { name: 'GOVCTL_TRUSTED_HOSTS', group: 'trust', what: 'hosts your API key may go to when a project config names them (URLs, comma-separated)' },
   { name: 'CI', group: 'ci', what: 'set (not empty, 0 or false): with nothing configured, fail (78) instead of using the local store' },
   { name: 'GITHUB_STEP_SUMMARY', group: 'ci', what: '`gates check --format github` appends a Markdown summary to this file' },

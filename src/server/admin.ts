@@ -24,8 +24,10 @@ import { describeIssues } from './errors.js';
 import { checkWitnessKey } from './ledger/notes.js';
 import { openStore } from './store/open-store.js';
 import {
+  API_KEY_ROLES,
   KEY_POLICIES,
   type ApiKeyInfo,
+  type ApiKeyRole,
   type CreatedApiKey,
   type KeyPolicy,
   type ProvisionOptions,
@@ -35,8 +37,8 @@ import {
 } from './store/rows.js';
 import type { Store } from './store/store.js';
 
-export type { ApiKeyInfo, CreatedApiKey, KeyPolicy, ProvisionOptions, Provisioned, SigningKeyInfo, WitnessInfo };
-export { KEY_POLICIES };
+export type { ApiKeyInfo, ApiKeyRole, CreatedApiKey, KeyPolicy, ProvisionOptions, Provisioned, SigningKeyInfo, WitnessInfo };
+export { API_KEY_ROLES, KEY_POLICIES };
 
 /** An admin request that cannot be done: `not_found` (no such workspace or key) or `invalid` (a bad value, named by `field`). */
 export class AdminError extends Error {
@@ -81,6 +83,8 @@ export interface CreateApiKeyOptions {
   name?: string;
   /** when the key stops working (default: never) */
   expiresAt?: Date | string;
+  /** what it may do in its workspace (docs/security.md, "API key roles"); default `writer` */
+  role?: ApiKeyRole;
 }
 
 function expiryMs(expiresAt: Date | string | undefined): number | null {
@@ -96,8 +100,10 @@ function expiryMs(expiresAt: Date | string | undefined): number | null {
  */
 export async function createApiKey(location: string, options: CreateApiKeyOptions): Promise<CreatedApiKey> {
   const expires = expiryMs(options.expiresAt);
+  const role = options.role ?? 'writer';
+  if (!API_KEY_ROLES.includes(role)) throw new AdminError('invalid', `role must be one of: ${API_KEY_ROLES.join(', ')}`, 'role');
   return withStore(location, async (store) => {
-    const created = await store.identity.createApiKey(options.workspaceId, options.name ?? null, expires, Date.now());
+    const created = await store.identity.createApiKey(options.workspaceId, options.name ?? null, expires, Date.now(), role);
     if (!created) throw new AdminError('not_found', `no workspace ${options.workspaceId} in this database`, 'workspaceId');
     return created;
   });

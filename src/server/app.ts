@@ -7,7 +7,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { createAuthHook } from './auth.js';
+import { createAuthHook, routeAccess, type RouteAccess } from './auth.js';
 import { closeWithoutReadingBody, createGatedServer } from './connections.js';
 import { createErrorHandler, type ErrorBody, type LogLine } from './errors.js';
 import { newRequestId } from './ids.js';
@@ -77,8 +77,17 @@ export interface ServiceApp {
   readonly verifyWorkers: number;
   /** the limits in force */
   readonly limits: Readonly<ServiceLimits>;
+  /** every authenticated route, with what it does (which decides the key roles it admits: auth.ts) */
+  readonly routes: readonly ServiceRoute[];
   /** stops the application (in-flight requests finish), commits queued writes and closes the database */
   close(): Promise<void>;
+}
+
+/** One route of the application, as its key-role check sees it. */
+export interface ServiceRoute {
+  method: string;
+  url: string;
+  access: RouteAccess;
 }
 
 /** Longest path written to a log line. */
@@ -163,6 +172,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
   // With half-open allowed, Node sends the reply in progress and then closes the connection.
   (app.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
 
+  const routes: ServiceRoute[] = [];
   try {
     registerJsonBodyParser(app, turns);
     app.setErrorHandler(handleError);
@@ -198,6 +208,9 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
     registerHealthRoute(app, store);
     await app.register(async (api) => {
       api.addHook('onRequest', authenticate);
+      api.addHook('onRoute', (route) => {
+        for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: routeAccess(method, route.config ?? {}) });
+      });
       registerIdentityRoutes(api);
       registerEvidenceRoutes(api, deps);
       registerAttestationRoutes(api, deps);
@@ -218,6 +231,7 @@ export async function createApp(options: AppOptions): Promise<ServiceApp> {
     store,
     verifyWorkers: verifyPool?.size ?? 0,
     limits,
+    routes,
     async close() {
       await app.close();
       await verifyPool?.close();

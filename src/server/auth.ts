@@ -19,9 +19,9 @@
  * not an async one through a plugin's generic machinery.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { badRequest, HttpError, notFound, unauthorized } from './errors.js';
+import { badRequest, forbidden, HttpError, notFound, unauthorized } from './errors.js';
 import type { TurnTaker } from './limits.js';
-import type { AuthContext } from './store/rows.js';
+import type { ApiKeyRole, AuthContext } from './store/rows.js';
 import type { BudgetState, Store } from './store/store.js';
 
 declare module 'fastify' {
@@ -38,7 +38,33 @@ declare module 'fastify' {
      * A route whose requests carry a number known only from the body calls {@link chargeRecords}.
      */
     recordsPerRequest?: number;
+    /**
+     * What a route does, which decides the key roles it admits ({@link routeAccess}): by default a
+     * GET or HEAD reads and any other method writes; a route that stores nothing whatever its
+     * method says `read`, and one that changes the gate policy says `admin`.
+     */
+    access?: RouteAccess;
   }
+}
+
+/** What a route does: reads, writes records, or changes the gate policy. */
+export type RouteAccess = 'read' | 'write' | 'admin';
+
+/** The access of a route: its `access` config, else `read` for GET and HEAD and `write` for the rest. */
+export function routeAccess(method: string, config: { access?: RouteAccess }): RouteAccess {
+  return config.access ?? (method === 'GET' || method === 'HEAD' ? 'read' : 'write');
+}
+
+/** The roles each access admits (docs/security.md, "API key roles"). */
+const ADMITS: Readonly<Record<RouteAccess, readonly ApiKeyRole[]>> = {
+  read: ['reader', 'writer', 'admin'],
+  write: ['writer', 'admin'],
+  admin: ['admin'],
+};
+
+/** Whether a key of `role` may make a request of `access`. */
+export function roleAdmits(role: ApiKeyRole, access: RouteAccess): boolean {
+  return ADMITS[access].includes(role);
 }
 
 /** The authenticated identity of a request that reached a handler. */
@@ -189,6 +215,15 @@ export function createAuthHook(app: FastifyInstance, options: AuthOptions & { tu
     });
     if (admission.auth === null) throw unauthorized('the API key is not valid: unknown, revoked or expired');
     if (!admission.counted) throw notFound('workspace not found');
+    // Before anything is read or stored: a key's role bounds what it may do in its workspace.
+    const access = routeAccess(request.method, request.routeOptions.config);
+    if (!roleAdmits(admission.auth.role, access)) {
+      throw forbidden(
+        access === 'admin'
+          ? `this API key's role is ${admission.auth.role}: changing the gate policy needs an admin key`
+          : `this API key's role is ${admission.auth.role}: it reads and writes nothing; writing needs a writer key`,
+      );
+    }
     request.auth = admission.auth;
     request.recordBudget = recordBudget;
 

@@ -12,6 +12,7 @@ import { DatabaseFileChangedError, DatabaseUnavailableError, UnstorableValueErro
 export const ERROR_CODES = [
   'bad_request',
   'unauthorized',
+  'forbidden',
   'not_found',
   'payload_too_large',
   'validation_error',
@@ -59,6 +60,11 @@ export function notFound(message: string): HttpError {
 
 export function unauthorized(message: string): HttpError {
   return new HttpError(401, 'unauthorized', message);
+}
+
+/** 403: the key is valid, but its role does not allow the request (docs/security.md, "API key roles"). */
+export function forbidden(message: string): HttpError {
+  return new HttpError(403, 'forbidden', message);
 }
 
 /** 422 on one field. */

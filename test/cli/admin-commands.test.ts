@@ -76,7 +76,7 @@ describe('govctl admin api-key', () => {
     );
     expect(create.exitCode, create.stderr).toBe(0);
     const created = JSON.parse(create.stdout);
-    expect(created).toMatchObject({ workspace_id: first.workspace_id, name: 'ci', revoked: false });
+    expect(created).toMatchObject({ workspace_id: first.workspace_id, name: 'ci', revoked: false, role: 'writer' });
     const days = (Date.parse(created.expires_at) - Date.parse(created.created_at)) / 86_400_000;
     expect(Math.round(days)).toBe(90);
 
@@ -100,6 +100,23 @@ describe('govctl admin api-key', () => {
     }
     // The first key still works.
     expect((await asKey(first.api_key, 'posture')).exitCode).toBe(0);
+  });
+
+  it('creates a key with a role, listed with it; a reader key reads', async () => {
+    const create = await runCli(['admin', 'api-key', 'create', '--db', db, '--workspace', first.workspace_id, '--role', 'reader', '--json'], {});
+    expect(create.exitCode, create.stderr).toBe(0);
+    const reader = JSON.parse(create.stdout);
+    expect(reader.role).toBe('reader');
+    const list = await runCli(['admin', 'api-key', 'list', '--db', db, '--workspace', first.workspace_id], {});
+    expect(
+      list.stdout
+        .split('\n')
+        .find((line) => line.startsWith(reader.key_id))
+        ?.split('\t')
+        .at(-1),
+    ).toBe('reader');
+    expect((await asKey(reader.api_key, 'posture')).exitCode).toBe(0);
+    expect((await runCli(['admin', 'api-key', 'create', '--db', db, '--workspace', first.workspace_id, '--role', 'owner'], {})).exitCode).toBe(64);
   });
 
   it('fails with 66 for a missing database, 65 for an unknown key or workspace, 64 without --workspace', async () => {
@@ -149,6 +166,23 @@ describe('govctl admin gates', () => {
     const gates = await asKey(first.api_key, 'gates', 'check', '--json');
     const soc2 = JSON.parse(gates.stdout).gates.find((gate: { gate_id: string }) => gate.gate_id === 'gate_soc2_type2');
     expect(soc2).toMatchObject({ blocking: true, exit_code: 2 });
+  });
+
+  it('unsets a framework; each change is logged with who made it (--by, else $USER)', async () => {
+    const by = await runCli(
+      ['admin', 'gates', 'set', 'nist_airf', '--threshold', '50', '--by', 'alice@example.com', '--db', db, '--workspace', first.workspace_id],
+      {},
+    );
+    expect(by.exitCode, by.stderr).toBe(0);
+    const unset = await runCli(['admin', 'gates', 'unset', 'nist_airf', '--db', db, '--workspace', first.workspace_id], { env: { USER: 'bob' } });
+    expect(unset.exitCode, unset.stderr).toBe(0);
+    expect(unset.stdout).toContain('nist_airf\tadvisory\t70\tdefault');
+    const { gatePolicyChanges } = await import('../../src/server/index.js');
+    const changes = await gatePolicyChanges(db, { workspaceId: first.workspace_id });
+    expect(changes.slice(-2).map((change) => [change.action, change.framework, change.changed_by])).toEqual([
+      ['set', 'nist_airf', 'alice@example.com'],
+      ['unset', 'nist_airf', 'bob'],
+    ]);
   });
 
   it('refuses a threshold outside 0–100, an unknown framework or mode, and a set without changes', async () => {

@@ -57,7 +57,18 @@ describe('API keys', () => {
     expect(listed.map((k) => k.key_id)).toEqual(expect.arrayContaining([created.key_id]));
     expect(listed).toHaveLength(2);
     expect(JSON.stringify(listed)).not.toContain(created.api_key);
-    expect(Object.keys(listed[0]).sort()).toEqual(['created_at', 'expires_at', 'key_id', 'name', 'prefix', 'revoked', 'revoked_at', 'user_id', 'workspace_id']);
+    expect(Object.keys(listed[0]).sort()).toEqual([
+      'created_at',
+      'expires_at',
+      'key_id',
+      'name',
+      'prefix',
+      'revoked',
+      'revoked_at',
+      'role',
+      'user_id',
+      'workspace_id',
+    ]);
     expect(await listApiKeys(dbPath)).toHaveLength(3);
     expect(await listApiKeys(dbPath, { workspaceId: other.workspace_id })).toHaveLength(1);
 

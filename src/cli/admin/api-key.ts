@@ -3,12 +3,15 @@
  * shown in clear only by `create`, once; `list` shows ids and prefixes, never keys.
  */
 import { Argument, Command, Option } from 'commander';
-import type { ApiKeyInfo } from '../../server/index.js';
+import type { ApiKeyInfo, ApiKeyRole } from '../../server/index.js';
 import { addExamples } from '../command-kit.js';
 import type { Factory } from '../factory.js';
 import { printFields, printJson, printTable, type Column } from '../render.js';
 import { databaseLocation, dbOption, withDatabaseErrors } from './database.js';
 import { adminWorkspace, parseDuration } from './options.js';
+
+/** The roles a key may have (the service's API_KEY_ROLES; a type-only import keeps the service out of this bundle). */
+const API_KEY_ROLES: readonly ApiKeyRole[] = ['writer', 'reader', 'admin'];
 
 export interface ApiKeyCreateOptions {
   json: boolean;
@@ -18,6 +21,8 @@ export interface ApiKeyCreateOptions {
   name?: string;
   /** lifetime in ms (default: no expiry) */
   expiresInMs?: number;
+  /** what the key may do (default writer) */
+  role?: ApiKeyRole;
 }
 
 export interface ApiKeyListOptions {
@@ -38,6 +43,7 @@ export interface ApiKeyRevokeOptions {
 function keyFields(key: ApiKeyInfo): [string, unknown][] {
   return [
     ['key_id', key.key_id],
+    ['role', key.role],
     ['prefix', key.prefix],
     ['workspace_id', key.workspace_id],
     ['user_id', key.user_id],
@@ -51,11 +57,16 @@ function keyFields(key: ApiKeyInfo): [string, unknown][] {
 export function createApiKeyCreateCommand(factory: Factory): Command {
   const command = new Command('create')
     .description('create an API key for a workspace; the key is shown this once')
-    .usage('--db FILE --workspace WS [--name N] [--expires-in 90d]')
+    .usage('--db FILE --workspace WS [--role writer|reader|admin] [--name N] [--expires-in 90d]')
     .addOption(dbOption())
+    .addOption(
+      new Option('--role <role>', 'writer (reads and writes records), reader (reads everything, writes nothing) or admin (also changes the gate policy)')
+        .choices(API_KEY_ROLES)
+        .default('writer'),
+    )
     .option('--name <name>', 'a label for listings (e.g. "github-actions")')
     .addOption(new Option('--expires-in <duration>', 'lifetime: 12h, 90d, 2w, 1y (default: no expiry)').argParser(parseDuration))
-    .action(async (flags: { db?: string; name?: string; expiresIn?: number }) =>
+    .action(async (flags: { db?: string; name?: string; expiresIn?: number; role: ApiKeyRole }) =>
       runCreate(
         {
           json: factory.globals.json === true,
@@ -63,6 +74,7 @@ export function createApiKeyCreateCommand(factory: Factory): Command {
           workspaceId: adminWorkspace(factory, true, 'admin api-key create'),
           ...(flags.name !== undefined ? { name: flags.name } : {}),
           ...(flags.expiresIn !== undefined ? { expiresInMs: flags.expiresIn } : {}),
+          role: flags.role,
         },
         factory,
       ),
@@ -70,6 +82,7 @@ export function createApiKeyCreateCommand(factory: Factory): Command {
   command.addHelpText('after', "\n--workspace WS is the global option. --json prints the key's fields and api_key.\n");
   return addExamples(command, [
     'govctl admin api-key create --db server.db --workspace ws_… --name ci --expires-in 90d',
+    'govctl admin api-key create --db server.db --workspace ws_… --role reader --name auditor',
     'govctl admin api-key create --db server.db --workspace ws_… --json | jq -r .api_key',
   ]);
 }
@@ -81,6 +94,7 @@ export async function runCreate(options: ApiKeyCreateOptions, deps: Factory): Pr
       workspaceId: options.workspaceId,
       ...(options.name !== undefined ? { name: options.name } : {}),
       ...(options.expiresInMs !== undefined ? { expiresAt: new Date(deps.clock().getTime() + options.expiresInMs) } : {}),
+      ...(options.role !== undefined ? { role: options.role } : {}),
     }),
   );
   if (options.json) return printJson(deps.io.stdout, created);
@@ -100,7 +114,7 @@ export function createApiKeyListCommand(factory: Factory): Command {
   command.addHelpText(
     'after',
     "\n--workspace WS (the global option) lists one workspace's keys. Piped, one line per key: key_id, prefix,\n" +
-      'workspace_id, name, created_at, expires_at, revoked_at. --json prints {api_keys: [...]}.\n',
+      'workspace_id, name, created_at, expires_at, revoked_at, role. --json prints {api_keys: [...]}.\n',
   );
   return addExamples(command, ['govctl admin api-key list --db server.db', 'govctl admin api-key list --db server.db --workspace ws_… --json']);
 }
@@ -113,6 +127,7 @@ const KEY_COLUMNS: readonly Column<ApiKeyInfo>[] = [
   { header: 'created', value: (key) => key.created_at, kind: 'time' },
   { header: 'expires', value: (key) => key.expires_at ?? '', kind: 'time' },
   { header: 'revoked', value: (key) => key.revoked_at ?? '', kind: 'time', style: (text, out) => out.color.red(text) },
+  { header: 'role', value: (key) => key.role },
 ];
 
 export async function runList(options: ApiKeyListOptions, deps: Factory): Promise<void> {

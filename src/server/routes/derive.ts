@@ -19,7 +19,8 @@ function member(body: Record<string, unknown>, name: string, alias: string): unk
 }
 
 export function registerDeriveRoutes(app: FastifyInstance, { store, nowMs }: RouteDeps): void {
-  app.post(`${WORKSPACE_PREFIX}/grc/derive-controls`, async (request: FastifyRequest) => {
+  // Stores nothing: a reader key may ask too.
+  app.post(`${WORKSPACE_PREFIX}/grc/derive-controls`, { config: { access: 'read' } }, async (request: FastifyRequest) => {
     const { workspaceId } = authOf(request);
     const body = bodyObject(request);
     const issues: ValidationIssue[] = [];

@@ -21,6 +21,7 @@ import {
 import { authOf } from '../auth.js';
 import { textParam, type Query } from '../query.js';
 import { policyOf } from '../store/gate-policy-log.js';
+import type { Store } from '../store/store.js';
 import { isoFromMs, WORKSPACE_PREFIX, type RouteDeps } from './deps.js';
 
 /**
@@ -42,18 +43,32 @@ function allBlockingPass(gates: readonly Gate[]): boolean {
   return gates.every((gate) => gate.passing || !gate.blocking);
 }
 
+/** The coverage of every framework now, and the workspace's gate policy. */
+async function standing(store: Store, workspaceId: string, nowMs: number) {
+  // The policy in force is the latest logged change's (docs/ledger.md), never a row the log does not hold.
+  const [lastEarned, latest] = await Promise.all([store.lastEarned(workspaceId), store.gatePolicy.latest(workspaceId, nowMs)]);
+  return { byFramework: coverageByFramework(lastEarned, nowMs), policy: policyOf(latest) };
+}
+
+/** Each gate as `GET grc/gates` lists it: the rule in force, where the framework stands, and whether the workspace set it. */
+export async function gateListing(store: Store, workspaceId: string, nowMs: number) {
+  const { byFramework, policy } = await standing(store, workspaceId, nowMs);
+  const sources = gatePolicySources(await store.gatePolicy.changes(workspaceId, nowMs));
+  return gateStatuses(byFramework, gatesFrom(byFramework, policy), policy).map((status) => ({
+    id: gateId(status.framework),
+    ...status,
+    scope: 'workspace',
+    source: sources[status.framework],
+  }));
+}
+
 export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: RouteDeps): void {
-  /** The coverage of every framework now, and the workspace's gate policy. */
-  async function standing(workspaceId: string) {
-    // The policy in force is the latest logged change's (docs/ledger.md), never a row the log does not hold.
-    const [lastEarned, latest] = await Promise.all([store.lastEarned(workspaceId), store.gatePolicy.latest(workspaceId, nowMs())]);
-    return { byFramework: coverageByFramework(lastEarned, nowMs()), policy: policyOf(latest) };
-  }
+  const standingOf = (workspaceId: string) => standing(store, workspaceId, nowMs());
 
   app.get(`${WORKSPACE_PREFIX}/grc/posture-brief`, async (request: FastifyRequest) => {
     const { workspaceId } = authOf(request);
     // One coverage pass feeds both the scores and the gates.
-    const { byFramework, policy } = await standing(workspaceId);
+    const { byFramework, policy } = await standingOf(workspaceId);
     const scores = scoresFrom(byFramework);
     const gates = gatesFrom(byFramework, policy);
     return {
@@ -66,7 +81,7 @@ export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: Ro
 
   // Extension: the scores with the control counts behind them.
   app.get(`${WORKSPACE_PREFIX}/grc/readiness`, async (request: FastifyRequest) => {
-    const { byFramework } = await standing(authOf(request).workspaceId);
+    const { byFramework } = await standingOf(authOf(request).workspaceId);
     return {
       overall_pct: scoresFrom(byFramework).overall_pct,
       frameworks: byFramework.map((entry) => ({
@@ -103,24 +118,14 @@ export function registerPostureRoutes(app: FastifyInstance, { store, nowMs }: Ro
   });
 
   // Extension: the gate policy in effect (changing it: `govctl admin gates set`, or an admin key's PUT, gate-policy.ts).
-  app.get(`${WORKSPACE_PREFIX}/grc/gates`, async (request: FastifyRequest) => {
-    const { workspaceId } = authOf(request);
-    const { byFramework, policy } = await standing(workspaceId);
-    const sources = gatePolicySources(await store.gatePolicy.changes(workspaceId, nowMs()));
-    return {
-      policies: gateStatuses(byFramework, gatesFrom(byFramework, policy), policy).map((status) => ({
-        id: gateId(status.framework),
-        ...status,
-        scope: 'workspace',
-        source: sources[status.framework],
-      })),
-      // Every framework has a gate in effect (the defaults are a policy too): none is unconfigured.
-      unconfigured_frameworks: [],
-    };
-  });
+  app.get(`${WORKSPACE_PREFIX}/grc/gates`, async (request: FastifyRequest) => ({
+    policies: await gateListing(store, authOf(request).workspaceId, nowMs()),
+    // Every framework has a gate in effect (the defaults are a policy too): none is unconfigured.
+    unconfigured_frameworks: [],
+  }));
 
   app.get(`${WORKSPACE_PREFIX}/grc/gates/check`, async (request: FastifyRequest) => {
-    const { byFramework, policy } = await standing(authOf(request).workspaceId);
+    const { byFramework, policy } = await standingOf(authOf(request).workspaceId);
     const gates = gatesFrom(byFramework, policy);
     return {
       gates,

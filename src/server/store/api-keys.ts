@@ -5,7 +5,7 @@
  */
 import { hash as oneShotHash } from 'node:crypto';
 import { apiKeyDisplayPrefix, newApiKey, newId } from '../ids.js';
-import { isoOrNull, type ApiKeyInfo, type AuthContext } from './rows.js';
+import { isoOrNull, type ApiKeyInfo, type ApiKeyRole, type AuthContext } from './rows.js';
 
 /** The SHA-256 of an API key, as every backend stores and looks it up. */
 export function hashApiKey(apiKey: string): Buffer {
@@ -24,6 +24,7 @@ export interface ApiKeyRow {
   created_ms: number;
   expires_ms: number | null;
   revoked_ms: number | null;
+  role: ApiKeyRole;
 }
 
 /** A new API key for a workspace's user: the key itself (shown once) and the row that stores its hash. */
@@ -33,6 +34,7 @@ export function newApiKeyRow(
   name: string | null,
   expiresMs: number | null,
   nowMs: number,
+  role: ApiKeyRole,
 ): { apiKey: string; row: ApiKeyRow } {
   const apiKey = newApiKey();
   return {
@@ -47,6 +49,7 @@ export function newApiKeyRow(
       created_ms: nowMs,
       expires_ms: expiresMs,
       revoked_ms: null,
+      role,
     },
   };
 }
@@ -54,6 +57,7 @@ export function newApiKeyRow(
 export function apiKeyInfo(row: ApiKeyRow): ApiKeyInfo {
   return {
     key_id: row.key_id,
+    role: row.role,
     prefix: row.prefix,
     workspace_id: row.workspace_id,
     user_id: row.user_id,
@@ -66,6 +70,6 @@ export function apiKeyInfo(row: ApiKeyRow): ApiKeyInfo {
 }
 
 /** What a key's row, read with its workspace's org (both backends' key statements), admits as. */
-export function authContext(row: { key_id: string; workspace_id: string; user_id: string; org_id: string }): AuthContext {
-  return { keyId: row.key_id, workspaceId: row.workspace_id, userId: row.user_id, orgId: row.org_id };
+export function authContext(row: { key_id: string; workspace_id: string; user_id: string; org_id: string; role: ApiKeyRole }): AuthContext {
+  return { keyId: row.key_id, role: row.role, workspaceId: row.workspace_id, userId: row.user_id, orgId: row.org_id };
 }

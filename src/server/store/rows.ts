@@ -252,9 +252,18 @@ export interface Provisioned {
   api_key: string;
 }
 
+/**
+ * What a key may do in its workspace (docs/security.md, "API key roles"): a `reader` reads
+ * everything and writes nothing; a `writer` also writes records, attestations and cosignatures; an
+ * `admin` also changes the gate policy. Keys made before roles existed are writers.
+ */
+export const API_KEY_ROLES = ['reader', 'writer', 'admin'] as const;
+export type ApiKeyRole = (typeof API_KEY_ROLES)[number];
+
 /** An API key as listed: never the key, only its first characters. */
 export interface ApiKeyInfo {
   key_id: string;
+  role: ApiKeyRole;
   /** `gk_` and the next 8 characters of the key */
   prefix: string;
   workspace_id: string;
@@ -279,6 +288,7 @@ export interface CreatedApiKey extends ApiKeyInfo {
 /** Who a request is, once its key checks out. */
 export interface AuthContext {
   keyId: string;
+  role: ApiKeyRole;
   workspaceId: string;
   userId: string;
   orgId: string;

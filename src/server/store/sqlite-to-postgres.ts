@@ -126,6 +126,7 @@ function tables(nowMs: number): TableCopy[] {
         ['created_ms', B],
         ['expires_ms', B],
         ['revoked_ms', B],
+        ['role', T],
       ],
     },
     {

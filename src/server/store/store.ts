@@ -12,7 +12,7 @@ import type { Tile } from '../../core/index.js';
 import type { GatePolicyChange, GatePolicyEdit } from '../../core/controls/policy-changes.js';
 import type { AttestationListQuery, AttestationRow, StoredAttestationRow } from './rows.js';
 import type { EvidenceListItem, EvidenceListQuery, EvidenceRow, ExportQuery, ExportRow, ListPosition } from './rows.js';
-import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from './rows.js';
+import type { ApiKeyInfo, ApiKeyRole, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from './rows.js';
 import type { IdempotencyClaim, IdempotencyHit, InclusionAnswer, KeyPolicy, SigningKeyInfo, SystemRow, WitnessInfo } from './rows.js';
 
 /** An evidence record to store, with what it earns. */
@@ -42,7 +42,7 @@ export interface IdentityStore {
   /** Creates an organisation, a workspace, a user and the first API key. */
   provision(options: ProvisionOptions, nowMs: number): Promise<Provisioned>;
   /** null: no such workspace */
-  createApiKey(workspaceId: string, name: string | null, expiresMs: number | null, nowMs: number): Promise<CreatedApiKey | null>;
+  createApiKey(workspaceId: string, name: string | null, expiresMs: number | null, nowMs: number, role?: ApiKeyRole): Promise<CreatedApiKey | null>;
   listApiKeys(workspaceId?: string): Promise<ApiKeyInfo[]>;
   /** null: no such key. Applies to the next request at every replica. */
   revokeApiKey(keyId: string, nowMs: number): Promise<ApiKeyInfo | null>;

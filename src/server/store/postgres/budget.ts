@@ -16,6 +16,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import { RATE_LIMIT_WINDOW_MS } from '../memory-budget.js';
 import { authContext, hashApiKey } from '../api-keys.js';
+import type { ApiKeyRole } from '../rows.js';
 import type { AdmitQuery, Admission, BudgetState, BudgetStore } from '../store.js';
 import { Batches } from './batches.js';
 import { holdsNul } from './pool.js';
@@ -51,6 +52,7 @@ interface AdmitRow {
   workspace_id: string;
   user_id: string;
   org_id: string;
+  role: ApiKeyRole;
   revoked_ms: number | null;
   expires_ms: number | null;
   start_ms: number | null;

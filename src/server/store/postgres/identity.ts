@@ -11,12 +11,12 @@ import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import { newId } from '../../ids.js';
 import { apiKeyInfo, authContext, hashApiKey, newApiKeyRow, type ApiKeyRow } from '../api-keys.js';
-import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
+import type { ApiKeyInfo, ApiKeyRole, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
 import type { IdentityStore } from '../store.js';
 import { storeError } from './pool.js';
 
 const INSERT_KEY =
-  'INSERT INTO api_keys (key_id, key_hash, prefix, workspace_id, user_id, name, created_ms, expires_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)';
+  'INSERT INTO api_keys (key_id, key_hash, prefix, workspace_id, user_id, name, created_ms, expires_ms, role) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)';
 const OWNER = `SELECT w.org_id, (SELECT u.user_id FROM users u WHERE u.org_id = w.org_id ORDER BY u.created_ms, u.user_id LIMIT 1) AS user_id
   FROM workspaces w WHERE w.workspace_id = $1`;
 
@@ -45,7 +45,7 @@ export class PgIdentityStore implements IdentityStore {
         [workspaceId],
       );
       await client.query('INSERT INTO users (user_id, org_id, email, created_ms) VALUES ($1, $2, $3, $4)', [userId, orgId, options.userEmail ?? null, nowMs]);
-      const key = await this.#addKey(client, workspaceId, userId, 'default', null, nowMs);
+      const key = await this.#addKey(client, workspaceId, userId, 'default', null, nowMs, 'writer');
       await client.query('COMMIT');
       return { org_id: orgId, workspace_id: workspaceId, user_id: userId, api_key: key.api_key };
     } catch (error) {
@@ -58,11 +58,17 @@ export class PgIdentityStore implements IdentityStore {
     }
   }
 
-  async createApiKey(workspaceId: string, name: string | null, expiresMs: number | null, nowMs: number): Promise<CreatedApiKey | null> {
+  async createApiKey(
+    workspaceId: string,
+    name: string | null,
+    expiresMs: number | null,
+    nowMs: number,
+    role: ApiKeyRole = 'writer',
+  ): Promise<CreatedApiKey | null> {
     const { rows } = await this.pool.query<{ org_id: string; user_id: string | null }>(OWNER, [workspaceId]);
     const owner = rows[0];
     if (!owner || owner.user_id === null) return null;
-    return this.#addKey(this.pool, workspaceId, owner.user_id, name, expiresMs, nowMs);
+    return this.#addKey(this.pool, workspaceId, owner.user_id, name, expiresMs, nowMs, role);
   }
 
   async #addKey(
@@ -72,9 +78,10 @@ export class PgIdentityStore implements IdentityStore {
     name: string | null,
     expiresMs: number | null,
     nowMs: number,
+    role: ApiKeyRole,
   ): Promise<CreatedApiKey> {
-    const { apiKey, row } = newApiKeyRow(workspaceId, userId, name, expiresMs, nowMs);
-    await on.query(INSERT_KEY, [row.key_id, row.key_hash, row.prefix, workspaceId, userId, name, nowMs, expiresMs]);
+    const { apiKey, row } = newApiKeyRow(workspaceId, userId, name, expiresMs, nowMs, role);
+    await on.query(INSERT_KEY, [row.key_id, row.key_hash, row.prefix, workspaceId, userId, name, nowMs, expiresMs, role]);
     return { ...apiKeyInfo(row), api_key: apiKey };
   }
 

@@ -47,7 +47,9 @@ CREATE TABLE api_keys (
   name         text,
   created_ms   bigint NOT NULL,
   expires_ms   bigint,
-  revoked_ms   bigint
+  revoked_ms   bigint,
+  -- reader, writer or admin (docs/security.md, "API key roles"); keys made before roles are writers
+  role         text NOT NULL DEFAULT 'writer' CHECK (role IN ('reader', 'writer', 'admin'))
 );
 CREATE INDEX api_keys_by_workspace ON api_keys (workspace_id);
 
@@ -267,7 +269,7 @@ CREATE FUNCTION govctl_admit(
   p_hash bytea[], p_now_ms bigint[], p_path_ws text[], p_budget_now_ms bigint[],
   p_window_ms bigint, p_max_requests bigint[], p_records bigint[], p_max_records bigint[]
 ) RETURNS TABLE (
-  ord integer, key_id text, key_hash bytea, workspace_id text, user_id text, org_id text,
+  ord integer, key_id text, key_hash bytea, workspace_id text, user_id text, org_id text, role text,
   revoked_ms bigint, expires_ms bigint, start_ms bigint, requests bigint, records bigint, last_ok boolean
 ) LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -283,14 +285,14 @@ DECLARE
 BEGIN
   PERFORM set_config('synchronous_commit', 'off', true);
   FOR k IN
-    SELECT a.i, ak.key_id, ak.key_hash, ak.workspace_id, ak.user_id, ws.org_id, ak.revoked_ms, ak.expires_ms
+    SELECT a.i, ak.key_id, ak.key_hash, ak.workspace_id, ak.user_id, ws.org_id, ak.role, ak.revoked_ms, ak.expires_ms
       FROM unnest(p_hash) WITH ORDINALITY AS a (hash, i)
       JOIN api_keys ak ON ak.key_hash = a.hash
       JOIN workspaces ws ON ws.workspace_id = ak.workspace_id
      ORDER BY ak.workspace_id COLLATE "C", a.i
   LOOP
     ord := k.i; key_id := k.key_id; key_hash := k.key_hash; workspace_id := k.workspace_id;
-    user_id := k.user_id; org_id := k.org_id; revoked_ms := k.revoked_ms; expires_ms := k.expires_ms;
+    user_id := k.user_id; org_id := k.org_id; role := k.role; revoked_ms := k.revoked_ms; expires_ms := k.expires_ms;
     start_ms := NULL; requests := NULL; records := NULL; last_ok := NULL;
     IF k.revoked_ms IS NULL AND (k.expires_ms IS NULL OR k.expires_ms > p_now_ms[k.i])
        AND (p_path_ws[k.i] IS NULL OR k.workspace_id = p_path_ws[k.i]) THEN

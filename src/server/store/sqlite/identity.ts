@@ -7,7 +7,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { newId } from '../../ids.js';
 import { apiKeyInfo, authContext, hashApiKey, newApiKeyRow, type ApiKeyRow } from '../api-keys.js';
-import type { ApiKeyInfo, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
+import type { ApiKeyInfo, ApiKeyRole, AuthContext, CreatedApiKey, ProvisionOptions, Provisioned } from '../rows.js';
 import type { Db } from './database.js';
 import type * as Interface from '../store.js';
 
@@ -49,7 +49,7 @@ export class IdentityStore implements Interface.IdentityStore {
     this.#insertWorkspaceKey = db.prepare('INSERT INTO workspace_keys (workspace_id) VALUES (?)');
     this.#insertUser = db.prepare('INSERT INTO users (user_id, org_id, email, created_ms) VALUES (?, ?, ?, ?)');
     this.#insertKey = db.prepare(
-      'INSERT INTO api_keys (key_id, key_hash, prefix, workspace_id, user_id, name, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO api_keys (key_id, key_hash, prefix, workspace_id, user_id, name, created_ms, expires_ms, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     this.#keyByHash = db.prepare('SELECT k.*, w.org_id FROM api_keys k JOIN workspaces w ON w.workspace_id = k.workspace_id WHERE k.key_hash = ?');
     this.#keyById = db.prepare('SELECT * FROM api_keys WHERE key_id = ?');
@@ -71,7 +71,7 @@ export class IdentityStore implements Interface.IdentityStore {
       this.#insertWorkspace.run(workspaceId, orgId, options.workspaceName ?? 'default', nowMs);
       this.#insertWorkspaceKey.run(workspaceId);
       this.#insertUser.run(userId, orgId, options.userEmail ?? null, nowMs);
-      const key = this.#addKey(workspaceId, userId, 'default', null, nowMs);
+      const key = this.#addKey(workspaceId, userId, 'default', null, nowMs, 'writer');
       return { org_id: orgId, workspace_id: workspaceId, user_id: userId, api_key: key.api_key };
     })();
   }
@@ -80,15 +80,15 @@ export class IdentityStore implements Interface.IdentityStore {
    * A new key for a workspace, owned by the workspace organisation's first user.
    * @returns null when the workspace does not exist
    */
-  async createApiKey(workspaceId: string, name: string | null, expiresMs: number | null, nowMs: number): Promise<CreatedApiKey | null> {
+  async createApiKey(workspaceId: string, name: string | null, expiresMs: number | null, nowMs: number, role: ApiKeyRole = 'writer'): Promise<CreatedApiKey | null> {
     const owner = this.#workspaceOwner.get(workspaceId);
     if (!owner || owner.user_id === null) return null;
-    return this.#addKey(workspaceId, owner.user_id, name, expiresMs, nowMs);
+    return this.#addKey(workspaceId, owner.user_id, name, expiresMs, nowMs, role);
   }
 
-  #addKey(workspaceId: string, userId: string, name: string | null, expiresMs: number | null, nowMs: number): CreatedApiKey {
-    const { apiKey, row } = newApiKeyRow(workspaceId, userId, name, expiresMs, nowMs);
-    this.#insertKey.run(row.key_id, row.key_hash, row.prefix, workspaceId, userId, name, nowMs, expiresMs);
+  #addKey(workspaceId: string, userId: string, name: string | null, expiresMs: number | null, nowMs: number, role: ApiKeyRole): CreatedApiKey {
+    const { apiKey, row } = newApiKeyRow(workspaceId, userId, name, expiresMs, nowMs, role);
+    this.#insertKey.run(row.key_id, row.key_hash, row.prefix, workspaceId, userId, name, nowMs, expiresMs, role);
     return { ...apiKeyInfo(row), api_key: apiKey };
   }
 

@@ -38,7 +38,9 @@ CREATE TABLE api_keys (
   name         TEXT,
   created_ms   INTEGER NOT NULL,
   expires_ms   INTEGER,
-  revoked_ms   INTEGER
+  revoked_ms   INTEGER,
+  -- reader, writer or admin (docs/security.md, "API key roles")
+  role         TEXT NOT NULL DEFAULT 'writer' CHECK (role IN ('reader', 'writer', 'admin'))
 ) STRICT;
 CREATE INDEX api_keys_by_workspace ON api_keys (workspace_id);
 
