@@ -35,15 +35,17 @@ try {
     const wsKey = db.prepare('SELECT ws_key FROM workspace_keys WHERE workspace_id = ?').pluck().get(identity.workspace_id);
     // A leaf's rowid is (ws_key << 40) + leaf_index (schema 9; the table's CHECK enforces it).
     const insert = db.prepare('INSERT INTO ledger_leaves (leaf_key, ws_key, leaf_index, kind, record_id, entry) VALUES ((? << 40) + ?, ?, ?, ?, ?, ?)');
+    // after the leaves provisioning logged (the workspace's gate policy)
+    const first = db.prepare('SELECT count(*) FROM ledger_leaves WHERE ws_key = ?').pluck().get(wsKey);
     db.transaction(() => {
-      for (let i = 0; i < seed; i++) {
+      for (let i = first; i < first + seed; i++) {
         const id = `rec_seed_${i}`;
         const entry = `{"id":"${id}","kind":"evidence","received_at":"2026-11-23T09:00:00.000Z","sha256":"${String(i).padStart(64, '0')}","workspace_id":"${identity.workspace_id}"}`;
         insert.run(wsKey, i, wsKey, i, 'evidence', id, Buffer.from(entry));
       }
     })();
     db.close();
-    for (let i = 0; i < 1000; i++) ids.push(`rec_seed_${Math.floor(Math.random() * seed)}`);
+    for (let i = 0; i < 1000; i++) ids.push(`rec_seed_${first + Math.floor(Math.random() * seed)}`);
   }
   const running = await server.startServer({
     host: '127.0.0.1',
