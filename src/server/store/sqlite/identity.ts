@@ -80,7 +80,13 @@ export class IdentityStore implements Interface.IdentityStore {
    * A new key for a workspace, owned by the workspace organisation's first user.
    * @returns null when the workspace does not exist
    */
-  async createApiKey(workspaceId: string, name: string | null, expiresMs: number | null, nowMs: number, role: ApiKeyRole = 'writer'): Promise<CreatedApiKey | null> {
+  async createApiKey(
+    workspaceId: string,
+    name: string | null,
+    expiresMs: number | null,
+    nowMs: number,
+    role: ApiKeyRole = 'writer',
+  ): Promise<CreatedApiKey | null> {
     const owner = this.#workspaceOwner.get(workspaceId);
     if (!owner || owner.user_id === null) return null;
     return this.#addKey(workspaceId, owner.user_id, name, expiresMs, nowMs, role);
