@@ -1,6 +1,6 @@
 /**
  * The report of `evidence verify` and `attest verify`: one row per record, then exit 2 when any
- * signature does not verify (design/cli.md "Exit codes"). Unsigned records count as not verifying:
+ * signature does not verify (docs/exit-codes.md). Unsigned records count as not verifying:
  * an auditor cannot tell them from records whose signature was stripped.
  */
 import { DataError, SignatureMismatchError } from './errors.js';

@@ -1,6 +1,6 @@
 /**
  * `govctl attest verify [file|-] --workspace WS`: offline, checks each attestation's `witness_sig`
- * against its own `verifying_key_hex` (wire.md §4; the canonical form, or with `executed_at` the
+ * against its own `verifying_key_hex` (docs/wire-format.md; the canonical form, or with `executed_at` the
  * legacy `<input_hash>:<output_hash>:<executed_at>` form). `--remote` checks the attestations the
  * service holds instead: it lists them (each with its record as stored) and verifies each record
  * here, with core's check, never trusting the service's `signed_text`, form or fingerprint (each

@@ -1,6 +1,6 @@
 /**
  * `govctl evidence verify [file|-] --workspace WS`: offline, checks each record's `client_sig`
- * with the configured signing key (spec §5.1). `--remote` checks the records stored in the
+ * with the configured signing key (docs/wire-format.md, "client_sig"). `--remote` checks the records stored in the
  * service instead, all time unless `--days` narrows it: it reads each in full (payload and
  * signature as stored) from the export extension, a page at a time, and verifies it, so a record
  * changed after it was signed is found. Exit 2 when any does not verify.

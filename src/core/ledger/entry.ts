@@ -1,6 +1,6 @@
 /**
  * The leaf entry of govctl's evidence log, version 1: the canonical JSON (core's Python-compatible
- * form, wire.md §4) of exactly
+ * form, docs/wire-format.md) of exactly
  * `{"id", "kind": "evidence" | "attestation" | "gate_policy", "received_at", "sha256", "workspace_id"}`,
  * where `sha256` is the lower-case hex SHA-256 of the canonical JSON of the complete stored record
  * as the service returns it by id (for `gate_policy`, the policy change record, docs/ledger.md). Old leaves commit to these bytes forever: a change of members or
